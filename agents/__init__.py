@@ -1,0 +1,1 @@
+"""Agents that play Piquet behind one protocol: random, heuristic, search and PyTorch policies."""

@@ -1,0 +1,555 @@
+"""The partie state machine: cut, deals, exchange, declarations, tricks, bonuses, settlement.
+
+:class:`Game` is the one place that mutates game state. A decision is an action id
+(:mod:`piquet_env.actions`); :meth:`Game.legal_actions` lists them for :attr:`Game.current_player`
+and :meth:`Game.apply` plays one. Declaration decisions with a single legal choice, the move from
+one deal to the next and the exchange's end at its maximum are taken automatically.
+
+>>> g = Game(seed=7)
+>>> while not g.is_over:
+...     g.apply(g.legal_actions()[0])
+>>> sum(g.result)
+0
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+from collections.abc import Sequence
+from enum import IntEnum
+from typing import NoReturn
+
+from piquet_env import combinations as combos
+from piquet_env.actions import action_name
+from piquet_env.cards import (
+    COURT_MASK,
+    JOKER,
+    SUIT_MASKS,
+    card_str,
+    cards_of,
+    cards_str,
+    parse_cards,
+    rank,
+    to_mask,
+)
+from piquet_env.game import scoring as sc
+from piquet_env.rules import STANDARD, Rules
+
+MODES = ("partie", "deal")
+DealCards = tuple[Sequence[int], Sequence[int], Sequence[int]]
+"""Cards of one deal: (elder's hand, younger's hand, talon top first), as card ids."""
+
+
+class Phase(IntEnum):
+    """Phase of the current deal."""
+
+    EXCHANGE = 0
+    DECLARE = 1
+    PLAY = 2
+    OVER = 3
+
+
+_EXCHANGE, _DECLARE, _PLAY, _OVER = Phase.EXCHANGE, Phase.DECLARE, Phase.PLAY, Phase.OVER
+_NAMES = tuple(card_str(c) for c in range(33))
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state; the state is left untouched."""
+
+
+def check_deal(cards: DealCards | Sequence[str], rules: Rules) -> tuple[list[int], list[int], list[int]]:
+    """Validate and parse one deal's cards: 12 for elder, 12 for younger, the talon (top first).
+
+    Each part may be a string of card names or a sequence of card ids. Raises ``ValueError`` naming
+    the problem: a malformed card, a card not in this pack, a duplicate, a wrong count.
+    """
+    if len(cards) != 3:
+        raise ValueError("a deal is (elder hand, younger hand, talon)")
+    parts = []
+    for label, part in zip(("elder hand", "younger hand", "talon"), cards):
+        ids = parse_cards(part) if isinstance(part, str) else [int(c) for c in part]
+        for c in ids:
+            if not 0 <= c < rules.n_cards:
+                raise ValueError(f"{label}: card {c!r} is not in the {rules.n_cards}-card pack")
+        parts.append(ids)
+    for label, part, n in zip(("elder hand", "younger hand", "talon"), parts,
+                              (12, 12, rules.talon_size)):
+        if len(part) != n:
+            raise ValueError(f"{label} has {len(part)} cards, expected {n}")
+    seen: dict[int, str] = {}
+    for label, part in zip(("elder hand", "younger hand", "talon"), parts):
+        for c in part:
+            if c in seen:
+                raise ValueError(f"card {card_str(c)} is both in the {seen[c]} and the {label}")
+            seen[c] = label
+    return parts[0], parts[1], parts[2]
+
+
+class Game:
+    """A partie of Piquet (or a single deal with ``mode="deal"``) under the given rules.
+
+    Players are 0 and 1; :attr:`elder` says which is elder hand in the current deal. ``seed`` drives
+    the cut and every shuffle. ``deals`` optionally gives the cards of the first deals (see
+    :func:`check_deal`), ``first_elder`` the elder of the first deal (otherwise the cut decides),
+    ``deal_number`` and ``totals`` start a partie part-way through. ``record=False`` skips the event
+    log (for search).
+    """
+
+    __slots__ = (
+        "rules", "mode", "_rng", "_preset", "record", "events",
+        "deal_number", "planned_deals", "elder", "totals", "phase", "current_player",
+        "hands", "talon", "discards", "seen_talon", "shown", "taken", "dealt",
+        "n_discarded", "decl_step", "declared", "decided", "best",
+        "scores", "leader", "trick", "played", "tricks_won", "voids", "repique", "pique_open",
+        "last_trick", "deal_scores", "result", "_n", "_done", "_declare", "_pass",
+    )
+
+    def __init__(
+        self,
+        rules: Rules = STANDARD,
+        seed: int | None = None,
+        *,
+        mode: str = "partie",
+        deals: Sequence[DealCards] = (),
+        first_elder: int | None = None,
+        deal_number: int = 0,
+        totals: tuple[int, int] = (0, 0),
+        record: bool = True,
+    ) -> None:
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a Rules object (see make_rules), got {type(rules).__name__}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if first_elder not in (None, 0, 1):
+            raise ValueError(f"first_elder must be 0, 1 or None, got {first_elder!r}")
+        if not 0 <= deal_number < rules.deals:
+            raise ValueError(f"deal_number must be in 0..{rules.deals - 1}, got {deal_number}")
+        if len(totals) != 2 or any(int(t) < 0 for t in totals):
+            raise ValueError(f"totals must be two non-negative ints, got {totals!r}")
+        self.rules = rules
+        self.mode = mode
+        self._rng = random.Random(seed)
+        self._preset = [check_deal(d, rules) for d in deals]
+        self.record = record
+        self.events: list[dict] = []
+        self._n = rules.n_cards
+        self._done, self._declare, self._pass = self._n, self._n + 1, self._n + 2
+        self.deal_number = deal_number
+        self.planned_deals = 1 if mode == "deal" else rules.deals
+        self.totals = [int(totals[0]), int(totals[1])]
+        self.deal_scores: list[tuple[sc.DealScore, sc.DealScore]] = []
+        self.result: tuple[int, int] | None = None
+        self._log(type="partie", rules=rules.to_dict(), mode=mode, deal_number=deal_number,
+                  totals=list(self.totals))
+        if first_elder is None:
+            first_elder = self._cut()
+        self.elder = first_elder
+        self._start_deal()
+
+    # ------------------------------------------------------------------ public queries
+
+    @property
+    def younger(self) -> int:
+        """The player who is younger hand (the dealer) in the current deal."""
+        return 1 - self.elder
+
+    @property
+    def is_over(self) -> bool:
+        """True once the partie (or the single deal) is finished and :attr:`result` is set."""
+        return self.result is not None
+
+    @property
+    def n_actions(self) -> int:
+        """Size of the action space for these rules."""
+        return self._n + 3
+
+    @property
+    def category(self) -> int:
+        """Declaration category being decided (0 point, 1 sequence, 2 set); meaningful in DECLARE."""
+        return self.decl_step >> 1
+
+    def returns(self) -> tuple[int, int]:
+        """The final result per player (zero-sum), or ``(0, 0)`` while the game runs."""
+        return self.result if self.result is not None else (0, 0)
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids for :attr:`current_player`, ascending; empty when the game is over."""
+        p = self.current_player
+        if p < 0:
+            return []
+        phase = self.phase
+        if phase == _PLAY:
+            hand = self.hands[p]
+            if self.trick:
+                lead = self.trick[0]
+                if lead != JOKER:
+                    suited = hand & SUIT_MASKS[lead >> 3]
+                    if suited:
+                        return cards_of(suited)
+            return cards_of(hand)
+        if phase == _EXCHANGE:
+            lo, _ = self._exchange_limits(p)
+            acts = cards_of(self.hands[p])
+            if self.n_discarded >= lo:
+                acts.append(self._done)
+            return acts
+        return self._declaration_choices(p)
+
+    def action_name(self, action: int) -> str:
+        """Readable name of an action id in the current phase: ``'discard QH'``, ``'play TS'``,
+        ``'done'``, ``'declare point'``, ``'pass sequence'``."""
+        name = action_name(action, self.rules)
+        if action < self._n:
+            return ("discard " if self.phase == _EXCHANGE else "play ") + name
+        if action == self._done:
+            return name
+        return f"{name} {combos.CATEGORY_NAMES[self.category]}"
+
+    def deal_score(self, player: int) -> sc.DealScore:
+        """Score breakdown of ``player`` in the current deal so far."""
+        return sc.breakdown(self.scores[player])
+
+    # ------------------------------------------------------------------ acting
+
+    def apply(self, action: int) -> None:
+        """Play ``action`` for :attr:`current_player`.
+
+        Raises :class:`IllegalActionError` (a ``ValueError``) naming the action and the legal ones if
+        it is not legal; the state is then unchanged.
+        """
+        try:
+            action = operator.index(action)
+        except TypeError:
+            self._reject(action)
+        if not self.is_legal(action):
+            self._reject(action)
+        p = self.current_player
+        if self.record:
+            self.events.append({"type": "action", "player": p, "action": action})
+        if self.phase == _PLAY:
+            self._play(p, action)
+        elif self.phase == _EXCHANGE:
+            self._exchange(p, action)
+        else:
+            self._decide(p, action)
+        if self.phase == _DECLARE:
+            self._auto()
+
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` (an int) is legal for :attr:`current_player` now; cheaper than
+        ``action in legal_actions()``."""
+        p = self.current_player
+        if p < 0 or not 0 <= action < self._n + 3:
+            return False
+        phase = self.phase
+        if action < self._n:
+            bit = 1 << action
+            if not self.hands[p] & bit:
+                return False
+            if phase == _PLAY:
+                if not self.trick or self.trick[0] == JOKER:
+                    return True
+                suited = self.hands[p] & SUIT_MASKS[self.trick[0] >> 3]
+                return not suited or bool(suited & bit)
+            return phase == _EXCHANGE
+        if phase == _EXCHANGE:
+            return action == self._done and self.n_discarded >= self._exchange_limits(p)[0]
+        return phase == _DECLARE and action in self._declaration_choices(p)
+
+    def _reject(self, action: object) -> NoReturn:
+        legal = self.legal_actions()
+        if self.result is not None:
+            raise IllegalActionError(f"action {action!r}: the game is over")
+        names = ", ".join(f"{a}={self.action_name(a)}" for a in legal)
+        try:
+            what = f"{action} ({action_name(action, self.rules)})"  # type: ignore[arg-type]
+        except ValueError:
+            what = repr(action)
+        raise IllegalActionError(
+            f"illegal action {what} for player {self.current_player} in {self.phase.name}; "
+            f"legal: {names}"
+        )
+
+    # ------------------------------------------------------------------ the deal
+
+    def _cut(self) -> int:
+        """Cut for deal; the lower card deals (is younger). Returns the first elder."""
+        pack = list(range(self._n))
+        while True:
+            a, b = self._rng.sample(pack, 2)
+            ra = 8 if a == JOKER else rank(a)
+            rb = 8 if b == JOKER else rank(b)
+            if ra != rb:
+                elder = 0 if ra > rb else 1
+                self._log(type="cut", cards=[card_str(a), card_str(b)], elder=elder)
+                return elder
+
+    def _start_deal(self) -> None:
+        rules = self.rules
+        self.phase = _EXCHANGE
+        if self._preset:
+            e_hand, y_hand, talon = self._preset.pop(0)
+        else:
+            pack = list(range(self._n))
+            self._rng.shuffle(pack)
+            e_hand, y_hand, talon = pack[:12], pack[12:24], pack[24:]
+        e, y = self.elder, 1 - self.elder
+        self.hands = [0, 0]
+        self.hands[e], self.hands[y] = to_mask(e_hand), to_mask(y_hand)
+        self.dealt = list(self.hands)
+        self.talon = list(talon)
+        self.discards = [0, 0]
+        self.seen_talon = [0, 0]
+        self.shown = [0, 0]
+        self.taken = [0, 0]
+        self.n_discarded = 0
+        self.decl_step = 0
+        self.declared: list[list[combos.Combo | None]] = [[None, None] for _ in range(3)]
+        self.decided = [[False, False] for _ in range(3)]
+        self.best: list[list[combos.Combo | None]] = [[None] * 3, [None] * 3]
+        self.scores = [[0] * sc.N_SCORE_FIELDS, [0] * sc.N_SCORE_FIELDS]
+        self.leader = e
+        self.trick: list[int] = []
+        self.played = [0, 0]
+        self.tricks_won = [0, 0]
+        self.voids = [0, 0]
+        self.repique: int | None = None
+        self.pique_open = True
+        self.last_trick: tuple[int, int, int, int] | None = None
+        self._log(type="deal", deal=self.deal_number, elder=e, elder_hand=cards_str(e_hand),
+                  younger_hand=cards_str(y_hand), talon=" ".join(card_str(c) for c in talon),
+                  totals=list(self.totals))
+        if rules.carte_blanche:
+            for p in (e, y):
+                if not self.hands[p] & COURT_MASK:
+                    self._score(p, sc.CARTE_BLANCHE, sc.CARTE_BLANCHE_BONUS, "carte blanche")
+                    self.shown[p] |= self.hands[p]
+        if rules.exchange:
+            self.current_player = e
+        else:
+            self.talon = []  # orbis: set aside unseen
+            self._start_declarations()
+        self._auto()
+
+    def _exchange_limits(self, p: int) -> tuple[int, int]:
+        """Fewest and most cards player ``p`` may exchange now."""
+        n_talon = len(self.talon)
+        if p == self.elder:
+            return 1, min(self.rules.elder_max_exchange, n_talon)
+        hi = self.rules.younger_max_exchange
+        hi = n_talon if hi is None else min(hi, n_talon)
+        return min(self.rules.younger_min_exchange, hi), hi
+
+    def _exchange(self, p: int, action: int) -> None:
+        if action != self._done:
+            bit = 1 << action
+            self.hands[p] ^= bit
+            self.discards[p] |= bit
+            self.n_discarded += 1
+            if self.n_discarded < self._exchange_limits(p)[1]:
+                return
+        self._finish_exchange(p)
+
+    def _finish_exchange(self, p: int) -> None:
+        k = self.n_discarded
+        took, self.talon = self.talon[:k], self.talon[k:]
+        taken = to_mask(took)
+        self.hands[p] |= taken
+        self.taken[p] = k
+        self.n_discarded = 0
+        if p == self.elder:
+            # Elder may look at the untaken cards of his part: they become known to him.
+            self.seen_talon[p] = to_mask(self.talon[: self.rules.elder_part - k])
+            self.current_player = 1 - p
+            lo, hi = self._exchange_limits(1 - p)
+            if hi == 0:
+                self._finish_exchange(1 - p)
+        else:
+            self._start_declarations()
+
+    # ------------------------------------------------------------------ declarations
+
+    def _start_declarations(self) -> None:
+        self.phase = _DECLARE
+        for p in (0, 1):
+            for cat in combos.CATEGORIES:
+                self.best[p][cat] = combos.best(cat, self.hands[p])
+        self.decl_step = 0
+        self.current_player = self.elder
+
+    def _declaration_choices(self, p: int) -> list[int]:
+        cat = self.decl_step >> 1
+        mine = self.best[p][cat]
+        if mine is None:
+            return [self._pass]
+        if p != self.elder:
+            theirs = self.declared[cat][self.elder]
+            if theirs is not None and mine.key < theirs.key:
+                return [self._pass]
+        return [self._declare, self._pass]
+
+    def _decide(self, p: int, action: int) -> None:
+        cat = self.decl_step >> 1
+        self.decided[cat][p] = True
+        if action == self._declare:
+            c = self.best[p][cat]
+            self.declared[cat][p] = c
+            self.shown[p] |= c.cards
+        self.decl_step += 1
+        if self.decl_step & 1:
+            self.current_player = 1 - p
+            return
+        self._resolve_category(cat)
+        if self.decl_step < 6:
+            self.current_player = self.elder
+            return
+        self.repique = sc.repique_player(self.scores, self.rules)
+        if self.repique is not None:
+            self._score(self.repique, sc.REPIQUE, sc.REPIQUE_BONUS, "repique")
+            self.pique_open = False
+        self.phase = _PLAY
+        self.current_player = self.leader = self.elder
+        self._update_pique_open()
+
+    def _resolve_category(self, cat: int) -> None:
+        e, y = self.elder, 1 - self.elder
+        verdict = combos.compare(self.declared[cat][e], self.declared[cat][y])
+        if verdict == 0:
+            return
+        w = e if verdict > 0 else y
+        won = combos.scoring(cat, self.hands[w])
+        for c in won:
+            self.shown[w] |= c.cards
+        field = (sc.POINT, sc.SEQUENCE, sc.SET)[cat]
+        self._score(w, field, sum(c.value for c in won), combos.CATEGORY_NAMES[cat])
+
+    # ------------------------------------------------------------------ play
+
+    def _play(self, p: int, card: int) -> None:
+        bit = 1 << card
+        self.hands[p] ^= bit
+        self.played[p] |= bit
+        if not self.trick:
+            self.trick = [card]
+            self._score(p, sc.LEADS, 1, None)
+            self.current_player = 1 - p
+            return
+        lead = self.trick[0]
+        leader = self.leader
+        if lead != JOKER and (card == JOKER or card >> 3 != lead >> 3):
+            self.voids[p] |= 1 << (lead >> 3)
+        if lead == JOKER:
+            winner = leader
+        elif card == JOKER or (card >> 3 == lead >> 3 and card > lead):
+            winner = p
+        else:
+            winner = leader
+        self.tricks_won[winner] += 1
+        n_tricks = self.tricks_won[0] + self.tricks_won[1]
+        last = n_tricks == 12
+        self.last_trick = (leader, lead, card, winner)
+        self.trick = []
+        if self.record:
+            self.events.append({"type": "trick", "number": n_tricks, "leader": leader,
+                                "lead": _NAMES[lead], "follow": _NAMES[card], "winner": winner})
+        pts = sc.trick_points(self.rules, leader, winner, last)
+        if pts:
+            self._score(winner, sc.TRICKS, pts, None)
+        if last:
+            self._end_deal()
+        else:
+            self.leader = self.current_player = winner
+
+    def _update_pique_open(self) -> None:
+        if not self.pique_open:
+            return
+        y = 1 - self.elder
+        if any(self.scores[y]):
+            self.pique_open = False
+            return
+        s = self.scores[self.elder]
+        if self.phase == _PLAY and sum(s[: sc.TRICKS + 1]) >= sc.THRESHOLD:
+            self.pique_open = False
+            s[sc.PIQUE] = sc.PIQUE_BONUS
+            if self.record:
+                self._log(type="score", player=self.elder, category="pique", points=sc.PIQUE_BONUS)
+
+    def _score(self, p: int, field: int, points: int, label: str | None) -> None:
+        self.scores[p][field] += points
+        if self.record and label is not None:
+            self._log(type="score", player=p, category=label, points=points)
+        self._update_pique_open()
+
+    def _end_deal(self) -> None:
+        sc.finish_deal(self.scores, (self.tricks_won[0], self.tricks_won[1]), self.rules)
+        ds = (sc.breakdown(self.scores[0]), sc.breakdown(self.scores[1]))
+        self.deal_scores.append(ds)
+        self.totals[0] += ds[0].total
+        self.totals[1] += ds[1].total
+        self._log(type="deal_end", deal=self.deal_number, scores=[ds[0].to_dict(), ds[1].to_dict()],
+                  totals=list(self.totals))
+        self.deal_number += 1
+        if self.mode == "deal":
+            diff = ds[0].total - ds[1].total
+            self._finish((diff, -diff))
+            return
+        if self.deal_number >= self.planned_deals:
+            if (self.totals[0] == self.totals[1] and self.rules.tie_break_deals
+                    and self.planned_deals == self.rules.deals):
+                self.planned_deals += 2
+                self._log(type="tie_break", deals=self.planned_deals)
+            else:
+                self._finish(sc.settle(self.totals, self.rules))
+                return
+        self.elder = 1 - self.elder
+        self._start_deal()
+
+    def _finish(self, result: tuple[int, int]) -> None:
+        self.result = result
+        self.phase = _OVER
+        self.current_player = -1
+        self._log(type="result", totals=list(self.totals), result=list(result))
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _auto(self) -> None:
+        """Take every decision that has a single legal choice in the declarations."""
+        while self.phase == _DECLARE:
+            choices = self._declaration_choices(self.current_player)
+            if len(choices) > 1:
+                return
+            if self.record:
+                self.events.append({"type": "action", "player": self.current_player,
+                                    "action": choices[0], "auto": True})
+            self._decide(self.current_player, choices[0])
+
+    def _log(self, **event: object) -> None:
+        if self.record:
+            self.events.append(event)
+
+    def clone(self) -> Game:
+        """An independent copy of the whole state (the event log is shared copy-on-write: the
+        clone gets its own list)."""
+        g = Game.__new__(Game)
+        for name in ("rules", "mode", "record", "deal_number", "planned_deals", "elder", "phase",
+                     "current_player", "n_discarded", "decl_step", "repique", "pique_open",
+                     "last_trick", "result", "_n", "_done", "_declare", "_pass"):
+            setattr(g, name, getattr(self, name))
+        g._rng = random.Random()
+        g._rng.setstate(self._rng.getstate())
+        g._preset = list(self._preset)
+        g.events = list(self.events)
+        g.deal_scores = list(self.deal_scores)
+        for name in ("totals", "hands", "talon", "discards", "seen_talon", "shown", "taken",
+                     "dealt", "trick", "played", "tricks_won", "voids"):
+            setattr(g, name, list(getattr(self, name)))
+        g.declared = [list(x) for x in self.declared]
+        g.decided = [list(x) for x in self.decided]
+        g.best = [list(x) for x in self.best]
+        g.scores = [list(x) for x in self.scores]
+        return g
+
+    def __repr__(self) -> str:
+        return (f"Game({self.rules.name}, deal {self.deal_number + 1}/{self.planned_deals}, "
+                f"{self.phase.name}, to act: {self.current_player}, totals {self.totals})")

@@ -1,0 +1,40 @@
+"""The ``piquet`` command line: one subcommand per module, each module adding its own parser.
+
+Every module listed in :data:`COMMANDS` exposes ``add_parser(subparsers)``, which registers its
+subcommand and sets ``func`` (called with the parsed arguments, returning an exit status).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS = (
+    "training.bench",
+)
+"""Modules that each contribute one subcommand (in help order)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(prog="piquet", description="Piquet: engine, agents, training.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(name).add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``piquet`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
