@@ -1,0 +1,83 @@
+"""Build agents from short text specs, as the command line and the evaluation workers do.
+
+Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
+``:key=value`` options of :class:`~agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
+``mcts:0:time=0.2``), or the path of a saved policy checkpoint (loaded by
+:meth:`agents.policy.PolicyAgent.load`).
+
+>>> from piquet_env.rules import STANDARD
+>>> make_agent("random", STANDARD, seed=1).name
+'random'
+"""
+
+from __future__ import annotations
+
+import os
+
+from agents.base import Agent
+from piquet_env.rules import Rules
+
+BUILTIN = ("random", "heuristic", "mcts")
+_MCTS_OPTIONS = {"c": float, "time": float, "rollout": str, "scale": float}
+
+
+def _parse_mcts(spec: str, seed: int | None) -> Agent:
+    from agents.mcts import MCTSAgent
+
+    parts = spec.split(":")
+    kwargs: dict[str, object] = {}
+    if len(parts) > 1 and parts[1] != "":
+        try:
+            kwargs["iterations"] = int(parts[1])
+        except ValueError:
+            raise ValueError(f"agent spec {spec!r}: iterations {parts[1]!r} is not an integer "
+                             f"(expected mcts:ITERATIONS, e.g. mcts:200)") from None
+    for opt in parts[2:]:
+        key, sep, value = opt.partition("=")
+        if not sep or key not in _MCTS_OPTIONS:
+            raise ValueError(f"agent spec {spec!r}: bad option {opt!r}; options are "
+                             f"{', '.join(k + '=...' for k in _MCTS_OPTIONS)}")
+        try:
+            kwargs["time_limit" if key == "time" else key] = _MCTS_OPTIONS[key](value)
+        except ValueError:
+            raise ValueError(f"agent spec {spec!r}: option {key}={value!r} is not a "
+                             f"{_MCTS_OPTIONS[key].__name__}") from None
+    return MCTSAgent(seed=seed, name=spec, **kwargs)
+
+
+def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
+    """An agent from its spec (see the module docstring); ``seed`` seeds its randomness.
+
+    ``rules`` is checked against a checkpoint's rules when the policy records them. Raises
+    ``ValueError`` naming the spec when it is neither a known agent nor an existing file.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
+    spec = spec.strip()
+    head = spec.split(":")[0].lower()
+    if head == "random" and spec.lower() == "random":
+        from agents.random_agent import RandomAgent
+
+        return RandomAgent(seed=seed)
+    if head == "heuristic" and spec.lower() == "heuristic":
+        from agents.heuristic import HeuristicAgent
+
+        return HeuristicAgent(seed=seed)
+    if head == "mcts" and not os.path.exists(spec):
+        return _parse_mcts(spec, seed)
+    if os.path.isfile(spec):
+        try:
+            from agents.policy import PolicyAgent
+        except ImportError as e:
+            raise ValueError(f"agent spec {spec!r} is a file, but policy agents are unavailable "
+                             f"({e})") from e
+        agent = PolicyAgent.load(spec)
+        agent_rules = getattr(agent, "rules", None)
+        if rules is not None and isinstance(agent_rules, Rules) and agent_rules != rules:
+            raise ValueError(f"checkpoint {spec!r} was trained for rules {agent_rules.name!r}, "
+                             f"not {rules.name!r}")
+        if seed is not None and hasattr(agent, "reset"):
+            agent.reset(seed)
+        return agent
+    raise ValueError(f"unknown agent spec {spec!r}: expected random, heuristic, mcts:ITERATIONS "
+                     f"or the path of an existing checkpoint file")

@@ -1,0 +1,346 @@
+"""Duplicate-deal matches between two agents, with 95% confidence intervals and a verdict.
+
+Every *pair* plays the same cards twice with the seats swapped: in the first game agent A sits in
+seat 0, in the second agent B does, and seat 0 is elder in the first deal both times, so each agent
+holds exactly the cards the other held. Luck of the deal cancels within a pair, and pairs are
+independent, so the statistics are computed over pair values (the mean of the pair's two games).
+
+Two modes:
+
+- ``deal``: each game is one deal; A's result is his deal score minus B's.
+- ``partie``: each game is a whole partie (6 deals, 12 under ``saison``, with the same cards for
+  each deal of both games); A's result is the settled partie score, and the points per deal are the
+  difference of the partie totals divided by the number of deals.
+
+:func:`evaluate` reports the mean points per deal, the win rate (a tie counts half) and, in partie
+mode, the settled score, each with a Student-t 95% interval; the verdict is *significant* when the
+interval of :attr:`MatchReport.mean_diff` excludes 0. Agents may be given as objects or as specs for
+:func:`agents.registry.make_agent`; with ``workers > 1`` pairs are played in separate processes,
+each rebuilding the agents (from the spec, or from a pickled copy).
+
+>>> from piquet_env.rules import STANDARD
+>>> rep = evaluate("random", "random", STANDARD, n=20, seed=1)
+>>> rep.n_games, rep.significant
+(40, False)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import sys
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from multiprocessing.context import BaseContext
+
+from agents.base import Agent
+from agents.play import play_game
+from piquet_env.game import Game, to_json
+from piquet_env.rules import Rules
+from training.stats import Estimate, mean_ci
+
+MODES = ("deal", "partie")
+AgentLike = Agent | str
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One game of a match, from agent A's side.
+
+    ``pair`` and ``game`` (0 or 1) locate it; ``a_seat`` is A's player index (A is elder in the
+    first deal when it is 0); ``result`` is A's final result (deal difference, or settled partie
+    score); ``points`` is A's total deal points minus B's over the game's ``deals``; ``a_win`` is
+    1, 0.5 (tie) or 0.
+    """
+
+    pair: int
+    game: int
+    a_seat: int
+    result: int
+    points: int
+    deals: int
+
+    @property
+    def a_win(self) -> float:
+        """1 if A won, 0.5 for a tie, 0 if A lost."""
+        return 1.0 if self.result > 0 else 0.5 if self.result == 0 else 0.0
+
+    def to_dict(self) -> dict[str, int | float]:
+        """JSON-serializable form."""
+        return {"pair": self.pair, "game": self.game, "a_seat": self.a_seat,
+                "result": self.result, "points": self.points, "deals": self.deals}
+
+
+@dataclass
+class MatchReport:
+    """The outcome of a duplicate-deal match of agent A against agent B.
+
+    ``mean_diff``, ``ci_low`` and ``ci_high`` are A's mean result per deal (``deal`` mode) or per
+    partie (``partie`` mode, the settled score) and its 95% interval; ``significant`` says whether
+    that interval excludes 0. ``points`` (per deal), ``wins`` (win rate) and ``partie_score`` are
+    the full :class:`~training.stats.Estimate` objects.
+    """
+
+    agent_a: str
+    agent_b: str
+    rules: str
+    mode: str
+    seed: int
+    n_pairs: int
+    points: Estimate
+    wins: Estimate
+    partie_score: Estimate | None
+    games: list[GameResult] = field(default_factory=list, repr=False)
+
+    @property
+    def headline(self) -> Estimate:
+        """The estimate the verdict is about: points per deal, or the partie score."""
+        return self.partie_score if self.partie_score is not None else self.points
+
+    @property
+    def mean_diff(self) -> float:
+        """A's mean point difference per deal (per partie, settled, in partie mode)."""
+        return self.headline.mean
+
+    @property
+    def ci_low(self) -> float:
+        """Lower end of the 95% interval of :attr:`mean_diff`."""
+        return self.headline.low
+
+    @property
+    def ci_high(self) -> float:
+        """Upper end of the 95% interval of :attr:`mean_diff`."""
+        return self.headline.high
+
+    @property
+    def p_value(self) -> float:
+        """Two-sided p-value of :attr:`mean_diff` differing from 0 (normal approximation)."""
+        return self.headline.p_value(0.0)
+
+    @property
+    def significant(self) -> bool:
+        """Whether A and B differ significantly (the 95% interval of ``mean_diff`` excludes 0)."""
+        return self.headline.excludes(0.0)
+
+    @property
+    def win_rate(self) -> float:
+        """A's share of games won (ties count half)."""
+        return self.wins.mean
+
+    @property
+    def n_games(self) -> int:
+        """Games played (two per pair)."""
+        return len(self.games)
+
+    @property
+    def n_deals(self) -> int:
+        """Deals played over all games."""
+        return sum(g.deals for g in self.games)
+
+    def to_dict(self, games: bool = False) -> dict:
+        """JSON-serializable form; ``games=True`` adds every game's result."""
+        d = {
+            "agent_a": self.agent_a, "agent_b": self.agent_b, "rules": self.rules,
+            "mode": self.mode, "seed": self.seed, "n_pairs": self.n_pairs,
+            "n_games": self.n_games, "n_deals": self.n_deals,
+            "mean_diff": self.mean_diff, "ci_low": self.ci_low, "ci_high": self.ci_high,
+            "p_value": self.p_value, "significant": self.significant, "win_rate": self.win_rate,
+            "points_per_deal": self.points.to_dict(), "win_rate_ci": self.wins.to_dict(),
+            "partie_score": None if self.partie_score is None else self.partie_score.to_dict(),
+        }
+        if games:
+            d["games"] = [g.to_dict() for g in self.games]
+        return d
+
+    def summary(self) -> str:
+        """A few readable lines: the estimates with their intervals and the verdict."""
+        a, b = self.agent_a, self.agent_b
+        lines = [f"{a} vs {b}: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs "
+                 f"({self.n_games} games, {self.n_deals} deals)"]
+        p = self.points
+        lines.append(f"  points per deal ({a} − {b}): {p.mean:+.2f}  "
+                     f"95% CI [{p.low:+.2f}, {p.high:+.2f}]")
+        w = self.wins
+        lines.append(f"  win rate of {a}: {100 * w.mean:.1f}%  "
+                     f"95% CI [{100 * w.low:.1f}%, {100 * w.high:.1f}%]")
+        if self.partie_score is not None:
+            s = self.partie_score
+            lines.append(f"  settled partie score of {a}: {s.mean:+.1f}  "
+                         f"95% CI [{s.low:+.1f}, {s.high:+.1f}]")
+        if self.significant:
+            better, worse = (a, b) if self.mean_diff > 0 else (b, a)
+            verdict = f"{better} is significantly better than {worse}"
+        else:
+            verdict = "no significant difference"
+        lines.append(f"  verdict: {verdict} (p = {self.p_value:.2g})")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- playing pairs
+
+
+def pair_rng(seed: int, pair: int) -> random.Random:
+    """The random stream of one duplicate pair (its cards and agent seeds)."""
+    return random.Random(f"piquet-eval/{seed}/{pair}")
+
+
+def pair_deals(rules: Rules, mode: str, rng: random.Random) -> list[tuple[list[int], ...]]:
+    """The cards of every deal a pair's games may need (tie-break deals included)."""
+    n = 1 if mode == "deal" else rules.deals + (2 if rules.tie_break_deals else 0)
+    out = []
+    for _ in range(n):
+        pack = list(range(rules.n_cards))
+        rng.shuffle(pack)
+        out.append((pack[:12], pack[12:24], pack[24:]))
+    return out
+
+
+def play_pair(agent_a: Agent, agent_b: Agent, rules: Rules, mode: str, seed: int, pair: int,
+              save_dir: str | None = None) -> tuple[GameResult, GameResult]:
+    """Play duplicate pair number ``pair``: the same cards twice, A in seat 0 then in seat 1."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    rng = pair_rng(seed, pair)
+    deals = pair_deals(rules, mode, rng)
+    game_seed = rng.getrandbits(64)
+    out = []
+    for k in (0, 1):
+        seats = (agent_a, agent_b) if k == 0 else (agent_b, agent_a)
+        seats[0].reset(rng.getrandbits(63))
+        seats[1].reset(rng.getrandbits(63))
+        game = Game(rules, seed=game_seed, mode=mode, deals=deals, first_elder=0,
+                    record=save_dir is not None)
+        play_game(game, seats)
+        a = k
+        points = sum(ds[a].total - ds[1 - a].total for ds in game.deal_scores)
+        out.append(GameResult(pair, k, a, game.result[a], points, len(game.deal_scores)))
+        if save_dir is not None:
+            names = [getattr(s, "name", str(s)) for s in seats]
+            path = os.path.join(save_dir, f"pair{pair:06d}-game{k}.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(to_json(game, agents=names, pair=pair, seed=seed))
+    return out[0], out[1]
+
+
+_WORKER_AGENTS: dict[str, Agent] = {}
+
+
+def _resolve(agent: AgentLike, rules: Rules, key: str | None = None) -> Agent:
+    if not isinstance(agent, str):
+        return agent
+    from agents.registry import make_agent
+
+    cache_key = key or agent
+    if cache_key not in _WORKER_AGENTS:
+        _WORKER_AGENTS[cache_key] = make_agent(agent, rules)
+    return _WORKER_AGENTS[cache_key]
+
+
+def _play_chunk(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, mode: str, seed: int,
+                pairs: Sequence[int], save_dir: str | None) -> list[GameResult]:
+    a = _resolve(agent_a, rules, "A:" + agent_a if isinstance(agent_a, str) else None)
+    b = _resolve(agent_b, rules, "B:" + agent_b if isinstance(agent_b, str) else None)
+    out: list[GameResult] = []
+    for i in pairs:
+        out.extend(play_pair(a, b, rules, mode, seed, i, save_dir))
+    return out
+
+
+def _mp_context() -> BaseContext:
+    """Fork where it is safe (fast, no re-import); spawn once torch has started its threads."""
+    if sys.platform.startswith("linux") and "torch" not in sys.modules:
+        return get_context("fork")
+    return get_context("spawn")
+
+
+def _chunks(n: int, size: int) -> Iterator[range]:
+    for start in range(0, n, size):
+        yield range(start, min(n, start + size))
+
+
+def play_games(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mode: str = "deal",
+               seed: int = 0, workers: int = 1, progress: bool = False,
+               save_dir: str | None = None, desc: str | None = None) -> list[GameResult]:
+    """Play ``n`` duplicate pairs and return their games, sorted by pair then game."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"the number of duplicate pairs must be a positive int, got {n!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if save_dir is not None:
+        os.makedirs(save_dir, exist_ok=True)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n, desc=desc or "duplicate pairs", unit="pair", smoothing=0.05)
+    results: list[GameResult] = []
+    try:
+        if workers == 1:
+            a, b = _resolve(agent_a, rules), _resolve(agent_b, rules)
+            if a is b:
+                from agents.registry import make_agent
+
+                b = make_agent(agent_b, rules) if isinstance(agent_b, str) else b
+            for i in range(n):
+                results.extend(play_pair(a, b, rules, mode, seed, i, save_dir))
+                if bar is not None:
+                    bar.update(1)
+        else:
+            size = max(1, min(50, n // (workers * 8)))
+            with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as ex:
+                futures = {ex.submit(_play_chunk, agent_a, agent_b, rules, mode, seed, list(c),
+                                     save_dir): len(c) for c in _chunks(n, size)}
+                for fut in as_completed(futures):
+                    results.extend(fut.result())
+                    if bar is not None:
+                        bar.update(futures[fut])
+    finally:
+        if bar is not None:
+            bar.close()
+    results.sort(key=lambda g: (g.pair, g.game))
+    return results
+
+
+def agent_name(agent: AgentLike) -> str:
+    """The name an agent (or spec) goes by in reports."""
+    return agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
+
+
+def report(games: Sequence[GameResult], agent_a: str, agent_b: str, rules: Rules, mode: str,
+           seed: int) -> MatchReport:
+    """The :class:`MatchReport` of a list of paired games (both games of every pair present)."""
+    by_pair: dict[int, list[GameResult]] = {}
+    for g in games:
+        by_pair.setdefault(g.pair, []).append(g)
+    pairs = [v for _, v in sorted(by_pair.items())]
+    if not pairs or any(len(v) != 2 for v in pairs):
+        raise ValueError("a report needs both games of every duplicate pair")
+    points = mean_ci([sum(g.points / g.deals for g in v) / 2 for v in pairs])
+    wins = mean_ci([sum(g.a_win for g in v) / 2 for v in pairs])
+    score = mean_ci([sum(g.result for g in v) / 2 for v in pairs]) if mode == "partie" else None
+    if math.isnan(points.mean):
+        raise ValueError("no games to report")
+    return MatchReport(agent_a, agent_b, rules.name, mode, seed, len(pairs), points, wins, score,
+                       list(games))
+
+
+def evaluate(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mode: str = "deal",
+             seed: int = 0, workers: int = 1, progress: bool = False,
+             save_dir: str | None = None) -> MatchReport:
+    """Play ``n`` duplicate pairs of A against B and report the difference with 95% intervals.
+
+    ``agent_a``/``agent_b`` are agents or specs (``"random"``, ``"heuristic"``, ``"mcts:200"``, a
+    checkpoint path). ``mode`` is ``"deal"`` or ``"partie"``; ``seed`` fixes the cards and the
+    agents' seeds (same seed, same match); ``workers`` processes share the pairs (agents given as
+    objects must then be picklable); ``progress`` shows a progress bar; ``save_dir`` writes each
+    game's event log there as JSON.
+    """
+    name_a, name_b = agent_name(agent_a), agent_name(agent_b)
+    games = play_games(agent_a, agent_b, rules, n, mode, seed, workers, progress, save_dir,
+                       desc=f"{name_a} vs {name_b}")
+    return report(games, name_a, name_b, rules, mode, seed)
