@@ -1,14 +1,14 @@
-"""What one player knows, as a fixed-size float32 vector; the action mask; the full-information state.
+"""What one player knows as a fixed-size float32 vector; the action mask; the full state.
 
-:class:`ObservationEncoder` turns a :class:`~piquet_env.game.Game` seen from one player into a vector
-of ``encoder.size`` float32 values. It reads only what that player knows (his own hand and discards,
+:class:`ObservationEncoder` turns a :class:`~piquet_env.game.Game` seen from one player into a
+vector of ``encoder.size`` float32 values. It reads only what that player knows (his own hand and discards,
 the talon cards he looked at, the cards the opponent showed, public counts and scores, see
 :mod:`piquet_env.game.knowledge`), never the opponent's hidden cards or the talon's order.
 
-The vector has two blocks. The first ``encoder.n_bits`` entries are 0/1 features: nine card planes of
-``n_cards`` entries each (card id ``suit * 8 + rank``, clubs 7 first, spades A last, then the joker
-under ``normand``), flags and one-hot codes. The rest are scaled counts and points. Every field, with
-its index range and meaning, is listed in :attr:`ObservationEncoder.fields`, printed by
+The vector has two blocks. The first ``encoder.n_bits`` entries are 0/1 features: nine card planes
+of ``n_cards`` entries each (card id ``suit * 8 + rank``, clubs 7 first, spades A last, then the
+joker under ``normand``), flags and one-hot codes. The rest are scaled counts and points. Every
+field, with its index range and meaning, is listed in :attr:`ObservationEncoder.fields`, printed by
 :func:`field_table` (``python -m piquet_env.observation``) and tabled in :mod:`piquet_env.env`'s
 docstring. :meth:`ObservationEncoder.state` is the full-information vector for centralized critics
 (:attr:`ObservationEncoder.state_fields`).
@@ -26,11 +26,10 @@ use :func:`encoder_for`.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
-from piquet_env.cards import N_SUITED
 from piquet_env.combinations import POINT, SEQUENCE, SET, Combo
 from piquet_env.game import scoring as sc
 from piquet_env.game.state import Game, Phase
@@ -98,7 +97,9 @@ class ObservationEncoder:
 
     def __init__(self, rules: Rules) -> None:
         if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a Rules object (see make_rules), got {type(rules).__name__}")
+            raise TypeError(
+                f"rules must be a Rules object (see make_rules), got {type(rules).__name__}"
+            )
         self.rules = rules
         n = self.n_cards = rules.n_cards
         self.n_actions = n + 3
@@ -122,11 +123,12 @@ class ObservationEncoder:
         for name, desc in planes:
             self._plane[name] = lay.add(name, n, desc)
         # ---- bit block: flags
-        f = self._flags = lay.add("own_voids", 4, "suits (C D H S) the player showed void in")
+        self._flags = lay.add("own_voids", 4, "suits (C D H S) the player showed void in")
         lay.add("opp_voids", 4, "suits (C D H S) the opponent showed void in")
         lay.add("elder", 1, "1 if the player is elder hand this deal, 0 if younger")
         lay.add("phase", 4, "phase one-hot: exchange, declarations, play, over")
-        lay.add("category", 3, "declarations: category being decided one-hot (point, sequence, set)")
+        lay.add("category", 3, "declarations: category being decided, one-hot (point, sequence, "
+                               "set)")
         lay.add("to_act", 1, "1 if the player is the one to act")
         lay.add("leader", 1, "play: 1 if the player leads (or led) the current trick")
         lay.add("pique_possible", 2, "pique still possible for (me, opp): elder only, open until "
@@ -233,7 +235,7 @@ class ObservationEncoder:
             bits |= 1 << (f + 17)  # (Game.clone() does not copy Game.leader, so derive it)
         if g.pique_open and phase != _OVER:
             bits |= 1 << (f + 18 + (g.elder != p))
-        if phase == _EXCHANGE or phase == _DECLARE:
+        if phase in (_EXCHANGE, _DECLARE):
             if _repique_possible(g, p):
                 bits |= 1 << (f + 20)
             if _repique_possible(g, o):
@@ -339,7 +341,7 @@ def _repique_possible(g: Game, x: int) -> bool:
     return sc.repique_player(hypo, g.rules) == x
 
 
-@lru_cache(maxsize=None)
+@cache
 def encoder_for(rules: Rules) -> ObservationEncoder:
     """The shared :class:`ObservationEncoder` of a rules object (built once, then cached)."""
     return ObservationEncoder(rules)

@@ -115,8 +115,8 @@ def test_hand_worked_exchange_and_declarations():
     # Younger's own view does not reveal elder's discards or what elder saw.
     yobs = enc.encode(g, 1)
     assert not yobs[f("talon_seen")].any() and not yobs[f("opp_known")].any()
-    # Elder declares point: A K Q J T 9 of spades, six cards worth 60. Younger (five diamonds) cannot
-    # match it: his pass is automatic, elder scores 6 and decides the sequence next.
+    # Elder declares point: A K Q J T 9 of spades, six cards worth 60. Younger (five diamonds)
+    # cannot match it: his pass is automatic, elder scores 6 and decides the sequence next.
     g.apply(g.rules.n_cards + 1)
     assert g.category == combos.SEQUENCE and g.current_player == 0
     yobs = enc.encode(g, 1)
@@ -256,7 +256,6 @@ def test_no_leak_under_engine_determinize():
 @given(seed=st.integers(0, 2**32 - 1), preset=st.sampled_from(PRESETS))
 def test_state_holds_both_hands_and_the_talon(seed, preset):
     enc = encoder_for(preset)
-    n = preset.n_cards
     rng = random.Random(seed)
     g = Game(preset, seed=seed, record=False)
     for _ in range(rng.randrange(60)):
