@@ -27,8 +27,13 @@ class Turn:
 
     __slots__ = ("_mask", "_obs", "game", "player")
 
-    def __init__(self, game: Game, player: int, observation: np.ndarray | None = None,
-                 action_mask: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        player: int,
+        observation: np.ndarray | None = None,
+        action_mask: np.ndarray | None = None,
+    ) -> None:
         self.game = game
         self.player = player
         self._obs = observation

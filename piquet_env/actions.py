@@ -40,7 +40,11 @@ def pass_action(rules: Rules) -> int:
 
 def action_name(action: int, rules: Rules) -> str:
     """Readable name of an action id: a card name (``'QH'``), ``'done'``, ``'declare'`` or ``'pass'``."""
-    if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < n_actions(rules):
+    if (
+        not isinstance(action, int)
+        or isinstance(action, bool)
+        or not 0 <= action < n_actions(rules)
+    ):
         raise ValueError(f"action {action!r} is not an id in 0..{n_actions(rules) - 1}")
     if action < rules.n_cards:
         return card_str(action)

@@ -81,7 +81,9 @@ def parse_card(token: str) -> int:
     if t.startswith("10"):
         t = "T" + t[2:]
     if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
-        raise ValueError(f"malformed card {token!r}: expected rank 7 8 9 T(10) J Q K A and suit C D H S, or JK")
+        raise ValueError(
+            f"malformed card {token!r}: expected rank 7 8 9 T(10) J Q K A and suit C D H S, or JK"
+        )
     return SUITS.index(t[1]) * 8 + RANKS.index(t[0])
 
 
@@ -119,8 +121,12 @@ _BYTE_CARDS = tuple(
 def cards_of(mask: int) -> list[int]:
     """Card ids of a bitmask, lowest id first (clubs 7 ... spades A, then the joker)."""
     t = _BYTE_CARDS
-    out = [*t[0][mask & 255], *t[1][mask >> 8 & 255], *t[2][mask >> 16 & 255],
-           *t[3][mask >> 24 & 255]]
+    out = [
+        *t[0][mask & 255],
+        *t[1][mask >> 8 & 255],
+        *t[2][mask >> 16 & 255],
+        *t[3][mask >> 24 & 255],
+    ]
     if mask >> 32:
         out.extend(t[4][mask >> 32 & 255])
     return out

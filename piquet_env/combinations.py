@@ -146,8 +146,20 @@ def category_value(category: int, hand: int) -> int:
     return sum(c.value for c in scoring(category, hand))
 
 
-_NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven",
-                 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+_NUMBER_WORDS = {
+    1: "one",
+    2: "two",
+    3: "three",
+    4: "four",
+    5: "five",
+    6: "six",
+    7: "seven",
+    8: "eight",
+    9: "nine",
+    10: "ten",
+    11: "eleven",
+    12: "twelve",
+}
 _PLURAL = ("sevens", "eights", "nines", "tens", "jacks", "queens", "kings", "aces")
 
 

@@ -14,8 +14,13 @@ from piquet_env.game import Game
 from piquet_env.rules import make_rules
 
 
-def bench_engine(rules: str = "standard", variants: tuple[str, ...] = (), seconds: float = 5.0,
-                 seed: int = 0, record: bool = True) -> dict[str, float]:
+def bench_engine(
+    rules: str = "standard",
+    variants: tuple[str, ...] = (),
+    seconds: float = 5.0,
+    seed: int = 0,
+    record: bool = True,
+) -> dict[str, float]:
     """Play random parties for about ``seconds``; return decisions/s, deals/s and counts."""
     r = make_rules(rules, variants)
     rng = random.Random(seed)
@@ -31,18 +36,27 @@ def bench_engine(rules: str = "standard", variants: tuple[str, ...] = (), second
         deals += len(g.deal_scores)
         games += 1
     elapsed = time.perf_counter() - start
-    return {"decisions_per_s": decisions / elapsed, "deals_per_s": deals / elapsed,
-            "decisions": decisions, "deals": deals, "parties": games, "seconds": elapsed}
+    return {
+        "decisions_per_s": decisions / elapsed,
+        "deals_per_s": deals / elapsed,
+        "decisions": decisions,
+        "deals": deals,
+        "parties": games,
+        "seconds": elapsed,
+    }
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.target == "engine":
-        res = bench_engine(args.rules, tuple(args.variant), args.seconds, args.seed,
-                           record=not args.no_log)
-        print(f"engine ({args.rules}{''.join('+' + v for v in args.variant)}, "
-              f"{'no log' if args.no_log else 'event log on'}): "
-              f"{res['decisions_per_s']:,.0f} decisions/s, {res['deals_per_s']:,.0f} deals/s "
-              f"({res['decisions']:,} decisions, {res['parties']:,} parties in {res['seconds']:.1f} s)")
+        res = bench_engine(
+            args.rules, tuple(args.variant), args.seconds, args.seed, record=not args.no_log
+        )
+        print(
+            f"engine ({args.rules}{''.join('+' + v for v in args.variant)}, "
+            f"{'no log' if args.no_log else 'event log on'}): "
+            f"{res['decisions_per_s']:,.0f} decisions/s, {res['deals_per_s']:,.0f} deals/s "
+            f"({res['decisions']:,} decisions, {res['parties']:,} parties in {res['seconds']:.1f} s)"
+        )
         return 0
     from piquet_env.benchmark import bench_env, print_env_report
 

@@ -106,8 +106,16 @@ def _remap(mask: int, mapping: dict[int, int]) -> int:
     return out
 
 
-def _apply(game: Game, o: int, mapping: dict[int, int], hidden_hand: int, n_discards: int,
-           others: list[int], talon_slots: list[int], rng: random.Random) -> Game:
+def _apply(
+    game: Game,
+    o: int,
+    mapping: dict[int, int],
+    hidden_hand: int,
+    n_discards: int,
+    others: list[int],
+    talon_slots: list[int],
+    rng: random.Random,
+) -> Game:
     g = game.clone()
     g.record = False
     g.events = []

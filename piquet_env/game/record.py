@@ -42,17 +42,26 @@ def replay(doc: str | dict | list, *, check: bool = True) -> Game:
     events = load_events(doc)
     start = events[0]
     rules = Rules.from_dict(start["rules"])
-    deals = [(e["elder_hand"], e["younger_hand"], e["talon"]) for e in events if e["type"] == "deal"]
+    deals = [
+        (e["elder_hand"], e["younger_hand"], e["talon"]) for e in events if e["type"] == "deal"
+    ]
     if not deals:
         raise ValueError("the event log has no deal")
     first_elder = next(e["elder"] for e in events if e["type"] == "deal")
-    game = Game(rules, mode=start["mode"], deals=deals, first_elder=first_elder,
-                deal_number=start.get("deal_number", 0), totals=tuple(start.get("totals", (0, 0))))
+    game = Game(
+        rules,
+        mode=start["mode"],
+        deals=deals,
+        first_elder=first_elder,
+        deal_number=start.get("deal_number", 0),
+        totals=tuple(start.get("totals", (0, 0))),
+    )
     for e in events:
         if e["type"] == "action" and not e.get("auto"):
             if game.current_player != e["player"]:
-                raise ValueError(f"log says player {e['player']} acts, the game says "
-                                 f"{game.current_player}: {e}")
+                raise ValueError(
+                    f"log says player {e['player']} acts, the game says {game.current_player}: {e}"
+                )
             game.apply(e["action"])
     if check:
         mine = [e for e in game.events if e["type"] != "cut"]

@@ -50,15 +50,21 @@ class DealScore:
     @property
     def total(self) -> int:
         """The deal score: declarations + play + bonuses."""
-        return (self.declarations + self.play + self.repique + self.pique + self.capot
-                + self.cards)
+        return self.declarations + self.play + self.repique + self.pique + self.capot + self.cards
 
     def to_dict(self) -> dict[str, int]:
         """JSON-serializable form, with ``total``."""
         return {
-            "carte_blanche": self.carte_blanche, "point": self.point, "sequence": self.sequence,
-            "set": self.set, "play": self.play, "repique": self.repique, "pique": self.pique,
-            "capot": self.capot, "cards": self.cards, "total": self.total,
+            "carte_blanche": self.carte_blanche,
+            "point": self.point,
+            "sequence": self.sequence,
+            "set": self.set,
+            "play": self.play,
+            "repique": self.repique,
+            "pique": self.pique,
+            "capot": self.capot,
+            "cards": self.cards,
+            "total": self.total,
         }
 
 
@@ -113,9 +119,15 @@ def finish_deal(scores: list[list[int]], tricks_won: tuple[int, int], rules: Rul
 def breakdown(score: list[int]) -> DealScore:
     """The :class:`DealScore` of one player's internal score list."""
     return DealScore(
-        carte_blanche=score[CARTE_BLANCHE], point=score[POINT], sequence=score[SEQUENCE],
-        set=score[SET], play=score[LEADS] + score[TRICKS], repique=score[REPIQUE],
-        pique=score[PIQUE], capot=score[CAPOT], cards=score[CARDS],
+        carte_blanche=score[CARTE_BLANCHE],
+        point=score[POINT],
+        sequence=score[SEQUENCE],
+        set=score[SET],
+        play=score[LEADS] + score[TRICKS],
+        repique=score[REPIQUE],
+        pique=score[PIQUE],
+        capot=score[CAPOT],
+        cards=score[CARDS],
     )
 
 
@@ -128,9 +140,8 @@ def settle(totals: tuple[int, int] | list[int], rules: Rules) -> tuple[int, int]
     if a == b:
         return (0, 0)
     w, lo = max(a, b), min(a, b)
-    if rules.settlement == "standard":
-        rubicon = lo < 100 <= w
-    else:
-        rubicon = lo < 100
+    # standard: only a loser under 100 facing a winner at 100+ is rubiconed; classic: any loser
+    # under 100 is.
+    rubicon = lo < 100 <= w if rules.settlement == "standard" else lo < 100
     score = w + lo + 100 if rubicon else w - lo + 100
     return (score, -score) if a > b else (-score, score)

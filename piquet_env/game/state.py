@@ -54,11 +54,33 @@ _EXCHANGE, _DECLARE, _PLAY, _OVER = Phase.EXCHANGE, Phase.DECLARE, Phase.PLAY, P
 _NAMES = tuple(card_str(c) for c in range(33))
 
 
+_LIST_SLOTS = (
+    "_preset",
+    "events",
+    "deal_scores",
+    "totals",
+    "hands",
+    "talon",
+    "discards",
+    "seen_talon",
+    "shown",
+    "taken",
+    "dealt",
+    "trick",
+    "played",
+    "tricks_won",
+    "voids",
+)
+_NESTED_SLOTS = ("declared", "decided", "best", "scores")
+
+
 class IllegalActionError(ValueError):
     """An action that is not legal in the current state; the state is left untouched."""
 
 
-def check_deal(cards: DealCards | Sequence[str], rules: Rules) -> tuple[list[int], list[int], list[int]]:
+def check_deal(
+    cards: DealCards | Sequence[str], rules: Rules
+) -> tuple[list[int], list[int], list[int]]:
     """Validate and parse one deal's cards: 12 for elder, 12 for younger, the talon (top first).
 
     Each part may be a string of card names or a sequence of card ids. Raises ``ValueError`` naming
@@ -73,8 +95,9 @@ def check_deal(cards: DealCards | Sequence[str], rules: Rules) -> tuple[list[int
             if not 0 <= c < rules.n_cards:
                 raise ValueError(f"{label}: card {c!r} is not in the {rules.n_cards}-card pack")
         parts.append(ids)
-    for label, part, n in zip(("elder hand", "younger hand", "talon"), parts,
-                              (12, 12, rules.talon_size)):
+    for label, part, n in zip(
+        ("elder hand", "younger hand", "talon"), parts, (12, 12, rules.talon_size)
+    ):
         if len(part) != n:
             raise ValueError(f"{label} has {len(part)} cards, expected {n}")
     seen: dict[int, str] = {}
@@ -97,12 +120,45 @@ class Game:
     """
 
     __slots__ = (
-        "rules", "mode", "_rng", "_preset", "record", "events",
-        "deal_number", "planned_deals", "elder", "totals", "phase", "current_player",
-        "hands", "talon", "discards", "seen_talon", "shown", "taken", "dealt",
-        "n_discarded", "decl_step", "declared", "decided", "best",
-        "scores", "leader", "trick", "played", "tricks_won", "voids", "repique", "pique_open",
-        "last_trick", "deal_scores", "result", "_n", "_done", "_declare", "_pass",
+        "_declare",
+        "_done",
+        "_n",
+        "_pass",
+        "_preset",
+        "_rng",
+        "best",
+        "current_player",
+        "deal_number",
+        "deal_scores",
+        "dealt",
+        "decided",
+        "decl_step",
+        "declared",
+        "discards",
+        "elder",
+        "events",
+        "hands",
+        "last_trick",
+        "leader",
+        "mode",
+        "n_discarded",
+        "phase",
+        "pique_open",
+        "planned_deals",
+        "played",
+        "record",
+        "repique",
+        "result",
+        "rules",
+        "scores",
+        "seen_talon",
+        "shown",
+        "taken",
+        "talon",
+        "totals",
+        "trick",
+        "tricks_won",
+        "voids",
     )
 
     def __init__(
@@ -118,7 +174,9 @@ class Game:
         record: bool = True,
     ) -> None:
         if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a Rules object (see make_rules), got {type(rules).__name__}")
+            raise TypeError(
+                f"rules must be a Rules object (see make_rules), got {type(rules).__name__}"
+            )
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if first_elder not in (None, 0, 1):
@@ -140,8 +198,13 @@ class Game:
         self.totals = [int(totals[0]), int(totals[1])]
         self.deal_scores: list[tuple[sc.DealScore, sc.DealScore]] = []
         self.result: tuple[int, int] | None = None
-        self._log(type="partie", rules=rules.to_dict(), mode=mode, deal_number=deal_number,
-                  totals=list(self.totals))
+        self._log(
+            type="partie",
+            rules=rules.to_dict(),
+            mode=mode,
+            deal_number=deal_number,
+            totals=list(self.totals),
+        )
         if first_elder is None:
             first_elder = self._cut()
         self.elder = first_elder
@@ -317,9 +380,15 @@ class Game:
         self.repique: int | None = None
         self.pique_open = True
         self.last_trick: tuple[int, int, int, int] | None = None
-        self._log(type="deal", deal=self.deal_number, elder=e, elder_hand=cards_str(e_hand),
-                  younger_hand=cards_str(y_hand), talon=" ".join(card_str(c) for c in talon),
-                  totals=list(self.totals))
+        self._log(
+            type="deal",
+            deal=self.deal_number,
+            elder=e,
+            elder_hand=cards_str(e_hand),
+            younger_hand=cards_str(y_hand),
+            talon=" ".join(card_str(c) for c in talon),
+            totals=list(self.totals),
+        )
         if rules.carte_blanche:
             for p in (e, y):
                 if not self.hands[p] & COURT_MASK:
@@ -327,8 +396,7 @@ class Game:
                     self.shown[p] |= self.hands[p]
         if rules.exchange:
             self.current_player = e
-        else:
-            self.talon = []  # orbis: set aside unseen
+        else:  # orbis: the talon stays set aside, unseen, for the whole deal
             self._start_declarations()
         self._auto()
 
@@ -362,8 +430,7 @@ class Game:
             # Elder may look at the untaken cards of his part: they become known to him.
             self.seen_talon[p] = to_mask(self.talon[: self.rules.elder_part - k])
             self.current_player = 1 - p
-            lo, hi = self._exchange_limits(1 - p)
-            if hi == 0:
+            if self._exchange_limits(1 - p)[1] == 0:
                 self._finish_exchange(1 - p)
         else:
             self._start_declarations()
@@ -451,8 +518,16 @@ class Game:
         self.last_trick = (leader, lead, card, winner)
         self.trick = []
         if self.record:
-            self.events.append({"type": "trick", "number": n_tricks, "leader": leader,
-                                "lead": _NAMES[lead], "follow": _NAMES[card], "winner": winner})
+            self.events.append(
+                {
+                    "type": "trick",
+                    "number": n_tricks,
+                    "leader": leader,
+                    "lead": _NAMES[lead],
+                    "follow": _NAMES[card],
+                    "winner": winner,
+                }
+            )
         pts = sc.trick_points(self.rules, leader, winner, last)
         if pts:
             self._score(winner, sc.TRICKS, pts, None)
@@ -487,16 +562,23 @@ class Game:
         self.deal_scores.append(ds)
         self.totals[0] += ds[0].total
         self.totals[1] += ds[1].total
-        self._log(type="deal_end", deal=self.deal_number, scores=[ds[0].to_dict(), ds[1].to_dict()],
-                  totals=list(self.totals))
+        self._log(
+            type="deal_end",
+            deal=self.deal_number,
+            scores=[ds[0].to_dict(), ds[1].to_dict()],
+            totals=list(self.totals),
+        )
         self.deal_number += 1
         if self.mode == "deal":
             diff = ds[0].total - ds[1].total
             self._finish((diff, -diff))
             return
         if self.deal_number >= self.planned_deals:
-            if (self.totals[0] == self.totals[1] and self.rules.tie_break_deals
-                    and self.planned_deals == self.rules.deals):
+            if (
+                self.totals[0] == self.totals[1]
+                and self.rules.tie_break_deals
+                and self.planned_deals == self.rules.deals
+            ):
                 self.planned_deals += 2
                 self._log(type="tie_break", deals=self.planned_deals)
             else:
@@ -520,8 +602,14 @@ class Game:
             if len(choices) > 1:
                 return
             if self.record:
-                self.events.append({"type": "action", "player": self.current_player,
-                                    "action": choices[0], "auto": True})
+                self.events.append(
+                    {
+                        "type": "action",
+                        "player": self.current_player,
+                        "action": choices[0],
+                        "auto": True,
+                    }
+                )
             self._decide(self.current_player, choices[0])
 
     def _log(self, **event: object) -> None:
@@ -529,27 +617,25 @@ class Game:
             self.events.append(event)
 
     def clone(self) -> Game:
-        """An independent copy of the whole state (the event log is shared copy-on-write: the
-        clone gets its own list)."""
+        """An independent copy of the whole state, event log and random generator included."""
         g = Game.__new__(Game)
-        for name in ("rules", "mode", "record", "deal_number", "planned_deals", "elder", "phase",
-                     "current_player", "n_discarded", "decl_step", "repique", "pique_open",
-                     "last_trick", "result", "_n", "_done", "_declare", "_pass"):
+        for name in _SCALAR_SLOTS:
             setattr(g, name, getattr(self, name))
+        for name in _LIST_SLOTS:
+            setattr(g, name, getattr(self, name).copy())
+        for name in _NESTED_SLOTS:
+            setattr(g, name, [x.copy() for x in getattr(self, name)])
         g._rng = random.Random()
         g._rng.setstate(self._rng.getstate())
-        g._preset = list(self._preset)
-        g.events = list(self.events)
-        g.deal_scores = list(self.deal_scores)
-        for name in ("totals", "hands", "talon", "discards", "seen_talon", "shown", "taken",
-                     "dealt", "trick", "played", "tricks_won", "voids"):
-            setattr(g, name, list(getattr(self, name)))
-        g.declared = [list(x) for x in self.declared]
-        g.decided = [list(x) for x in self.decided]
-        g.best = [list(x) for x in self.best]
-        g.scores = [list(x) for x in self.scores]
         return g
 
     def __repr__(self) -> str:
-        return (f"Game({self.rules.name}, deal {self.deal_number + 1}/{self.planned_deals}, "
-                f"{self.phase.name}, to act: {self.current_player}, totals {self.totals})")
+        return (
+            f"Game({self.rules.name}, deal {self.deal_number + 1}/{self.planned_deals}, "
+            f"{self.phase.name}, to act: {self.current_player}, totals {self.totals})"
+        )
+
+
+_SCALAR_SLOTS = tuple(
+    n for n in Game.__slots__ if n not in _LIST_SLOTS and n not in _NESTED_SLOTS and n != "_rng"
+)

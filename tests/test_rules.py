@@ -1,0 +1,78 @@
+"""Rules: presets, variants composing, validation."""
+
+import pytest
+
+from piquet_env.rules import CLASSIC, STANDARD, Rules, all_presets, make_rules
+
+
+def test_standard_is_default_and_matches_rules_md():
+    r = make_rules()
+    assert r == STANDARD and r.name == "standard"
+    assert (r.exchange, r.deals, r.joker, r.n_cards, r.talon_size) == (True, 6, False, 32, 8)
+    assert (r.elder_part, r.younger_part) == (5, 3)
+    assert (r.younger_min_exchange, r.younger_max_exchange) == (0, 3)
+    assert not r.carte_blanche and not r.tie_break_deals
+
+
+def test_classic_switches():
+    r = make_rules("classic")
+    assert r == CLASSIC
+    assert r.younger_min_exchange == 1 and r.younger_max_exchange is None
+    assert r.carte_blanche and r.tie_break_deals
+    assert (r.trick_scoring, r.repique_reckoning, r.settlement) == ("classic",) * 3
+
+
+def test_variants_compose():
+    r = make_rules("classic", ["normand", "saison", "orbis"])
+    assert r.name == "classic+orbis+saison+normand"
+    assert (r.exchange, r.deals, r.joker, r.n_cards, r.talon_size, r.younger_part) == (
+        False,
+        12,
+        True,
+        33,
+        9,
+        4,
+    )
+    assert r.carte_blanche  # the rule set's switches survive
+    assert make_rules("CLASSIC+Normand") == make_rules("classic", ("normand",))
+    assert make_rules(make_rules("standard+orbis"), ["saison"]).name == "standard+orbis+saison"
+    assert len({p.name for p in all_presets()}) == 16
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("cavendish",), "unknown rules preset 'cavendish'"),
+        (("standard", ["turbo"]), "unknown variant 'turbo'"),
+        (("standard", ["orbis", "orbis"]), "variant given twice"),
+        (("standard+saison", ["saison"]), "variant given twice"),
+    ],
+)
+def test_bad_presets(args, message):
+    with pytest.raises(ValueError, match=message):
+        make_rules(*args)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"deals": 5}, "deals must be a positive even number"),
+        ({"base": "modern"}, "unknown rule set"),
+        ({"trick_scoring": "fast"}, "trick_scoring must be one of"),
+        ({"younger_max_exchange": 4}, "younger_max_exchange must be 0..3"),
+        ({"younger_min_exchange": 3, "younger_max_exchange": 2}, "younger_min_exchange"),
+        ({"elder_max_exchange": 0}, "elder_max_exchange"),
+    ],
+)
+def test_inconsistent_options(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Rules(**kwargs)
+
+
+def test_rules_are_frozen_and_round_trip():
+    with pytest.raises(AttributeError):
+        STANDARD.deals = 12  # type: ignore[misc]
+    for r in all_presets():
+        assert Rules.from_dict(r.to_dict()) == r
+    with pytest.raises(ValueError, match="unknown rule options"):
+        Rules.from_dict({"deals": 6, "bogus": 1})
