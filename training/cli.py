@@ -11,7 +11,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("training.bench",)
+COMMANDS = (
+    "training.bench",
+)
 """Modules that each contribute one subcommand (in help order)."""
 
 
