@@ -1,0 +1,142 @@
+"""A solid, human-style Piquet player built from rules of thumb (no search).
+
+Exchange
+    The hand is valued by :func:`agents.hand_value.hand_value`: the expected points of its point,
+    sequences and sets plus the tricks its honours and long suits should take. For each number of
+    cards it may exchange, the agent drops the cards that cost the least value
+    (:func:`~agents.hand_value.greedy_discards`) and estimates the value after the draw by sampling
+    the unseen cards; it takes the number with the best estimate. Elder, who draws five, thereby
+    uses the full exchange whenever drawing pays (he breaks ties towards more cards); younger, whose
+    guards and honours weigh more against three random cards, keeps what reinforces his hand and
+    often takes fewer.
+
+Declarations
+    Younger always declares when allowed: he may declare only what ties or beats elder's
+    combination, and a tie still cancels elder's points. Elder sinks a category only when hiding pays:
+    when sampled hands of younger, consistent with everything elder knows, beat his combination
+    nearly always (declaring would then score nothing and only show his cards).
+
+Play
+    See :mod:`agents.heuristic_play`: run masters from the long suit (which goes for capot when every
+    card is a master), establish the long suit, win tricks cheaply (the last trick, a trick against
+    capot and against pique above all), follow low, and discard keeping masters and guards.
+
+>>> from piquet_env.game import Game
+>>> from agents.play import play_game
+>>> g = play_game(Game(seed=5, mode="deal"), [HeuristicAgent(seed=0), HeuristicAgent(seed=1)])
+>>> g.is_over
+True
+"""
+
+from __future__ import annotations
+
+import random
+
+from agents.base import Turn
+from agents.hand_value import greedy_discards, hand_value
+from agents.heuristic_play import choose_card
+from piquet_env import combinations as combos
+from piquet_env.game import Game, Phase, determinize
+
+EXCHANGE_SAMPLES = 24
+"""Talon draws sampled to value each possible number of cards to exchange."""
+DECLARE_SAMPLES = 24
+"""Hands of the opponent sampled to judge whether elder's combination can win."""
+SINK_THRESHOLD = 0.95
+"""Elder sinks when the sampled opponent beats his combination at least this often."""
+
+
+def exchange_plan(game: Game, player: int, rng: random.Random) -> list[int]:
+    """The cards ``player`` means to discard in this exchange (in order), from his full hand."""
+    full = game.hands[player] | game.discards[player]
+    n_talon = len(game.talon)
+    rules = game.rules
+    if player == game.elder:
+        lo, hi = 1, min(rules.elder_max_exchange, n_talon)
+    else:
+        hi = n_talon if rules.younger_max_exchange is None else min(rules.younger_max_exchange,
+                                                                    n_talon)
+        lo = min(rules.younger_min_exchange, hi)
+    order = greedy_discards(full, hi)
+    pool = [c for c in range(rules.n_cards) if not full >> c & 1]
+    draws = []
+    for _ in range(EXCHANGE_SAMPLES):
+        rng.shuffle(pool)
+        draws.append(pool[:hi])
+    best_k, best_v = lo, -1e9
+    for k in range(lo, hi + 1):
+        kept = full
+        for c in order[:k]:
+            kept ^= 1 << c
+        total = 0.0
+        for d in draws:
+            h = kept
+            for c in d[:k]:
+                h |= 1 << c
+            total += hand_value(h)
+        v = total / EXCHANGE_SAMPLES
+        if v >= best_v - (0.05 if player == game.elder else -0.05):
+            best_k, best_v = k, max(v, best_v)
+    return order[:best_k]
+
+
+def should_declare(game: Game, player: int, rng: random.Random) -> bool:
+    """Whether to declare the current category (see the module docstring)."""
+    if player != game.elder:
+        return True
+    cat = game.category
+    mine = combos.best(cat, game.hands[player])
+    if mine is None:
+        return False
+    o = 1 - player
+    beaten = 0
+    for _ in range(DECLARE_SAMPLES):
+        theirs = combos.best(cat, determinize(game, player, rng).hands[o])
+        beaten += theirs is not None and theirs.key > mine.key
+    return beaten < SINK_THRESHOLD * DECLARE_SAMPLES
+
+
+class HeuristicAgent:
+    """Rules-of-thumb player for every phase (exchange, declarations, play); see the module doc.
+
+    ``seed`` drives the sampling used to weigh the exchange and the declarations; the same seed and
+    the same game give the same action.
+    """
+
+    def __init__(self, seed: int | None = None, name: str = "heuristic") -> None:
+        self.name = name
+        self.seed = 0 if seed is None else int(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed (``None`` keeps the current seed)."""
+        if seed is not None:
+            self.seed = int(seed)
+
+    def _rng(self, game: Game, player: int) -> random.Random:
+        # Stateless: derived from the seed and what the player holds, so the plan of a multi-step
+        # exchange stays the same from one step to the next.
+        full = game.hands[player] | game.discards[player]
+        return random.Random(f"{self.seed}/{full}/{game.phase}/{game.decl_step}")
+
+    def act(self, turn: Turn) -> int:
+        """The heuristic's action for this turn."""
+        game, p = turn.game, turn.player
+        legal = turn.legal_actions
+        if not legal:
+            raise ValueError("HeuristicAgent asked to act with no legal action (the game is over)")
+        n = game.rules.n_cards
+        if game.phase == Phase.PLAY:
+            return choose_card(game, p, legal)
+        if game.phase == Phase.EXCHANGE:
+            plan = exchange_plan(game, p, self._rng(game, p))
+            for c in plan:
+                if game.hands[p] >> c & 1:
+                    return c
+            return n if n in legal else legal[0]
+        declare, sink = n + 1, n + 2
+        if declare not in legal:
+            return legal[0]
+        return declare if should_declare(game, p, self._rng(game, p)) else sink
+
+    def __repr__(self) -> str:
+        return f"HeuristicAgent(seed={self.seed!r})"
