@@ -8,6 +8,8 @@ Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally fo
 >>> from piquet_env.rules import STANDARD
 >>> make_agent("random", STANDARD, seed=1).name
 'random'
+>>> make_agent("mcts:50", STANDARD).name
+'mcts:50'
 """
 
 from __future__ import annotations

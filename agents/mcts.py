@@ -1,0 +1,255 @@
+"""Information-set Monte Carlo tree search (single-observer ISMCTS) for every phase of a deal.
+
+Each iteration deals the cards hidden from the searching player afresh, consistently with what he
+knows (:func:`piquet_env.game.knowledge.determinize`), then walks one shared tree keyed by the
+actions taken since the decision: at each node only the actions legal in this determinization
+compete, by UCT with *availability* counts (how often an action was legal when its node was
+visited), the player to act maximizing his own value. One new node is added, the deal is played out
+by the rollout policy (:mod:`agents.rollout`), and the deal's point difference, divided by
+``scale``, is backed up. The most visited action is played.
+
+The exchange is searched over whole discard plans, since discarding card by card in any order
+would spread the budget over permutations of the same set: the candidates are, for each number of
+cards the player may take, the least valuable cards by :func:`agents.hand_value.greedy_discards`,
+and the sets that swap one of them for one of the next few candidates. A bandit (UCB1) over these
+plans runs the same determinize-and-roll-out iterations; the chosen plan is then played out over
+the following exchange decisions without searching again.
+
+The value is the deal's score difference, also in partie mode (the partie's totals are not
+weighed). ``iterations`` bounds the iterations per decision, ``time_limit`` (seconds) the time;
+with both, whichever comes first. Decisions with a single legal action are not searched.
+
+>>> from piquet_env.game import Game
+>>> from agents.base import Turn
+>>> g = Game(seed=3, mode="deal")
+>>> a = MCTSAgent(iterations=20, seed=0)
+>>> a.act(Turn(g, g.current_player)) in g.legal_actions()
+True
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from agents.base import Turn
+from agents.hand_value import greedy_discards
+from agents.rollout import rollout
+from piquet_env.game import Game, Phase, determinize
+
+ROLLOUT_POLICIES = ("greedy",)
+
+
+class _Node:
+    """A tree node: statistics of the action that led here, and its children by action."""
+
+    __slots__ = ("avail", "children", "n", "w")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.w = 0.0
+        self.avail = 0
+        self.children: dict[int, _Node] = {}
+
+
+class MCTSAgent:
+    """ISMCTS agent (see the module docstring).
+
+    ``iterations``: iterations per decision (0 or ``None`` for no bound, then ``time_limit`` must be
+    set); ``time_limit``: seconds per decision; ``c``: UCT exploration constant; ``scale``: deal
+    points per unit of value; ``seed``: randomness of the determinizations and rollouts.
+    """
+
+    def __init__(self, iterations: int | None = 200, time_limit: float | None = None,
+                 seed: int | None = None, c: float = 0.7, scale: float = 30.0,
+                 rollout: str = "greedy", name: str | None = None,
+                 exchange_alternatives: int = 2) -> None:
+        if iterations is not None and (not isinstance(iterations, int) or iterations < 0):
+            raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
+        if not iterations and time_limit is None:
+            raise ValueError("MCTSAgent needs a budget: iterations > 0 or a time_limit")
+        if time_limit is not None and time_limit <= 0:
+            raise ValueError(f"time_limit must be positive seconds, got {time_limit!r}")
+        if rollout not in ROLLOUT_POLICIES:
+            raise ValueError(f"unknown rollout policy {rollout!r}; expected one of "
+                             f"{ROLLOUT_POLICIES}")
+        if c < 0 or scale <= 0:
+            raise ValueError(f"c must be >= 0 and scale > 0, got c={c}, scale={scale}")
+        self.iterations = iterations or None
+        self.time_limit = time_limit
+        self.c = c
+        self.scale = scale
+        self.rollout = rollout
+        self.exchange_alternatives = exchange_alternatives
+        self.name = name or (f"mcts:{iterations}" if iterations else f"mcts:time={time_limit}")
+        self.seed = seed
+        self._rng = random.Random(seed)
+        self._plan: tuple[tuple[int, int, int], list[int]] | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed (``None`` keeps the current stream) and forget any exchange plan."""
+        if seed is not None:
+            self.seed = seed
+            self._rng = random.Random(seed)
+        self._plan = None
+
+    # ------------------------------------------------------------------ budget
+
+    def _budget(self) -> tuple[int, float]:
+        limit = self.iterations if self.iterations else 1 << 60
+        deadline = (time.perf_counter() + self.time_limit) if self.time_limit else math.inf
+        return limit, deadline
+
+    def _value(self, g: Game, player: int, deal_index: int) -> float:
+        """The deal's point difference for ``player``, in units of ``scale``."""
+        rollout(g, self._rng, deal_index)
+        ds = g.deal_scores[deal_index]
+        return (ds[player].total - ds[1 - player].total) / self.scale
+
+    # ------------------------------------------------------------------ acting
+
+    def act(self, turn: Turn) -> int:
+        """Search from the turn's information set and return the chosen action."""
+        game, p = turn.game, turn.player
+        legal = turn.legal_actions
+        if not legal:
+            raise ValueError("MCTSAgent asked to act with no legal action (the game is over)")
+        if len(legal) == 1:
+            return legal[0]
+        if game.phase == Phase.EXCHANGE:
+            return self._exchange(game, p, legal)
+        return self._search(game, p, legal)
+
+    def _search(self, game: Game, player: int, legal: list[int]) -> int:
+        root = _Node()
+        deal_index = len(game.deal_scores)
+        limit, deadline = self._budget()
+        rng = self._rng
+        c = self.c
+        it = 0
+        while it < limit and (it & 7 or time.perf_counter() < deadline):
+            it += 1
+            g = determinize(game, player, rng)
+            node = root
+            path = [root]
+            movers = []
+            while True:
+                if len(g.deal_scores) > deal_index or g.current_player < 0:
+                    break
+                actions = g.legal_actions()
+                mover = g.current_player
+                children = node.children
+                untried = [a for a in actions if a not in children]
+                for a in actions:
+                    ch = children.get(a)
+                    if ch is not None:
+                        ch.avail += 1
+                if untried:
+                    a = untried[int(rng.random() * len(untried))]
+                    child = children[a] = _Node()
+                    child.avail = 1
+                    g.apply(a)
+                    path.append(child)
+                    movers.append(mover)
+                    break
+                sign = 1.0 if mover == player else -1.0
+                best_a, best_u = actions[0], -math.inf
+                for a in actions:
+                    ch = children[a]
+                    u = sign * ch.w / ch.n + c * math.sqrt(math.log(ch.avail) / ch.n)
+                    if u > best_u:
+                        best_a, best_u = a, u
+                node = children[best_a]
+                g.apply(best_a)
+                path.append(node)
+                movers.append(mover)
+            value = self._value(g, player, deal_index)
+            root.n += 1
+            for node in path[1:]:
+                node.n += 1
+                node.w += value
+        kids = root.children
+        return max(legal, key=lambda a: (kids[a].n, kids[a].w) if a in kids else (-1, 0.0))
+
+    # ------------------------------------------------------------------ exchange
+
+    def exchange_candidates(self, game: Game, player: int) -> list[list[int]]:
+        """The discard plans the search weighs (see the module docstring)."""
+        full = game.hands[player] | game.discards[player]
+        n_talon = len(game.talon)
+        rules = game.rules
+        if player == game.elder:
+            lo, hi = 1, min(rules.elder_max_exchange, n_talon)
+        else:
+            ymax = rules.younger_max_exchange
+            hi = n_talon if ymax is None else min(ymax, n_talon)
+            lo = min(rules.younger_min_exchange, hi)
+        order = greedy_discards(full, min(hi + self.exchange_alternatives, 12))
+        plans: list[list[int]] = []
+        seen: set[frozenset[int]] = set()
+
+        def add(plan: list[int]) -> None:
+            key = frozenset(plan)
+            if key not in seen:
+                seen.add(key)
+                plans.append(plan)
+
+        for k in range(lo, hi + 1):
+            add(order[:k])
+            if k == 0:
+                continue
+            for alt in order[k:k + self.exchange_alternatives]:
+                for i in range(k):
+                    add([*order[:i], *order[i + 1:k], alt])
+        return plans
+
+    def _exchange(self, game: Game, player: int, legal: list[int]) -> int:
+        full = game.hands[player] | game.discards[player]
+        key = (player, full, game.deal_number)
+        done = game.discards[player]
+        if self._plan is None or self._plan[0] != key or not all(
+                done >> c & 1 or game.hands[player] >> c & 1 for c in self._plan[1]) or (
+                done & ~sum(1 << c for c in self._plan[1])):
+            self._plan = (key, self._choose_plan(game, player))
+        for c in self._plan[1]:
+            if game.hands[player] >> c & 1:
+                return c
+        n = game.rules.n_cards
+        return n if n in legal else legal[0]
+
+    def _choose_plan(self, game: Game, player: int) -> list[int]:
+        plans = [pl for pl in self.exchange_candidates(game, player)
+                 if all(game.discards[player] >> c & 1 or game.hands[player] >> c & 1 for c in pl)
+                 and not game.discards[player] & ~sum(1 << c for c in pl)]
+        if len(plans) == 1:
+            return plans[0]
+        n = game.rules.n_cards
+        deal_index = len(game.deal_scores)
+        counts = [0] * len(plans)
+        totals = [0.0] * len(plans)
+        limit, deadline = self._budget()
+        rng = self._rng
+        it = 0
+        while it < limit and (it & 7 or time.perf_counter() < deadline):
+            it += 1
+            if it <= len(plans):
+                i = it - 1
+            else:
+                log_n = math.log(it)
+                i = max(range(len(plans)), key=lambda j: totals[j] / counts[j]
+                        + self.c * math.sqrt(log_n / counts[j]))
+            g = determinize(game, player, rng)
+            for card in plans[i]:
+                if g.hands[player] >> card & 1 and g.current_player == player:
+                    g.apply(card)
+            if g.current_player == player and g.phase == Phase.EXCHANGE:
+                g.apply(n)
+            totals[i] += self._value(g, player, deal_index)
+            counts[i] += 1
+        best = max(range(len(plans)), key=lambda j: (counts[j], totals[j]))
+        return plans[best]
+
+    def __repr__(self) -> str:
+        return (f"MCTSAgent(iterations={self.iterations!r}, time_limit={self.time_limit!r}, "
+                f"c={self.c}, scale={self.scale}, seed={self.seed!r})")
