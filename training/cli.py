@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 COMMANDS = (
     "training.bench",
+    "training.eval_cli",
 )
 """Modules that each contribute one subcommand (in help order)."""
 
