@@ -1,0 +1,79 @@
+"""``piquet play`` and ``piquet replay``: play against an agent, and replay saved games, in the
+terminal (see :mod:`training.play` and :mod:`training.replay`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from piquet_env.rules import make_rules
+from training.tui_text import Style, want_color
+
+
+def _style(args: argparse.Namespace) -> Style:
+    ascii_only = args.ascii or not _can_encode("♠♥♦♣·═─→✗")
+    return Style(ascii=ascii_only, color=want_color(ascii_only))
+
+
+def _can_encode(text: str) -> bool:
+    try:
+        text.encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _play(args: argparse.Namespace) -> int:
+    from training.play import play
+
+    try:
+        rules = make_rules(args.rules, args.variant)
+    except ValueError as err:
+        print(f"piquet play: {err}", file=sys.stderr)
+        return 2
+    try:
+        return play(args.opponent, rules, seed=args.seed, style=_style(args), save=args.save,
+                    player=args.player)
+    except (ValueError, FileNotFoundError, ImportError) as err:
+        print(f"piquet play: {err}", file=sys.stderr)
+        return 2
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from training.replay import run_replay
+
+    try:
+        return run_replay(args.file, style=_style(args), show_all=args.all)
+    except BrokenPipeError:  # e.g. `piquet replay FILE --all | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``piquet play`` and ``piquet replay``."""
+    p = sub.add_parser("play", help="play a partie against an agent in the terminal",
+                       description="Play a whole partie of Piquet against an agent. Type `help` "
+                                   "at any prompt for the commands.")
+    p.add_argument("--opponent", default="random", metavar="SPEC",
+                   help="the agent to play against: random, heuristic, mcts:N or a checkpoint "
+                        "path (default: random)")
+    p.add_argument("--rules", default="standard", help="rule set: standard or classic")
+    p.add_argument("--variant", action="append", default=[],
+                   help="orbis, saison or normand (repeat for several)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed for the cut, the deals and the agents (default: fresh)")
+    p.add_argument("--ascii", action="store_true", help="plain ASCII cards (TS, QH), no colour")
+    p.add_argument("--save", metavar="FILE", help="save the game record (JSON) to FILE")
+    p.add_argument("--player", metavar="SPEC",
+                   help="let an agent take your seat and watch it play (no input needed)")
+    p.set_defaults(func=_play)
+
+    r = sub.add_parser("replay", help="step through a saved game trick by trick",
+                       description="Replay a saved game record, showing both hands. Enter steps "
+                                   "on, a prints the rest, q quits.")
+    r.add_argument("file", help="a game record (JSON) from `piquet play --save` or "
+                                "`piquet eval --save-games`")
+    r.add_argument("--all", action="store_true", help="print the whole game without pausing")
+    r.add_argument("--ascii", action="store_true", help="plain ASCII cards (TS, QH), no colour")
+    r.set_defaults(func=_replay)

@@ -1,0 +1,105 @@
+"""Reading a player's typed choices: cards by name or number, the exchange as a list, declarations.
+
+Each parser takes the text typed and what is legal, and returns engine action ids or raises
+:class:`InputError` with a reason the player can act on ("you must follow hearts: ...").
+
+>>> from piquet_env.cards import parse_card
+>>> from piquet_env.rules import STANDARD
+>>> legal = [parse_card("QH"), parse_card("7H")]
+>>> parse_play("qh", legal, STANDARD) == parse_card("QH"), parse_play("2", legal, STANDARD) == legal[1]
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from piquet_env.cards import JOKER, SUIT_NAMES, card_str, parse_card
+from piquet_env.rules import Rules
+
+DECLARE_WORDS = ("declare", "d", "yes", "y")
+PASS_WORDS = ("pass", "p", "no", "n", "sink")
+KEEP_WORDS = ("none", "done", "keep", "-")
+"""Words that mean "discard nothing" in the exchange (where that is allowed)."""
+
+
+class InputError(ValueError):
+    """Typed input that is not a legal choice; the message says why."""
+
+
+def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
+    """A card id from a card name or a 1-based number into ``numbered``."""
+    if token.isdigit():
+        k = int(token)
+        if not 1 <= k <= len(numbered):
+            raise InputError(f"there is no choice {k}: choose 1 to {len(numbered)}")
+        return numbered[k - 1]
+    try:
+        card = parse_card(token)
+    except ValueError as err:
+        raise InputError(f"{token!r} is not a card: type a rank (7 8 9 10 J Q K A) and a suit "
+                         f"(c d h s), like qh or 10s, or a number") from err
+    if card >= rules.n_cards:
+        raise InputError(f"there is no joker in the pack of {rules.name} rules")
+    return card
+
+
+def parse_play(text: str, legal: Sequence[int], rules: Rules, hand: int | None = None,
+               lead: int | None = None) -> int:
+    """The card to play from ``text``: a card name (``'qh'``, ``'10s'``) or the number of a legal
+    card (1-based, in the order of ``legal``).
+
+    ``hand`` (a bitmask) and ``lead`` (the card led, if following) make the errors precise.
+    """
+    tokens = text.replace(",", " ").split()
+    if len(tokens) != 1:
+        raise InputError("play one card: its name (like qh or 10s) or its number")
+    card = _card_or_number(tokens[0], legal, rules)
+    if card in legal:
+        return card
+    if hand is not None and not hand >> card & 1:
+        raise InputError(f"you do not hold {card_str(card)}")
+    if lead is not None and lead != JOKER:
+        suit = SUIT_NAMES[lead >> 3]
+        raise InputError(f"you must follow {suit}: play one of "
+                         f"{' '.join(card_str(c) for c in legal)}")
+    raise InputError(f"{card_str(card)} cannot be played now; legal: "
+                     f"{' '.join(card_str(c) for c in legal)}")
+
+
+def parse_discards(text: str, hand: Sequence[int], lo: int, hi: int, rules: Rules) -> list[int]:
+    """The cards to discard from ``text``: card names or numbers into ``hand`` (the hand as shown,
+    1-based), optionally after the word ``discard``; ``none`` (or ``done``) discards nothing.
+
+    The count must be within ``lo..hi`` (the exchange limits); every card must be in the hand, and
+    none given twice.
+    """
+    tokens = text.replace(",", " ").lower().split()
+    if tokens and tokens[0] in ("discard", "x"):
+        tokens = tokens[1:]
+    if len(tokens) == 1 and tokens[0] in KEEP_WORDS:
+        tokens = []
+    cards = [_card_or_number(t, hand, rules) for t in tokens]
+    for c in cards:
+        if c not in hand:
+            raise InputError(f"you do not hold {card_str(c)}")
+    seen: set[int] = set()
+    for c in cards:
+        if c in seen:
+            raise InputError(f"{card_str(c)} is given twice")
+        seen.add(c)
+    if not lo <= len(cards) <= hi:
+        span = f"{lo} to {hi}" if lo < hi else str(lo)
+        given = f"you gave {len(cards)}" if cards else "you gave none"
+        raise InputError(f"discard {span} card{'s' if hi != 1 else ''}; {given}")
+    return cards
+
+
+def parse_decision(text: str) -> bool:
+    """``True`` to declare, ``False`` to pass: ``declare``/``d``/``1`` or ``pass``/``p``/``2``."""
+    t = text.strip().lower()
+    if t in (*DECLARE_WORDS, "1"):
+        return True
+    if t in (*PASS_WORDS, "2"):
+        return False
+    raise InputError("answer declare (d, 1) or pass (p, 2)")

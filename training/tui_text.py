@@ -1,0 +1,169 @@
+"""Text for the terminal programs (``piquet play``, ``piquet replay``): cards, hands, scores.
+
+A :class:`Style` formats cards with Unicode suits (``'10♠'``, red hearts and diamonds when colour is
+on) or plain ASCII names (``'TS'``); a :class:`Cast` names the two players from the point of view of
+whoever is reading ("You lead" / "random leads"). Everything here returns strings and prints nothing.
+
+>>> from piquet_env.cards import parse_mask
+>>> Style().hand(parse_mask("7c ac 10s qh"))
+'A♣ 7♣  Q♥  10♠'
+>>> Style(ascii=True).hand(parse_mask("7c ac 10s qh"))
+'AC 7C  QH  TS'
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from piquet_env.cards import JOKER, card_str, card_symbol, cards_of, sort_key
+from piquet_env.game.scoring import DealScore
+from piquet_env.rules import Rules
+
+WIDTH = 78
+"""Width of headings and rules, to fit an 80-column terminal."""
+
+_RED, _BOLD, _DIM, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
+SCORE_ROWS = (
+    ("carte_blanche", "carte blanche"), ("point", "point"), ("sequence", "sequences"),
+    ("set", "sets"), ("play", "play"), ("repique", "repique"), ("pique", "pique"),
+    ("capot", "capot"), ("cards", "the cards"),
+)
+"""The fields of a :class:`DealScore` in reckoning order, with the words a player uses."""
+
+
+def want_color(ascii_only: bool, stream: object = None) -> bool:
+    """Whether to colour output: a terminal, not ``--ascii``, and no ``NO_COLOR`` in the
+    environment (https://no-color.org)."""
+    stream = sys.stdout if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return (not ascii_only and "NO_COLOR" not in os.environ and isatty is not None
+            and bool(isatty()))
+
+
+@dataclass(frozen=True)
+class Style:
+    """How to draw cards and headings: Unicode suits or plain ASCII, with or without colour."""
+
+    ascii: bool = False
+    color: bool = False
+
+    def card(self, card: int) -> str:
+        """One card: ``'Q♥'`` (red when coloured) or ``'QH'``."""
+        if self.ascii:
+            return card_str(card)
+        text = card_symbol(card)
+        if self.color and card != JOKER and card >> 3 in (1, 2):
+            return _RED + text + _RESET
+        return text
+
+    def cards(self, cards: int | Iterable[int]) -> str:
+        """Cards in the order a hand is held (by suit, high to low), one space apart; ``'-'`` if
+        none."""
+        ids = cards_of(cards) if isinstance(cards, int) else list(cards)
+        return " ".join(self.card(c) for c in sorted(ids, key=sort_key)) or "-"
+
+    def hand(self, mask: int) -> str:
+        """A hand sorted by suit, high to low, with two spaces between suits; ``'-'`` if empty."""
+        groups: dict[int, list[int]] = {}
+        for c in sorted(cards_of(mask), key=sort_key):
+            groups.setdefault(-1 if c == JOKER else c >> 3, []).append(c)
+        return "  ".join(" ".join(self.card(c) for c in g) for g in groups.values()) or "-"
+
+    def bold(self, text: str) -> str:
+        """Bold text when coloured."""
+        return _BOLD + text + _RESET if self.color else text
+
+    def dim(self, text: str) -> str:
+        """Faint text when coloured."""
+        return _DIM + text + _RESET if self.color else text
+
+    def heading(self, title: str) -> str:
+        """A full-width heading line: ``'══ Deal 2 of 6 ═══…'``."""
+        bar = "=" if self.ascii else "═"
+        text = f"{bar * 2} {title} "
+        return self.bold(text + bar * max(0, WIDTH - len(text)))
+
+    def rule(self) -> str:
+        """A thin full-width line."""
+        return ("-" if self.ascii else "─") * WIDTH
+
+    @property
+    def arrow(self) -> str:
+        """The arrow used in trick lines."""
+        return "->" if self.ascii else "→"
+
+    @property
+    def dot(self) -> str:
+        """The separator between items on a line."""
+        return "|" if self.ascii else "·"
+
+
+@dataclass(frozen=True)
+class Cast:
+    """The two players' names as the reader says them.
+
+    ``viewer`` is the player reading (addressed as "you"), or ``None`` for an onlooker who sees
+    both hands (a replay), who reads both players' names.
+    """
+
+    names: tuple[str, str]
+    viewer: int | None = None
+
+    def who(self, p: int, capital: bool = True) -> str:
+        """The subject for player ``p``: ``'You'``/``'you'`` for the viewer, else his name."""
+        if p == self.viewer:
+            return "You" if capital else "you"
+        return self.names[p]
+
+    def verb(self, p: int, base: str, third: str | None = None, capital: bool = True) -> str:
+        """Subject and verb agreeing: ``'You lead'``, ``'random leads'``."""
+        return f"{self.who(p, capital)} {base if p == self.viewer else third or base + 's'}"
+
+    def possessive(self, p: int) -> str:
+        """``'your'`` or ``"random's"``."""
+        return "your" if p == self.viewer else f"{self.names[p]}'s"
+
+
+def role(game_elder: int, p: int) -> str:
+    """``'elder'`` or ``'younger'`` for player ``p`` when ``game_elder`` is elder hand."""
+    return "elder" if p == game_elder else "younger"
+
+
+def score_table(scores: tuple[DealScore, DealScore] | list[dict], cast: Cast,
+                style: Style) -> list[str]:
+    """Lines of a deal's score breakdown: one row per field either player scored, then the total.
+
+    ``scores`` are the two players' :class:`DealScore` or their ``to_dict()`` forms.
+    """
+    rows = [s.to_dict() if isinstance(s, DealScore) else dict(s) for s in scores]
+    left = 16
+    col = max(10, *(len(cast.who(p)) + 2 for p in (0, 1)))
+    out = [" " * left + "".join(f"{cast.who(p):>{col}}" for p in (0, 1))]
+    for key, label in SCORE_ROWS:
+        if rows[0].get(key) or rows[1].get(key):
+            out.append(f"  {label:<{left - 2}}" + "".join(f"{rows[p][key]:>{col}}" for p in (0, 1)))
+    out.append(style.bold(f"  {'deal total':<{left - 2}}"
+                          + "".join(f"{rows[p]['total']:>{col}}" for p in (0, 1))))
+    return out
+
+
+def settlement_lines(totals: list[int] | tuple[int, int], result: list[int] | tuple[int, int],
+                     rules: Rules, cast: Cast) -> list[str]:
+    """How the partie was settled, with the arithmetic (RULES.md section 8)."""
+    a, b = totals
+    out = [f"Final totals: {cast.who(0, False)} {a}, {cast.who(1, False)} {b}."]
+    if a == b:
+        out.append("The totals are equal: the partie is drawn, nobody scores.")
+        return out
+    w = 0 if a > b else 1
+    hi, lo = max(a, b), min(a, b)
+    rubicon = lo < 100 <= hi if rules.settlement == "standard" else lo < 100
+    if rubicon:
+        how = f"the loser is rubiconed (under 100), so {hi} + {lo} + 100 = {hi + lo + 100}"
+    else:
+        how = f"{hi} - {lo} + 100 = {hi - lo + 100}"
+    out.append(f"{cast.verb(w, 'win')} the partie by {result[w]}: {how}.")
+    return out
