@@ -195,8 +195,12 @@ class Narrator:
                 f"(the partie now has {e['deals']} deals)."]
 
     def _result(self, e: dict, game: Game) -> list[str]:
-        out = ["", self.style.heading("The partie is over")]
-        if game.mode == "deal":
-            return [*out, f"Deal scores: {self.cast.who(0, False)} {e['totals'][0]}, "
-                          f"{self.cast.who(1, False)} {e['totals'][1]}; result {e['result']}."]
-        return out + settlement_lines(e["totals"], e["result"], self.rules, self.cast)
+        if game.mode == "partie":
+            return ["", self.style.heading("The partie is over"),
+                    *settlement_lines(e["totals"], e["result"], self.rules, self.cast)]
+        out = ["", self.style.heading("The deal is over")]
+        r = e["result"]
+        if r[0] == r[1]:
+            return [*out, "The deal is drawn: both players scored the same."]
+        w = 0 if r[0] > r[1] else 1
+        return [*out, f"{self.cast.verb(w, 'win')} the deal by {r[w]} points."]
