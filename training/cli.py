@@ -14,6 +14,7 @@ from collections.abc import Sequence
 COMMANDS = (
     "training.bench",
     "training.eval_cli",
+    "training.train_cli",
     "training.play_cli",
 )
 """Modules that each contribute one subcommand (in help order)."""

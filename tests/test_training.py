@@ -1,0 +1,202 @@
+"""Training: config parsing, GAE by hand, self-play rollouts and rewards, a tiny end-to-end run,
+and resuming that reproduces the uninterrupted run's next update exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.policy import ActorCritic
+from agents.random_agent import RandomAgent
+from piquet_env.observation import encoder_for
+from piquet_env.rules import STANDARD
+from training import checkpoint as ck
+from training.cli import main
+from training.config import TrainConfig, apply_overrides, load_toml, to_toml
+from training.imitation import discounted_returns
+from training.ppo import gae
+from training.selfplay import Collector, OpponentPool, Seat
+
+ENC = encoder_for(STANDARD)
+
+# ---------------------------------------------------------------------------- config
+
+
+def test_toml_and_overrides(tmp_path: Path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text('seed = 4\nmode = "deal"\n[ppo]\nlearning_rate = 0.001\nhidden = [64, 32]\n'
+                 "[run]\ntensorboard = false\n")
+    cfg = load_toml(f)
+    assert (cfg.seed, cfg.mode, cfg.learning_rate, cfg.hidden, cfg.tensorboard) == \
+        (4, "deal", 0.001, (64, 32), False)
+    cfg = apply_overrides(cfg, ["seed=5", "hidden=128", "progress=no", "ent_coef=0"])
+    assert (cfg.seed, cfg.hidden, cfg.progress, cfg.ent_coef) == (5, (128,), False, 0.0)
+    f.write_text(to_toml(cfg))
+    assert load_toml(f) == cfg
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["nonsense=1"], "unknown config key 'nonsense'"),
+    (["seed=1.5"], "config key 'seed'"),
+    (["progress=maybe"], "config key 'progress'"),
+    (["seed"], "key=value"),
+])
+def test_bad_overrides_name_the_problem(bad: list[str], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        apply_overrides(TrainConfig(), bad)
+
+
+def test_bad_toml_names_the_file(tmp_path: Path) -> None:
+    f = tmp_path / "bad.toml"
+    f.write_text("seed = = 3")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_toml(f)
+    f.write_text("[a.b]\nseed = 3")
+    with pytest.raises(ValueError, match="nested too deep"):
+        load_toml(f)
+    with pytest.raises(ValueError, match="mode must be"):
+        apply_overrides(TrainConfig(), ["mode=tournament"]).validate()
+
+
+# ---------------------------------------------------------------------------- returns
+
+
+def test_gae_by_hand() -> None:
+    # Two trajectories: [r=1, r=2] (values .5, 1.) and [r=4] (value 3).
+    rewards = np.array([1.0, 2.0, 4.0], np.float32)
+    values = np.array([0.5, 1.0, 3.0], np.float32)
+    dones = np.array([False, True, True])
+    adv, ret = gae(rewards, values, dones, gamma=0.9, lam=0.5)
+    # t=1: delta = 2 - 1 = 1; t=0: delta = 1 + .9*1 - .5 = 1.4, adv = 1.4 + .45*1 = 1.85;
+    # t=2: delta = 4 - 3 = 1 (nothing bootstrapped across the boundary).
+    assert adv.tolist() == pytest.approx([1.85, 1.0, 1.0])
+    assert ret.tolist() == pytest.approx([2.35, 2.0, 4.0])
+    # lambda = 1, gamma = 1: advantages are reward-to-go minus value.
+    adv, _ = gae(rewards, values, dones, 1.0, 1.0)
+    togo = discounted_returns(rewards, dones, 1.0)
+    assert togo.tolist() == [3.0, 2.0, 4.0]
+    assert adv.tolist() == pytest.approx((togo - values).tolist())
+
+
+# ---------------------------------------------------------------------------- self-play
+
+
+def tiny_model() -> ActorCritic:
+    torch.manual_seed(0)
+    return ActorCritic(ENC.size, ENC.n_actions, hidden=(16,))
+
+
+@pytest.mark.parametrize("mode", ["deal", "partie"])
+def test_rollout_rewards_add_up_to_the_game_result(mode: str) -> None:
+    """With settle_weight 1, each seat's rewards sum to its final result times the scale."""
+    model = tiny_model()
+    col = Collector(STANDARD, mode, num_envs=3, rng=np.random.default_rng(1),
+                    reward_scale=0.5, settle_weight=1.0)
+    results: list[tuple[int, int]] = []
+    orig = col._apply
+
+    def spy(slot, action, rewards, points, out):
+        orig(slot, action, rewards, points, out)
+        if slot.game.is_over:
+            results.append(slot.game.result)
+
+    col._apply = spy  # type: ignore[method-assign]
+    roll = col.collect(4, lambda rng: (Seat(model=model, record=True),
+                                       Seat(model=model, record=True), "self"))
+    assert roll.games == 4 and roll.dones.sum() == 8  # two trajectories per game
+    ends = np.flatnonzero(roll.dones)
+    starts = np.r_[0, ends[:-1] + 1]
+    sums = [roll.rewards[a:b + 1].sum() for a, b in zip(starts, ends)]
+    # Trajectories are stored per game in seat order: seat 0 then seat 1.
+    expected = [0.5 * r for res in results for r in res]
+    assert sorted(sums) == pytest.approx(sorted(expected))
+    assert sum(sums) == pytest.approx(0.0, abs=1e-4)
+    # Every recorded action was legal under its stored mask, and log-probs are recomputable.
+    assert np.all(roll.masks[np.arange(len(roll)), roll.actions] == 1)
+    logp, _, value = model.evaluate_actions(torch.from_numpy(roll.obs),
+                                            torch.from_numpy(roll.masks),
+                                            torch.from_numpy(roll.actions))
+    assert torch.allclose(logp, torch.from_numpy(roll.logprobs), atol=1e-5)
+    assert torch.allclose(value, torch.from_numpy(roll.values), atol=1e-5)
+
+
+def test_learner_against_an_agent_records_only_its_own_seat() -> None:
+    model = tiny_model()
+    pool = OpponentPool(model, {"random": 1.0}, agent_factories={"random": RandomAgent})
+    col = Collector(STANDARD, "deal", num_envs=4, rng=np.random.default_rng(2))
+    roll = col.collect(6, pool.matchup)
+    assert roll.games == 6 and roll.dones.sum() == 6
+    assert roll.env_steps > len(roll)  # the random agent's decisions are played, not recorded
+    assert len(roll.points["random"]) == 6
+
+
+def test_opponent_pool_keeps_the_newest_snapshots() -> None:
+    model = tiny_model()
+    pool = OpponentPool(model, {"self": 1.0, "snapshot": 1.0}, size=2,
+                        agent_factories={})
+    for update in (1, 2, 3):
+        pool.add_snapshot(update)
+    assert pool.snapshot_updates == [2, 3]
+    with torch.no_grad():
+        model.value_head.bias.add_(1.0)
+    assert not torch.equal(pool.snapshots[-1].value_head.bias, model.value_head.bias)
+    with pytest.raises(ValueError, match="unknown opponent kinds"):
+        OpponentPool(model, {"bots": 1.0}, agent_factories={})
+
+
+# ---------------------------------------------------------------------------- end to end
+
+TINY = ["updates=2", "bc_games=6", "bc_epochs=1", "num_envs=4", "games_per_update=4",
+        "mode=deal", "eval_every=1", "eval_deals=2", "final_eval_deals=3", "snapshot_every=1",
+        "checkpoint_every=1", "progress=false", "tensorboard=false", "hidden=32",
+        "heuristic_weight=0.3", "random_weight=0.2", "eval_opponents=random"]
+
+
+def run_cli(out: Path, *extra: str) -> int:
+    args = ["train"]
+    for item in [*TINY, f"out_dir={out}", *extra]:
+        args += ["--set", item]
+    return main(args)
+
+
+def latest_model(out: Path) -> dict[str, torch.Tensor]:
+    return ck.read_checkpoint(out / ck.LATEST_FILE).section("model")
+
+
+def test_tiny_run_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    assert run_cli(out) == 0
+    printed = capsys.readouterr().out
+    assert "policy vs random" in printed and "peak resident memory" in printed
+    for name in ("config.toml", "train.csv", "eval.csv", "learning_curve.png", "summary.md",
+                 ck.POLICY_FILE, ck.LATEST_FILE):
+        assert (out / name).is_file(), name
+    assert len((out / "train.csv").read_text().splitlines()) == 3  # header + 2 updates
+    assert "| random | 3 |" in (out / "summary.md").read_text()
+    meta = ck.read_checkpoint(out / ck.LATEST_FILE).meta
+    assert meta["train"]["counters"]["update"] == 2 and meta["config"]["hidden"] == [32]
+
+
+def test_resume_reproduces_the_uninterrupted_run(tmp_path: Path) -> None:
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert run_cli(full, "final_eval_deals=0") == 0
+    assert run_cli(part, "updates=1", "final_eval_deals=0") == 0
+    assert not all(torch.equal(a, b) for a, b in
+                   zip(latest_model(full).values(), latest_model(part).values()))
+    assert main(["train", "--resume", str(part), "--set", "updates=2"]) == 0
+    resumed, uninterrupted = latest_model(part), latest_model(full)
+    assert resumed.keys() == uninterrupted.keys()
+    for key in resumed:
+        assert torch.equal(resumed[key], uninterrupted[key]), key
+
+
+def test_resume_from_a_corrupt_checkpoint_is_a_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    (out / "checkpoints").mkdir(parents=True)
+    (out / ck.LATEST_FILE).write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{broken")
+    assert main(["train", "--resume", str(out)]) == 2
+    assert "corrupt" in capsys.readouterr().err
