@@ -177,8 +177,8 @@ class Session:
         lo, hi = exchange_limits(g, p)
         hand = sorted(cards_of(g.hands[p]), key=sort_key)
         span = f"{lo} to {hi}" if lo < hi else str(lo)
-        self.write(f"Exchange ({role(g.elder, p)} hand): discard {span} cards; you then take as "
-                   f"many from the top of the talon ({len(g.talon)} cards).")
+        self.write(f"Exchange: discard {span} cards, then take as many from the top of the "
+                   f"talon ({len(g.talon)} cards).")
         self._say(self._numbered(hand))
         cards = self._ask("discard> ", lambda t: parse_discards(t, hand, lo, hi, g.rules))
         for c in cards:  # type: ignore[union-attr]
@@ -214,10 +214,11 @@ class Session:
     # ------------------------------------------------------------------ what the person sees
 
     def _numbered(self, cards: list[int]) -> list[str]:
-        items = [f"{k:>2}) {self.style.card(c)}" for k, c in enumerate(cards, 1)]
+        plain = Style(ascii=self.style.ascii)  # for the width: colour codes take no room
         width = 8 if self.style.ascii else 9
-        return ["  " + "".join(f"{it:<{width}}" for it in items[i:i + 8]).rstrip()
-                for i in range(0, len(items), 8)]
+        items = [f"{k:>2}) {self.style.card(c)}"
+                 + " " * (width - len(f"{k:>2}) {plain.card(c)}")) for k, c in enumerate(cards, 1)]
+        return ["  " + "".join(items[i:i + 8]).rstrip() for i in range(0, len(items), 8)]
 
     def table(self) -> list[str]:
         """The table as the person sees it: only what he knows."""

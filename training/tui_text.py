@@ -25,7 +25,8 @@ from piquet_env.rules import Rules
 WIDTH = 78
 """Width of headings and rules, to fit an 80-column terminal."""
 
-_RED, _BOLD, _DIM, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
+_RED, _DEFAULT_FG = "\x1b[31m", "\x1b[39m"
+_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 SCORE_ROWS = (
     ("carte_blanche", "carte blanche"), ("point", "point"), ("sequence", "sequences"),
     ("set", "sets"), ("play", "play"), ("repique", "repique"), ("pique", "pique"),
@@ -56,7 +57,7 @@ class Style:
             return card_str(card)
         text = card_symbol(card)
         if self.color and card != JOKER and card >> 3 in (1, 2):
-            return _RED + text + _RESET
+            return _RED + text + _DEFAULT_FG
         return text
 
     def cards(self, cards: int | Iterable[int]) -> str:
