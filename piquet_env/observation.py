@@ -26,6 +26,7 @@ use :func:`encoder_for`.
 
 from __future__ import annotations
 
+import struct
 from functools import cache
 
 import numpy as np
@@ -154,30 +155,39 @@ class ObservationEncoder:
                     f"= passed)",
                 )
         self.n_bits = lay.size
-        self._n_bytes = (self.n_bits + 7) // 8
+        self._n_bytes = (self.n_bits + 15) // 16 * 2  # even, so the uint16 scalars align
+        self._decl_start = self._decl[0][0]
+        self._decl_offsets = [[a - self._decl_start for a in pair] for pair in self._decl]
+        self._decl_memo: list[tuple | None] = [None, None]
         # ---- scalar block
         scales: list[float] = []
+        highs: list[float] = [1.0] * self.n_bits
 
-        def scalar(name: str, width: int, scale: float, desc: str) -> None:
+        def scalar(name: str, width: int, scale: float, high: float, desc: str) -> None:
             lay.add(name, width, f"{desc} (divided by {scale:g})")
             scales.extend([1.0 / scale] * width)
+            highs.extend([high] * width)
 
-        scalar("decl_point_value", 2, _POINT_SCALE,
+        scalar("decl_point_value", 2, _POINT_SCALE, 1.0,
                "pip value of the point declared by (me, opp), 0 if none")
-        scalar("tricks_won", 2, 12, "tricks won this deal by (me, opp)")
-        scalar("deal_points_me", sc.N_SCORE_FIELDS, _POINT_SCALE,
+        scalar("tricks_won", 2, 12, 1.0, "tricks won this deal by (me, opp)")
+        scalar("deal_points_me", sc.N_SCORE_FIELDS, _POINT_SCALE, 1.0,
                "my points this deal by source: " + ", ".join(_SCORE_FIELD_NAMES))
-        scalar("deal_points_opp", sc.N_SCORE_FIELDS, _POINT_SCALE,
+        scalar("deal_points_opp", sc.N_SCORE_FIELDS, _POINT_SCALE, 1.0,
                "the opponent's points this deal, same sources")
-        scalar("deal_total", 2, _POINT_SCALE, "points this deal so far of (me, opp)")
-        scalar("partie_totals", 2, _POINT_SCALE,
+        scalar("deal_total", 2, _POINT_SCALE, 3.0, "points this deal so far of (me, opp)")
+        scalar("partie_totals", 2, _POINT_SCALE, 50.0,
                "partie totals of (me, opp) before this deal")
-        scalar("deal_number", 1, rules.deals, "deals played before this one")
-        scalar("deals_left", 1, rules.deals, "deals left including this one")
-        scalar("exchanged", 2, 5, "cards exchanged this deal by (elder, younger)")
-        scalar("discarding", 1, 5, "exchange: cards discarded so far in the exchange under way")
-        scalar("talon_left", 1, rules.talon_size, "cards left in the talon")
+        scalar("deal_number", 1, rules.deals, 2.0, "deals played before this one")
+        scalar("deals_left", 1, rules.deals, 1.0, "deals left including this one")
+        scalar("exchanged", 2, 5, 2.0, "cards exchanged this deal by (elder, younger)")
+        scalar("discarding", 1, 5, 2.0,
+               "exchange: cards discarded so far in the exchange under way")
+        scalar("talon_left", 1, rules.talon_size, 1.0, "cards left in the talon")
+        self.high = np.asarray(highs, dtype=np.float32)
+        """Upper bound of every observation entry (the lower bound is 0), for the Box space."""
         self._scale = np.asarray(scales, dtype=np.float32)
+        self._pack = struct.Struct(f"<{len(scales)}H").pack
         self.size = lay.size
         self.fields: list[Field] = lay.fields
         self._fields_by_name = {name: (a, b) for name, a, b, _ in lay.fields}
@@ -219,63 +229,85 @@ class ObservationEncoder:
         bits = (g.hands[p] | g.discards[p] << n | seen << 2 * n
                 | (g.hands[o] & (shown_o | seen)) << 3 * n | shown_o << 4 * n
                 | g.shown[p] << 5 * n | g.played[p] << 6 * n | g.played[o] << 7 * n)
-        if g.trick:
-            bits |= 1 << (8 * n + g.trick[0])
-        f = self._flags
+        trick = g.trick
+        if trick:
+            bits |= 1 << (8 * n + trick[0])
+        # Flags, relative to the flag block (see __init__ for the order).
         phase = g.phase
-        bits |= (g.voids[p] | g.voids[o] << 4) << f
+        to_act = g.current_player == p
+        flags = g.voids[p] | g.voids[o] << 4 | 1 << (9 + phase)
         if g.elder == p:
-            bits |= 1 << (f + 8)
-        bits |= 1 << (f + 9 + phase)
-        if phase == _DECLARE:
-            bits |= 1 << (f + 13 + (g.decl_step >> 1))
-        if g.current_player == p:
-            bits |= 1 << (f + 16)
-        if phase == _PLAY and (g.current_player == p) != bool(g.trick):
-            bits |= 1 << (f + 17)  # (Game.clone() does not copy Game.leader, so derive it)
-        if g.pique_open and phase != _OVER:
-            bits |= 1 << (f + 18 + (g.elder != p))
-        if phase in (_EXCHANGE, _DECLARE):
-            if _repique_possible(g, p):
-                bits |= 1 << (f + 20)
-            if _repique_possible(g, o):
-                bits |= 1 << (f + 21)
+            flags |= 1 << 8
+        if to_act:
+            flags |= 1 << 16
+        if phase == _PLAY:
+            if to_act != bool(trick):
+                flags |= 1 << 17  # leader (derived: Game.clone() did not always copy leader)
+        elif phase == _DECLARE:
+            flags |= 1 << (13 + (g.decl_step >> 1))
         if phase != _OVER:
+            if g.pique_open:
+                flags |= 1 << (18 + (g.elder != p))
+            if phase != _PLAY:
+                if _repique_possible(g, p):
+                    flags |= 1 << 20
+                if _repique_possible(g, o):
+                    flags |= 1 << 21
             tw = g.tricks_won
             if not tw[o]:
-                bits |= 1 << (f + 22)
+                flags |= 1 << 22
             if not tw[p]:
-                bits |= 1 << (f + 23)
-        if g.deal_number == g.planned_deals - 1:
-            bits |= 1 << (f + 24)
+                flags |= 1 << 23
+        if g.mode == "deal" or g.deal_number == g.planned_deals - 1:
+            flags |= 1 << 24
+        bits |= flags << self._flags
         if phase != _EXCHANGE:
-            decided, declared, decl, cache = g.decided, g.declared, self._decl, self._combo_cache
-            for cat in range(3):
-                d = decided[cat]
-                for who, q in ((0, p), (1, o)):
-                    if d[q]:
-                        c = declared[cat][q]
-                        if c is None:
-                            bits |= 1 << decl[cat][who]
-                        else:
-                            cb = cache.get(c)
-                            if cb is None:
-                                cb = cache[c] = _combo_bits(c)
-                            bits |= cb << decl[cat][who]
+            bits |= self._decl_bits(g, p) << self._decl_start
         return bits
 
-    def _scalars(self, g: Game, p: int) -> list[int]:
+    def _decl_bits(self, g: Game, p: int) -> int:
+        """The declaration records of both players, relative to the first record.
+
+        Memoized per observing player on the identity of the game's ``declared`` list (replaced at
+        every deal and copied by ``clone()``) and the declaration step, which together fix it.
+        """
+        memo = self._decl_memo[p]
+        declared, step = g.declared, g.decl_step
+        if memo is not None and memo[0] is declared and memo[1] == step:
+            return memo[2]
+        o = 1 - p
+        decided, offsets, cache = g.decided, self._decl_offsets, self._combo_cache
+        bits = 0
+        for cat in range(3):
+            d = decided[cat]
+            for who, q in ((0, p), (1, o)):
+                if d[q]:
+                    c = declared[cat][q]
+                    if c is None:
+                        bits |= 1 << offsets[cat][who]
+                    else:
+                        cb = cache.get(c)
+                        if cb is None:
+                            cb = cache[c] = _combo_bits(c)
+                        bits |= cb << offsets[cat][who]
+        self._decl_memo[p] = (declared, step, bits)
+        return bits
+
+    def _scalars(self, g: Game, p: int) -> bytes:
+        """The scalar block's raw (unscaled, non-negative) values, packed as uint16."""
         o = 1 - p
         e = g.elder
         pt = g.declared[POINT]
         sp, so = g.scores[p], g.scores[o]
         cp, co = pt[p], pt[o]
-        return [
+        # deals left, this one included (a single-deal game counts its own deal)
+        left = (g.result is None) if g.mode == "deal" else g.planned_deals - g.deal_number
+        return self._pack(
             cp.height if cp is not None else 0, co.height if co is not None else 0,
             g.tricks_won[p], g.tricks_won[o], *sp, *so, sum(sp), sum(so),
-            g.totals[p], g.totals[o], g.deal_number, g.planned_deals - g.deal_number,
+            g.totals[p], g.totals[o], g.deal_number, left,
             g.taken[e], g.taken[1 - e], g.n_discarded, len(g.talon),
-        ]
+        )
 
     def encode(self, game: Game, player: int) -> np.ndarray:
         """The observation of ``player`` (0 or 1): a new float32 array of shape ``(size,)``."""
@@ -286,9 +318,11 @@ class ObservationEncoder:
     def encode_into(self, game: Game, player: int, out: np.ndarray) -> None:
         """Write the observation of ``player`` into ``out`` (float32, shape ``(size,)``)."""
         nb = self.n_bits
-        raw = np.frombuffer(self._bits(game, player).to_bytes(self._n_bytes, "little"), np.uint8)
+        data = self._bits(game, player).to_bytes(self._n_bytes, "little") + self._scalars(
+            game, player)
+        raw = np.frombuffer(data, np.uint8)
         out[:nb] = np.unpackbits(raw, count=nb, bitorder="little")
-        np.multiply(self._scalars(game, player), self._scale, out=out[nb:])
+        np.multiply(raw[self._n_bytes:].view(np.uint16), self._scale, out=out[nb:])
 
     def action_mask(self, game: Game, player: int) -> np.ndarray:
         """int8 mask over the ``n_actions`` ids: 1 for each legal action of ``player``; all zeros
@@ -328,17 +362,29 @@ class ObservationEncoder:
 def _repique_possible(g: Game, x: int) -> bool:
     """Whether the public scores and decisions still allow ``x`` a repique (before play).
 
-    Every declaration category not yet settled that ``x`` can still win is credited to him with 30
-    points; a repique for ``x`` under that best case means it is not ruled out.
+    Best case for ``x``: every declaration category not yet settled that he can still win (he has
+    not passed it) is credited to him with 30 points, the opponent scoring nothing more; the
+    repique rule of the rules object (RULES.md section 7) then decides.
     """
-    step = g.decl_step if g.phase == _DECLARE else 0
+    theirs = g.scores[1 - x]
+    if g.phase == _EXCHANGE:  # nothing declared yet: only a carte blanche can stand in the way
+        return not theirs[sc.CARTE_BLANCHE]
+    mine = g.scores[x]
+    step = g.decl_step
     current = step >> 1
-    hypo = [list(g.scores[0]), list(g.scores[1])]
+    credit = [mine[sc.CARTE_BLANCHE], mine[sc.POINT], mine[sc.SEQUENCE], mine[sc.SET]]
     for cat in range(current, 3):
-        if cat == current and step & 1 and g.decided[cat][x] and g.declared[cat][x] is None:
-            continue  # x passed in the category being decided: he cannot win it
-        hypo[x][_CATEGORY_FIELDS[cat]] += sc.THRESHOLD
-    return sc.repique_player(hypo, g.rules) == x
+        if not (cat == current and g.decided[cat][x] and g.declared[cat][x] is None):
+            credit[cat + 1] += sc.THRESHOLD
+    if g.rules.repique_reckoning == "standard":
+        return sum(credit) >= sc.THRESHOLD and not (
+            theirs[sc.CARTE_BLANCHE] or theirs[sc.POINT] or theirs[sc.SEQUENCE] or theirs[sc.SET])
+    running = 0
+    for k in range(4):
+        running += credit[k]
+        if running >= sc.THRESHOLD:
+            return not any(theirs[h] for h in sc.DECLARATION_FIELDS[:k])
+    return False
 
 
 @cache

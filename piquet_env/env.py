@@ -1,0 +1,509 @@
+"""
+# Piquet
+
+A PettingZoo AEC environment for Piquet, the two-player French trick-taking card game (rules:
+``RULES.md``; engine: :mod:`piquet_env.game`).
+
+| Import             | `from piquet_env import env` (or `pettingzoo.make("aec", "piquet-v0")`) |
+|--------------------|------------------------------------------------------------------------|
+| Actions            | Discrete                                                               |
+| Parallel API       | No                                                                     |
+| Agents             | `agents = ['player_0', 'player_1']`                                    |
+| Action Values      | Discrete(35), Discrete(36) under `normand`                              |
+| Observation Shape  | (433,), (442,) under `normand`                                         |
+| Observation Values | [0, 1] for the first 399 (408) entries, scaled counts after            |
+
+`env(**options)` is `raw_env(**options)` wrapped in PettingZoo's TerminateIllegalWrapper (an
+illegal action ends the game: -1 for the offender, 0 for the other), AssertOutOfBoundsWrapper and
+OrderEnforcingWrapper, as PettingZoo's classic environments are.
+
+## Options
+
+- `rules`: `"standard"` (default) or `"classic"`, a `+`-joined preset such as `"classic+normand"`,
+  or a `Rules` object; `variants`: any of `"orbis"`, `"saison"`, `"normand"`.
+- `episode`: `"partie"` (default: 6 deals, 12 under `saison`, then the settlement) or `"deal"`
+  (a single deal; its result is the deal point difference).
+- `reward`: `"result"` (default): nothing until the end, then each player's settled result
+  (zero-sum). `"deal_points"`: at the end of each deal, each player gets his deal score minus the
+  opponent's; at the end of the episode a settlement adjustment brings each player's sum to his
+  settled result. Under both modes an episode's rewards sum, per player, to `reward_scale` times
+  `Game.result` (RULES.md section 8; in `episode="deal"` mode the deal point difference).
+- `reward_scale`: a positive factor applied to every reward (default 1.0; e.g. 0.01).
+- `render_mode`: `None`, `"human"` (prints) or `"ansi"` (returns the text);
+  `render_view`: `"player"` (default: the acting player's view) or `"spectator"` (both hands and
+  the talon).
+
+Bad option values raise `ValueError` naming the option.
+
+## Agents and seats
+
+Agents `player_0` and `player_1` are the engine's players 0 and 1. Which one is elder in the first
+deal follows the cut for deal (random from the seed); the elder alternates every deal. The
+observation's `elder` entry says which seat the observer holds.
+
+## Reset
+
+`reset(seed=s)` is deterministic: the same seed gives the same cut and deals. Without a seed the
+environment's own generator (seeded by the last seeded reset) draws a fresh one. `options` may hold
+`{"deal": {"elder": "AS KS ...", "younger": "...", "talon": "...", "first_elder": "player_1"}}`
+to start from given cards (12, 12 and the talon top first; card names or ids; `first_elder`
+optional: `0`, `1` or an agent name, else the cut decides), or `{"deals": [ ... ]}` for several
+deals in order. Other keys are ignored.
+
+## Action space
+
+`Discrete(n_cards + 3)`: ids `0 .. n_cards-1` are cards (`suit * 8 + rank`, suits C D H S, ranks
+7 8 9 T J Q K A; the joker is 32), meaning *discard this card* in the exchange and *play this card*
+in the tricks; then `DONE` (finish exchanging), `DECLARE` and `PASS` (decide the current
+declaration category). See :mod:`piquet_env.actions`.
+
+## Observation space
+
+A dict: `observation`, a float32 `Box(0, high, (size,))`, and `action_mask`, an int8
+`Box(0, 1, (n_actions,))` marking exactly the engine's legal actions for the agent to act (all zeros
+for the other agent). The observation holds everything the observing player knows and nothing he
+does not. Index ranges for the 32-card pack (under `normand` every card plane is 33 wide and the
+later ranges shift; `piquet_env.observation.encoder_for(rules).fields` lists them for any rules):
+
+- 0-31 `hand`: own hand.
+- 32-63 `discards`: own discards (this deal).
+- 64-95 `talon_seen`: talon cards the player looked at (elder's untaken part), wherever they are
+  now.
+- 96-127 `opp_known`: cards known to be in the opponent's hand now (shown by him, or taken by
+  him from talon cards the player saw).
+- 128-159 `opp_shown`: every card the opponent has shown this deal (carte blanche, declared and
+  scored combinations), played since or not.
+- 160-191 `own_shown`: every card the player has shown to the opponent this deal.
+- 192-223 `own_played`: cards the player has played to tricks this deal.
+- 224-255 `opp_played`: cards the opponent has played to tricks this deal.
+- 256-287 `trick`: the card led to the current trick (empty when no card is led).
+- 288-291 `own_voids`: suits (C D H S) the player showed void in.
+- 292-295 `opp_voids`: suits (C D H S) the opponent showed void in.
+- 296-296 `elder`: 1 if the player is elder hand this deal, 0 if younger.
+- 297-300 `phase`: phase one-hot: exchange, declarations, play, over.
+- 301-303 `category`: declarations: category being decided, one-hot (point, sequence, set).
+- 304-304 `to_act`: 1 if the player is the one to act.
+- 305-305 `leader`: play: 1 if the player leads (or led) the current trick.
+- 306-307 `pique_possible`: pique still possible for (me, opp): elder only, open until younger
+  scores, elder reaches 30 in play, or a repique.
+- 308-309 `repique_possible`: repique not yet ruled out for (me, opp) by the public scores and
+  decisions (0 once play begins).
+- 310-311 `capot_possible`: capot still possible for (me, opp): the other has won no trick this
+  deal and it is not over.
+- 312-312 `last_deal`: 1 in the last deal of the partie (or of a single-deal game).
+- 313-326 `decl_point_me`: my point declaration: decided, declared, length one-hot (1..8), suit
+  one-hot (C D H S). Decided and not declared means passed.
+- 327-340 `decl_point_opp`: the opponent's, the same way.
+- 341-360 `decl_sequence_me`: my sequence declaration: decided, declared, length one-hot (3..8),
+  top card rank one-hot (7..A), suit one-hot (C D H S).
+- 361-380 `decl_sequence_opp`: the opponent's, the same way.
+- 381-389 `decl_set_me`: my set declaration: decided, declared, trio/quatorze, rank one-hot
+  (10 J Q K A).
+- 390-398 `decl_set_opp`: the opponent's, the same way.
+- 399-400 `decl_point_value`: pip value of the point declared by (me, opp), 0 if none (/100).
+- 401-402 `tricks_won`: tricks won this deal by (me, opp) (/12).
+- 403-412 `deal_points_me`: my points this deal by source: carte blanche, point, sequence, set,
+  leads, tricks, repique, pique, capot, cards (/100).
+- 413-422 `deal_points_opp`: the opponent's points this deal, same sources (/100).
+- 423-424 `deal_total`: points this deal so far of (me, opp) (/100).
+- 425-426 `partie_totals`: partie totals of (me, opp) before this deal (/100).
+- 427-427 `deal_number`: deals played before this one (/ deals in a partie).
+- 428-428 `deals_left`: deals left including this one (/ deals in a partie).
+- 429-430 `exchanged`: cards exchanged this deal by (elder, younger) (/5).
+- 431-431 `discarding`: cards discarded so far in the exchange under way (/5).
+- 432-432 `talon_left`: cards left in the talon (/ talon size).
+
+`state()` is the full-information vector for centralized critics (float32, 1060 values; 1084 under
+`normand`): player 0's observation, player 1's observation, then both hands, both discards, the
+talon, each talon card's position (1 = top, divided by the talon size) and the player to act.
+
+## Rewards
+
+Zero-sum. See `reward` above: the settled partie result at the end, or per-deal point differences
+plus a final settlement adjustment; both sum to the same total.
+
+## Infos
+
+`infos[agent]` holds `phase` (`"exchange"`, `"declarations"`, `"play"`, `"over"`), `to_act`
+(whether it is this agent's turn), `legal_actions` (the names of the agent's legal actions,
+e.g. `"discard QH"`, `"declare point"`, `"play TS"`; empty when not his turn) and, from the end of a
+deal until that agent next acts, `deal_score`: `{"deal": n, "player_0": {...}, "player_1": {...}}`
+with both players' score breakdowns (`DealScore.to_dict()`).
+
+## Version history
+
+- v0: first release (observation layout version 1, `piquet_env.observation.OBS_VERSION`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import logger, spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from piquet_env.actions import SPECIAL_NAMES
+from piquet_env.cards import card_str
+from piquet_env.combinations import CATEGORY_NAMES
+from piquet_env.game import Game, Phase
+from piquet_env.observation import encoder_for
+from piquet_env.render import render_text
+from piquet_env.rules import Rules, make_rules
+
+AGENTS = ("player_0", "player_1")
+EPISODES = ("partie", "deal")
+REWARDS = ("result", "deal_points")
+RENDER_VIEWS = ("player", "spectator")
+PHASE_NAMES = ("exchange", "declarations", "play", "over")
+ILLEGAL_REWARD = -1
+"""Reward of an agent whose illegal action ends the game under :func:`env`'s wrapper."""
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Piquet AEC environment: :class:`raw_env` wrapped in TerminateIllegalWrapper,
+    AssertOutOfBoundsWrapper and OrderEnforcingWrapper. Options as for :class:`raw_env`.
+
+    The wrappers are PettingZoo's own, subclassed only so that reading the per-step attributes
+    (``agent_selection``, ``rewards``, ``terminations``, ...) goes straight to the raw environment
+    instead of through a failed lookup and ``__getattr__`` at every layer; their behaviour is
+    unchanged (``tests/test_env_api.py`` compares them with the plain stack).
+    """
+    e: AECEnv = raw_env(**kwargs)
+    e = _TerminateIllegal(e, illegal_reward=ILLEGAL_REWARD)
+    e = _AssertOutOfBounds(e)
+    e = _OrderEnforcing(e)
+    return e
+
+
+def plain_env(**kwargs: Any) -> AECEnv:
+    """:func:`env` with PettingZoo's wrapper classes exactly as shipped (slower attribute access);
+    for comparison and benchmarks."""
+    e: AECEnv = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=ILLEGAL_REWARD)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+_HOT = ("agent_selection", "rewards", "terminations", "truncations", "infos", "agents",
+        "_cumulative_rewards")
+"""Attributes read at every step; the wrappers below forward them directly."""
+
+
+def _direct(name: str) -> property:
+    def get(self: wrappers.BaseWrapper) -> Any:
+        return getattr(self._raw, name)
+
+    return property(get, doc=f"The raw environment's ``{name}``.")
+
+
+def _direct_after_reset(name: str) -> property:
+    def get(self: wrappers.OrderEnforcingWrapper) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    return property(get, doc=f"The raw environment's ``{name}`` (after reset).")
+
+
+class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's TerminateIllegalWrapper with direct reads of the per-step attributes."""
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env, illegal_reward)
+        self._raw = env.unwrapped
+
+
+class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's AssertOutOfBoundsWrapper with direct reads of the per-step attributes."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's OrderEnforcingWrapper with direct reads of the per-step attributes (still an
+    ``AttributeError`` before reset)."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+
+for _name in _HOT:
+    setattr(_TerminateIllegal, _name, _direct(_name))
+    setattr(_AssertOutOfBounds, _name, _direct(_name))
+    setattr(_OrderEnforcing, _name, _direct_after_reset(_name))
+
+
+def _action_names(rules: Rules) -> tuple[tuple[str, ...], ...]:
+    """Names of every action id per situation: exchange, play, then declaring each category."""
+    n = rules.n_cards
+    cards = [card_str(c) for c in range(n)]
+    exchange = tuple([f"discard {c}" for c in cards] + list(SPECIAL_NAMES))
+    play = tuple([f"play {c}" for c in cards] + list(SPECIAL_NAMES))
+    declare = tuple(
+        (*cards, "done", f"declare {cat}", f"pass {cat}") for cat in CATEGORY_NAMES
+    )
+    return (exchange, play, *declare)
+
+
+class raw_env(AECEnv, EzPickle):
+    """Piquet as a PettingZoo AEC environment (see the module docstring for spaces and rewards).
+
+    Options: ``rules`` (a preset name or :class:`~piquet_env.rules.Rules`), ``variants``,
+    ``episode`` (``"partie"`` or ``"deal"``), ``reward`` (``"result"`` or ``"deal_points"``),
+    ``reward_scale``, ``render_mode`` (``None``, ``"human"``, ``"ansi"``) and ``render_view``
+    (``"player"`` or ``"spectator"``).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["human", "ansi"],
+        "name": "piquet_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        rules: str | Rules = "standard",
+        variants: Iterable[str] = (),
+        episode: str = "partie",
+        reward: str = "result",
+        reward_scale: float = 1.0,
+        render_mode: str | None = None,
+        render_view: str = "player",
+    ) -> None:
+        if isinstance(variants, str):
+            variants = [variants]
+        variants = tuple(variants)
+        EzPickle.__init__(self, rules, variants, episode, reward, reward_scale, render_mode,
+                          render_view)
+        super().__init__()
+        self.rules = make_rules(rules, variants)
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        try:
+            scale = float(reward_scale)
+        except (TypeError, ValueError):
+            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}") from None
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        if render_view not in RENDER_VIEWS:
+            raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
+        self.episode = episode
+        self.reward_mode = reward
+        self.reward_scale = scale
+        self.render_mode = render_mode
+        self.render_view = render_view
+        self.encoder = encoder_for(self.rules)
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        enc = self.encoder
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
+        })
+        act_space = spaces.Discrete(enc.n_actions)
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: act_space for a in AGENTS}
+        self.state_space = spaces.Box(low=0.0, high=np.float32(np.inf),
+                                      shape=(enc.state_size,), dtype=np.float32)
+        self._names = _action_names(self.rules)
+        self._rng = random.Random()
+        self.game: Game | None = None
+
+    # ------------------------------------------------------------------ PettingZoo API
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent`` (the same for both)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent`` (the same for both)."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new episode: a partie (or one deal) dealt from ``seed``, or from the cards in
+        ``options["deal"]`` / ``options["deals"]`` (see the module docstring)."""
+        if seed is not None:
+            self._rng = random.Random(seed)
+        deals, first_elder = _deal_options(options)
+        self.game = Game(
+            self.rules, seed=self._rng.getrandbits(64), mode=self.episode, deals=deals,
+            first_elder=first_elder, record=False,
+        )
+        self.agents = list(AGENTS)
+        self.rewards = {a: 0 for a in AGENTS}
+        self._cumulative_rewards = {a: 0 for a in AGENTS}
+        self.terminations = {a: False for a in AGENTS}
+        self.truncations = {a: False for a in AGENTS}
+        self._paid = [0, 0]
+        self._pending: list[dict | None] = [None, None]
+        self._after_move()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 vector, "action_mask": int8 mask}`` for ``agent``."""
+        p = 0 if agent == "player_0" else 1
+        g = self.game
+        mask = np.zeros(self.encoder.n_actions, dtype=np.int8)
+        if p == g.current_player:
+            mask[self._legal] = 1
+        return {"observation": self.encoder.encode(g, p), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The full-information vector (both hands, discards and the talon; see the docstring)."""
+        return self.encoder.state(self.game)
+
+    def step(self, action: int) -> None:
+        """Play ``action`` for :attr:`agent_selection` (``None`` for an agent that is done)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        g = self.game
+        p = g.current_player
+        n_deals = len(g.deal_scores)
+        g.apply(int(action))
+        self._pending[p] = None
+        self._cumulative_rewards[agent] = 0
+        r0 = r1 = 0
+        if len(g.deal_scores) > n_deals:
+            ds0, ds1 = g.deal_scores[-1]
+            self._pending = [{"deal": n_deals, "player_0": ds0.to_dict(),
+                              "player_1": ds1.to_dict()}] * 2
+            if self.reward_mode == "deal_points":
+                r0 = ds0.total - ds1.total
+                r1 = -r0
+        if g.is_over:
+            res = g.result
+            if self.reward_mode == "deal_points":
+                r0, r1 = res[0] - self._paid[0], res[1] - self._paid[1]
+            else:
+                r0, r1 = res
+            self.terminations = {a: True for a in AGENTS}
+        self._paid[0] += r0
+        self._paid[1] += r1
+        scale = self.reward_scale
+        self.rewards = {"player_0": r0 * scale, "player_1": r1 * scale}
+        self._accumulate_rewards()
+        self._after_move()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        """``ansi``: the table as a string; ``human``: print it. The acting player's view unless
+        ``render_view="spectator"`` (or the game is over)."""
+        if self.render_mode is None:
+            logger.warn("You are calling render without specifying a render_mode "
+                        "(raw_env(render_mode='ansi') or 'human').")
+            return None
+        g = self.game
+        view = None if self.render_view == "spectator" or g.is_over else g.current_player
+        text = render_text(g, view)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------ helpers
+
+    def _after_move(self) -> None:
+        """Select the agent to act and refresh the infos after a reset or a move."""
+        g = self.game
+        p = g.current_player
+        phase = g.phase
+        self._legal = legal = g.legal_actions()
+        if phase == Phase.PLAY:
+            names = self._names[1]
+        elif phase == Phase.DECLARE:
+            names = self._names[2 + g.category]
+        else:
+            names = self._names[0]
+        pname = PHASE_NAMES[phase]
+        infos = {}
+        for q, a in enumerate(AGENTS):
+            info = {"phase": pname, "to_act": q == p,
+                    "legal_actions": [names[x] for x in legal] if q == p else []}
+            if self._pending[q] is not None:
+                info["deal_score"] = self._pending[q]
+            infos[a] = info
+        self.infos = infos
+        if p >= 0:
+            self.agent_selection = AGENTS[p]
+        elif not hasattr(self, "agent_selection") or self.agent_selection not in AGENTS:
+            self.agent_selection = AGENTS[0]
+
+    @property
+    def returns(self) -> tuple[float, float]:
+        """Scaled rewards paid so far to (player_0, player_1) this episode."""
+        return (self._paid[0] * self.reward_scale, self._paid[1] * self.reward_scale)
+
+
+def _deal_options(options: Any) -> tuple[list, int | None]:
+    """Preset deals and first elder from reset ``options`` (other keys are ignored)."""
+    if not isinstance(options, Mapping):
+        return [], None
+    specs = []
+    if "deal" in options:
+        specs.append(options["deal"])
+    if "deals" in options:
+        if not isinstance(options["deals"], (list, tuple)):
+            raise ValueError("options['deals'] must be a list of deals")
+        specs.extend(options["deals"])
+    deals = []
+    first_elder = _elder_option(options.get("first_elder"))
+    for i, spec in enumerate(specs):
+        if isinstance(spec, Mapping):
+            missing = [k for k in ("elder", "younger", "talon") if k not in spec]
+            if missing:
+                raise ValueError(f"deal option {i} lacks {missing}; it needs 'elder', 'younger' "
+                                 "and 'talon' (and optionally 'first_elder')")
+            deals.append((spec["elder"], spec["younger"], spec["talon"]))
+            if i == 0 and spec.get("first_elder") is not None:
+                first_elder = _elder_option(spec["first_elder"])
+        elif isinstance(spec, (list, tuple)) and len(spec) == 3:
+            deals.append(tuple(spec))
+        else:
+            raise ValueError(f"deal option {i} must be a dict with 'elder', 'younger' and 'talon' "
+                             f"(or a 3-tuple), got {spec!r}")
+    return deals, first_elder
+
+
+def _elder_option(value: Any) -> int | None:
+    if value is None:
+        return None
+    if value in (0, 1) and not isinstance(value, bool):
+        return int(value)
+    if value in AGENTS:
+        return AGENTS.index(value)
+    raise ValueError(f"first_elder must be 0, 1, 'player_0' or 'player_1', got {value!r}")
+
+
+def _register() -> None:
+    """Register ``piquet-v0`` with PettingZoo's ``make`` where the installed version has one."""
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # older PettingZoo: no registry
+        return
+    if "piquet-v0" not in aec_registry:
+        register("aec", "piquet-v0", entry_point="piquet_env.env:env")
+
+
+_register()
