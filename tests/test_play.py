@@ -159,13 +159,39 @@ def test_ctrl_c_exits_with_status_130() -> None:
     assert child.exitstatus == 130
 
 
-def test_unknown_opponent_and_rules_are_clear_errors() -> None:
+def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.safetensors"
+    junk.write_text("not a checkpoint")
     for args, reason in [(["--opponent", "nobody"], "unknown agent spec 'nobody'"),
+                         (["--opponent", "mcts:x"], "'x' is not an integer"),
+                         (["--opponent", str(junk)], str(junk)),
                          (["--rules", "modern"], "unknown rules preset 'modern'")]:
         res = subprocess.run([sys.executable, "-m", "training.cli", "play", *args], cwd=ROOT,
                              capture_output=True, text=True, input="", timeout=60)
         assert res.returncode == 2
-        assert reason in res.stderr
+        assert reason in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
+    """A saved policy (here an untrained one, rules classic) plays a whole partie against the
+    scripted player."""
+    import torch
+
+    from agents.policy import ActorCritic
+    from piquet_env.observation import encoder_for
+    from training.checkpoint import save_policy
+
+    rules = make_rules("classic")
+    enc = encoder_for(rules)
+    torch.manual_seed(0)
+    path = save_policy(tmp_path / "p.safetensors",
+                       ActorCritic(enc.size, enc.n_actions, hidden=(16,), activation="tanh"), rules)
+    child, log = spawn_piquet("play", "--opponent", str(path), "--rules", "classic", "--seed", "1",
+                              timeout=60)
+    play_scripted(child)
+    assert child.exitstatus == 0, log.getvalue()[-2000:]
+    assert "The partie is over" in log.getvalue()
+    assert "policy:p.safetensors" in log.getvalue()
 
 
 def test_an_agent_can_take_the_seat_and_be_watched(tmp_path: Path) -> None:

@@ -22,10 +22,10 @@ from agents.base import Agent
 from agents.play import play_turn
 from piquet_env import combinations as combos
 from piquet_env.actions import declare_action, done_action, pass_action
-from piquet_env.cards import SUIT_NAMES, cards_of, sort_key
+from piquet_env.cards import SUIT_NAMES, cards_of, parse_card, sort_key
 from piquet_env.game import Game, Phase, opponent_known, talon_known
 from piquet_env.rules import Rules
-from training.tui_input import InputError, parse_decision, parse_discards, parse_play
+from training.tui_input import InputError, parse_decision, parse_discards, parse_play, read_line
 from training.tui_narrate import Narrator, exchange_limits
 from training.tui_text import Cast, Style, role
 
@@ -54,10 +54,19 @@ class QuitGame(Exception):
 
 
 def make_opponent(spec: str, rules: Rules, seed: int | None) -> Agent:
-    """The agent for an agent spec (see :func:`agents.registry.make_agent`), reset with ``seed``."""
+    """The agent for an agent spec (see :func:`agents.registry.make_agent`), reset with ``seed``.
+
+    Raises ``ValueError`` naming the spec if it cannot be built (unknown name, unreadable
+    checkpoint, checkpoint for other rules).
+    """
     from agents.registry import make_agent
 
-    agent = make_agent(spec, rules, seed=seed)
+    try:
+        agent = make_agent(spec, rules, seed=seed)
+    except ValueError:
+        raise
+    except Exception as err:  # a checkpoint that fails to load: say which and why
+        raise ValueError(f"cannot load agent {spec!r}: {type(err).__name__}: {err}") from err
     agent.reset(seed)
     return agent
 
@@ -79,12 +88,12 @@ class Session:
     """One partie in the terminal: the person at ``human`` (or nobody, to watch two agents).
 
     ``agents`` holds an agent per seat; the person's seat holds ``None``. ``read`` is called with a
-    prompt and returns a line (``input`` by default; ``EOFError``/``KeyboardInterrupt`` end the
+    prompt and returns a line (``read_line`` by default; ``EOFError``/``KeyboardInterrupt`` end the
     game), ``write`` prints one line.
     """
 
     def __init__(self, game: Game, agents: list[Agent | None], style: Style,
-                 read: Callable[[str], str] = input,
+                 read: Callable[[str], str] = read_line,
                  write: Callable[[str], None] = print) -> None:
         humans = [p for p in (0, 1) if agents[p] is None]
         if len(humans) > 1:
@@ -258,8 +267,8 @@ class Session:
         """The tricks of the current deal so far, one line each."""
         g, s, c = self.game, self.style, self.cast
         start = max(i for i, e in enumerate(g.events) if e["type"] == "deal")
-        lines = [f"  {e['number']:>2}. {c.who(e['leader'], False)} {e['lead']}, "
-                 f"{c.who(1 - e['leader'], False)} {e['follow']} {s.arrow} "
+        lines = [f"  {e['number']:>2}. {c.who(e['leader'], False)} {s.card(parse_card(e['lead']))}, "
+                 f"{c.who(1 - e['leader'], False)} {s.card(parse_card(e['follow']))} {s.arrow} "
                  f"{c.who(e['winner'], False)}"
                  for e in g.events[start:] if e["type"] == "trick"]
         return lines or ["  No trick played yet in this deal."]
@@ -267,7 +276,7 @@ class Session:
 
 def play(opponent: str, rules: Rules, seed: int | None = None, style: Style | None = None,
          save: str | Path | None = None, player: str | None = None,
-         read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> int:
+         read: Callable[[str], str] = read_line, write: Callable[[str], None] = print) -> int:
     """Play a partie against the agent spec ``opponent`` (the person is player 0), or watch the
     agent spec ``player`` play it; save the JSON record to ``save`` if given. Returns the exit
     status."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from piquet_env.game import Game, Phase, replay, to_json
 from piquet_env.rules import Rules
+from training.tui_input import read_line
 from training.tui_narrate import Narrator
 from training.tui_text import Cast, Style, role
 
@@ -134,7 +135,7 @@ def replay_chunks(doc: dict, style: Style | None = None) -> Iterator[list[str]]:
 
 
 def run_replay(path: str | Path, style: Style | None = None, show_all: bool = False,
-               read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> int:
+               read: Callable[[str], str] = read_line, write: Callable[[str], None] = print) -> int:
     """``piquet replay``: print a saved game chunk by chunk, waiting for Enter between chunks
     (``q`` quits, ``a`` prints the rest) unless ``show_all``. Returns the exit status."""
     try:

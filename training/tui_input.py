@@ -12,6 +12,7 @@ Each parser takes the text typed and what is legal, and returns engine action id
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from piquet_env.cards import JOKER, SUIT_NAMES, card_str, parse_card
@@ -103,3 +104,15 @@ def parse_decision(text: str) -> bool:
     if t in (*PASS_WORDS, "2"):
         return False
     raise InputError("answer declare (d, 1) or pass (p, 2)")
+
+
+def read_line(prompt: str) -> str:
+    """Print ``prompt`` on standard output and read one line (``EOFError`` at end of input).
+
+    Unlike ``input()`` on a terminal, the prompt never goes to standard error."""
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
