@@ -139,6 +139,8 @@ from __future__ import annotations
 
 import math
 import random
+import sys
+import types
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -507,3 +509,18 @@ def _register() -> None:
 
 
 _register()
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`env`.
+
+    Importing ``piquet_env.env`` binds the package attribute ``piquet_env.env`` to this module,
+    which shadows the function of the same name; making the module callable keeps
+    ``from piquet_env import env; env()`` working whatever was imported first.
+    """
+
+    def __call__(self, **kwargs: Any) -> AECEnv:
+        return env(**kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

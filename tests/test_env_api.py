@@ -1,0 +1,306 @@
+"""The PettingZoo AEC environment: API conformance, options, seeding, infos, rendering, docs."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pettingzoo
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+from pettingzoo.utils import wrappers
+
+from piquet_env.cards import card_str, cards_of, parse_mask
+from piquet_env.env import env, plain_env, raw_env
+from piquet_env.game import IllegalActionError
+from piquet_env.observation import encoder_for
+from piquet_env.rules import STANDARD
+
+env_module = importlib.import_module("piquet_env.env")
+ELDER = "AS KS QS JS TS 9S 8S 7S AH KH QH JH"
+YOUNGER = "AD KD QD JD AC KC QC JC 7H 8H 9H TH"
+TALON = "7D 8D 9D TD 7C 8C 9C TC"
+DEAL = {"elder": ELDER, "younger": YOUNGER, "talon": TALON}
+
+
+def random_action(obs: dict, rng: random.Random) -> int:
+    legal = np.flatnonzero(obs["action_mask"])
+    return int(legal[rng.randrange(len(legal))])
+
+
+@pytest.mark.parametrize("kwargs", [
+    {},
+    {"rules": "classic", "variants": ["normand"], "reward": "deal_points"},
+    {"rules": "standard+orbis+saison", "episode": "deal", "reward_scale": 0.01},
+])
+def test_pettingzoo_api_test(kwargs):
+    api_test(env(**kwargs), num_cycles=1000)
+
+
+def test_pettingzoo_seed_and_render_tests():
+    seed_test(env, num_cycles=300)
+    seed_test(lambda **kw: env(rules="classic+normand", **kw), num_cycles=300)
+    render_test(raw_env, custom_tests={"ansi": lambda text: "deal 1 of 6" in text})
+
+
+def test_imports_metadata_and_wrappers():
+    from piquet_env import env as package_env
+    from piquet_env import raw_env as package_raw_env
+
+    assert package_raw_env is raw_env
+    assert isinstance(package_env(), wrappers.OrderEnforcingWrapper)  # module or function
+    meta = raw_env.metadata
+    assert meta["name"] == "piquet_v0" and meta["is_parallelizable"] is False
+    assert meta["render_modes"] == ["human", "ansi"]
+    e = env()
+    assert isinstance(e, wrappers.OrderEnforcingWrapper)
+    assert isinstance(e.env, wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(e.env.env, wrappers.TerminateIllegalWrapper)
+    assert isinstance(e.unwrapped, raw_env)
+    with pytest.raises(AttributeError, match="before reset"):
+        _ = e.agent_selection
+    made = pettingzoo.make("aec", "piquet-v0", rules="classic")
+    made.reset(seed=1)
+    assert made.unwrapped.rules.name == "classic"
+
+
+@pytest.mark.xfail(strict=True, reason="piquet_env/__init__.py: its lazy __getattr__ recurses "
+                   "on a fresh `from piquet_env import env` (engine-owned file; see the report)")
+def test_fresh_package_import():
+    code = "from piquet_env import env, raw_env; e = env(); e.reset(seed=0); print(e.agent_selection)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-500:]
+
+
+def test_spaces():
+    e = env()
+    e.reset(seed=0)
+    space = e.observation_space("player_0")
+    assert space["observation"].dtype == np.float32 and space["observation"].shape == (433,)
+    assert space["action_mask"].dtype == np.int8 and space["action_mask"].shape == (35,)
+    assert e.action_space("player_1").n == 35
+    assert e.state().shape == e.unwrapped.state_space.shape == (1060,)
+    joker = env(variants=["normand"])
+    joker.reset(seed=0)
+    assert joker.action_space("player_0").n == 36
+    assert joker.observation_space("player_0")["observation"].shape == (442,)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rules": "chess"}, "unknown rules preset"),
+    ({"variants": ["blitz"]}, "unknown variant"),
+    ({"episode": "hand"}, "episode must be one of"),
+    ({"reward": "win"}, "reward must be one of"),
+    ({"reward_scale": 0}, "reward_scale"),
+    ({"reward_scale": -1.0}, "reward_scale"),
+    ({"reward_scale": float("nan")}, "reward_scale"),
+    ({"reward_scale": "big"}, "reward_scale"),
+    ({"render_mode": "rgb_array"}, "render_mode"),
+    ({"render_view": "god"}, "render_view"),
+])
+def test_bad_options_raise_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        raw_env(**kwargs)
+
+
+def test_bad_reset_options_raise_and_unknown_keys_are_ignored():
+    e = env()
+    e.reset(seed=0, options={"options": 1, "colour": "blue"})
+    e.reset(seed=0, options=1)  # not a dict: ignored
+    with pytest.raises(ValueError, match="lacks"):
+        e.reset(options={"deal": {"elder": ELDER}})
+    with pytest.raises(ValueError, match="twice|both"):
+        e.reset(options={"deal": {"elder": ELDER, "younger": ELDER, "talon": TALON}})
+    with pytest.raises(ValueError, match="first_elder"):
+        e.reset(options={"deal": {**DEAL, "first_elder": "player_7"}})
+    with pytest.raises(ValueError, match="malformed card"):
+        e.reset(options={"deal": {**DEAL, "talon": "7D 8D 9D TD 7C 8C 9C XX"}})
+
+
+def test_reset_with_seed_is_deterministic():
+    def trajectory(seed: int) -> list:
+        e = env()
+        e.reset(seed=seed)
+        rng = random.Random(0)
+        out = []
+        for agent in e.agent_iter(400):
+            obs, reward, term, trunc, _ = e.last()
+            out.append((agent, obs["observation"].tobytes(), reward))
+            e.step(None if term or trunc else random_action(obs, rng))
+        return out
+
+    assert trajectory(5) == trajectory(5)
+    assert trajectory(5) != trajectory(6)
+    e = env()
+    e.reset(seed=9)
+    first = e.unwrapped.game.hands[:]
+    e.reset()
+    assert e.unwrapped.game.hands != first  # unseeded resets continue the generator
+    e.reset(seed=9)
+    assert e.unwrapped.game.hands == first
+
+
+def test_reset_from_given_cards_and_seats():
+    e = env()
+    e.reset(options={"deal": {**DEAL, "first_elder": "player_1"}})
+    assert e.agent_selection == "player_1"
+    enc = encoder_for(STANDARD)
+    obs, *_ = e.last()
+    hand = np.flatnonzero(obs["observation"][enc.field("hand")]).tolist()
+    assert hand == cards_of(parse_mask(ELDER))
+    assert obs["observation"][enc.field("elder")].tolist() == [1.0]
+    assert e.observe("player_0")["observation"][enc.field("elder")].tolist() == [0.0]
+    assert not e.observe("player_0")["action_mask"].any()
+    # the same through the 3-tuple form and an integer first_elder
+    e.reset(options={"deals": [(ELDER, YOUNGER, TALON)], "first_elder": 0})
+    assert e.agent_selection == "player_0"
+
+
+def test_elder_follows_the_cut_and_alternates():
+    enc = encoder_for(STANDARD)
+    for seed in range(4):
+        e = env()
+        e.reset(seed=seed)
+        rng = random.Random(seed)
+        elders = []
+        for agent in e.agent_iter():
+            obs, _, term, trunc, _info = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            game = e.unwrapped.game
+            if not elders or elders[-1][0] != game.deal_number:
+                me = int(agent[-1])
+                is_elder = obs["observation"][enc.field("elder")][0] == 1.0
+                elders.append((game.deal_number, me if is_elder else 1 - me))
+                assert (me == game.elder) == is_elder
+            e.step(random_action(obs, rng))
+        seats = [p for _, p in elders]
+        assert len(seats) == 6
+        assert all(a != b for a, b in itertools.pairwise(seats))
+
+
+def test_infos_carry_phase_legal_names_and_deal_scores():
+    e = env(episode="partie")
+    e.reset(seed=3)
+    rng = random.Random(3)
+    deal_ends = 0
+    for agent in e.agent_iter():
+        obs, _, term, trunc, info = e.last()
+        if term or trunc:
+            assert info["phase"] == "over"
+            e.step(None)
+            continue
+        game = e.unwrapped.game
+        assert info["to_act"] is True
+        assert info["phase"] == ("exchange", "declarations", "play")[game.phase]
+        legal = np.flatnonzero(obs["action_mask"]).tolist()
+        assert legal == game.legal_actions()
+        assert info["legal_actions"] == [game.action_name(a) for a in legal]
+        other = "player_1" if agent == "player_0" else "player_0"
+        assert e.infos[other]["legal_actions"] == [] and e.infos[other]["to_act"] is False
+        n = len(game.deal_scores)
+        e.step(random_action(obs, rng))
+        if len(game.deal_scores) > n:
+            deal_ends += 1
+            ds = game.deal_scores[-1]
+            for a in ("player_0", "player_1"):
+                score = e.infos[a]["deal_score"]
+                assert score["deal"] == n
+                assert score["player_0"] == ds[0].to_dict()
+                assert score["player_1"] == ds[1].to_dict()
+    assert deal_ends == 6
+
+
+def test_illegal_action_ends_the_game_under_the_wrapper(caplog):
+    e = env()
+    e.reset(options={"deal": {**DEAL, "first_elder": "player_0"}})
+    e.step(parse_mask("AD").bit_length() - 1)  # AD is younger's card, not elder's
+    assert "Illegal move" in caplog.text
+    assert all(e.terminations.values())
+    assert e.rewards == {"player_0": -1.0, "player_1": 0.0}
+    raw = raw_env()
+    raw.reset(options={"deal": {**DEAL, "first_elder": "player_0"}})
+    with pytest.raises(IllegalActionError):
+        raw.step(parse_mask("AD").bit_length() - 1)
+    with pytest.raises(AssertionError):
+        env_out = env()
+        env_out.reset(seed=0)
+        env_out.step(99)
+
+
+def test_fast_wrappers_behave_like_pettingzoos():
+    """env() (wrappers with direct attribute reads) and plain_env() (PettingZoo's classes as
+    shipped) produce identical episodes, illegal moves included."""
+    for illegal_at in (None, 40):
+        runs = []
+        for make in (env, plain_env):
+            e = make(reward="deal_points")
+            e.reset(seed=4)
+            rng = random.Random(4)
+            log = []
+            for i, agent in enumerate(e.agent_iter()):
+                obs, reward, term, trunc, info = e.last()
+                log.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(),
+                            reward, term, trunc, info))
+                if term or trunc:
+                    action = None
+                elif i == illegal_at:
+                    action = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+                else:
+                    action = random_action(obs, rng)
+                e.step(action)
+            runs.append(log)
+        assert runs[0] == runs[1]
+
+
+def test_rendering_views():
+    e = env(render_mode="ansi")
+    e.reset(options={"deal": {**DEAL, "first_elder": "player_0"}})
+    text = e.render()
+    assert "A♠" in text and "player_0 (elder)" in text
+    assert "+ 12 unseen" in text  # younger's hand hidden from elder
+    assert "A♦" not in text
+    spectator = env(render_mode="ansi", render_view="spectator")
+    spectator.reset(options={"deal": {**DEAL, "first_elder": "player_0"}})
+    both = spectator.render()
+    assert "A♠" in both and "A♦" in both and "talon (top first)" in both
+    # play on: declarations and the current trick appear
+    rng = random.Random(0)
+    for _agent in spectator.agent_iter():
+        obs, _, _term, _trunc, _ = spectator.last()
+        if spectator.unwrapped.game.trick:
+            break
+        spectator.step(random_action(obs, rng))
+    text = spectator.render()
+    assert "point:" in text and "trick:" in text and " led " in text
+    quiet = raw_env()
+    quiet.reset(seed=0)
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert quiet.render() is None
+
+
+def test_human_render_prints(capsys):
+    e = env(render_mode="human")
+    e.reset(seed=0)
+    assert e.render() is None
+    assert "Piquet (standard)" in capsys.readouterr().out
+
+
+def test_docstring_documents_every_observation_field():
+    doc = env_module.__doc__
+    for name, a, b, _ in encoder_for(STANDARD).fields:
+        assert f"- {a}-{b - 1} `{name}`:" in doc, name
+    assert "1060 values" in doc and "1084" in doc
+    assert f"{encoder_for(STANDARD).size},)" in doc
+
+
+def test_action_names_table_matches_the_engine():
+    e = raw_env(rules="classic+normand")
+    names = e._names
+    assert names[0][32] == "discard JK" and names[1][5] == "play " + card_str(5)
+    assert names[2][34] == "declare point" and names[4][35] == "pass set"
