@@ -189,7 +189,8 @@ class Session:
         self.write(f"Exchange: discard {span} cards, then take as many from the top of the "
                    f"talon ({len(g.talon)} cards).")
         self._say(self._numbered(hand))
-        cards = self._ask("discard> ", lambda t: parse_discards(t, hand, lo, hi, g.rules))
+        cards = self._ask("discard> ",
+                          lambda t: parse_discards(t, hand, lo, hi, g.rules, self.style.card))
         for c in cards:  # type: ignore[union-attr]
             g.apply(c)
         if g.phase == Phase.EXCHANGE and g.current_player == p:
@@ -217,7 +218,8 @@ class Session:
             head = "Your play:"
         self.write(head)
         self._say(self._numbered(legal))
-        card = self._ask("play> ", lambda t: parse_play(t, legal, g.rules, g.hands[p], lead))
+        card = self._ask("play> ", lambda t: parse_play(t, legal, g.rules, g.hands[p], lead,
+                                                        self.style.card))
         g.apply(card)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ what the person sees
@@ -244,9 +246,9 @@ class Session:
         line = f"  {c.names[o][:13]:<14}{_count(g.hands[o].bit_count(), 'card')}"
         if g.phase == Phase.PLAY:
             line += f" {s.dot} {_count(g.tricks_won[o], 'trick')}"
-        if known:
-            line += f" {s.dot} known: {s.cards(known)}"
         out.append(line)
+        if known:
+            out.append(f"  {'':<14}known in hand: {s.cards(known)}")
         if g.phase == Phase.EXCHANGE or g.talon:
             seen = talon_known(g, p)
             talon = _count(len(g.talon), "card") + (f" (you saw {s.cards(seen)})" if seen else "")

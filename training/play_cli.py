@@ -38,6 +38,9 @@ def _play(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, ImportError) as err:
         print(f"piquet play: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `piquet play --player random | head`
+        _quiet_stdout()
+        return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -46,8 +49,13 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         return run_replay(args.file, style=_style(args), show_all=args.all)
     except BrokenPipeError:  # e.g. `piquet replay FILE --all | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         return 0
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that Python's exit flush cannot fail on a closed pipe."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

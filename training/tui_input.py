@@ -13,7 +13,7 @@ Each parser takes the text typed and what is legal, and returns engine action id
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from piquet_env.cards import JOKER, SUIT_NAMES, card_str, parse_card
 from piquet_env.rules import Rules
@@ -46,11 +46,12 @@ def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
 
 
 def parse_play(text: str, legal: Sequence[int], rules: Rules, hand: int | None = None,
-               lead: int | None = None) -> int:
+               lead: int | None = None, name: Callable[[int], str] = card_str) -> int:
     """The card to play from ``text``: a card name (``'qh'``, ``'10s'``) or the number of a legal
     card (1-based, in the order of ``legal``).
 
-    ``hand`` (a bitmask) and ``lead`` (the card led, if following) make the errors precise.
+    ``hand`` (a bitmask) and ``lead`` (the card led, if following) make the errors precise;
+    ``name`` writes a card in them (``'QH'`` by default).
     """
     tokens = text.replace(",", " ").split()
     if len(tokens) != 1:
@@ -59,21 +60,22 @@ def parse_play(text: str, legal: Sequence[int], rules: Rules, hand: int | None =
     if card in legal:
         return card
     if hand is not None and not hand >> card & 1:
-        raise InputError(f"you do not hold {card_str(card)}")
+        raise InputError(f"you do not hold {name(card)}")
     if lead is not None and lead != JOKER:
         suit = SUIT_NAMES[lead >> 3]
         raise InputError(f"you must follow {suit}: play one of "
-                         f"{' '.join(card_str(c) for c in legal)}")
-    raise InputError(f"{card_str(card)} cannot be played now; legal: "
-                     f"{' '.join(card_str(c) for c in legal)}")
+                         f"{' '.join(name(c) for c in legal)}")
+    raise InputError(f"{name(card)} cannot be played now; legal: "
+                     f"{' '.join(name(c) for c in legal)}")
 
 
-def parse_discards(text: str, hand: Sequence[int], lo: int, hi: int, rules: Rules) -> list[int]:
+def parse_discards(text: str, hand: Sequence[int], lo: int, hi: int, rules: Rules,
+                   name: Callable[[int], str] = card_str) -> list[int]:
     """The cards to discard from ``text``: card names or numbers into ``hand`` (the hand as shown,
     1-based), optionally after the word ``discard``; ``none`` (or ``done``) discards nothing.
 
     The count must be within ``lo..hi`` (the exchange limits); every card must be in the hand, and
-    none given twice.
+    none given twice. ``name`` writes a card in the errors.
     """
     tokens = text.replace(",", " ").lower().split()
     if tokens and tokens[0] in ("discard", "x"):
@@ -83,11 +85,11 @@ def parse_discards(text: str, hand: Sequence[int], lo: int, hi: int, rules: Rule
     cards = [_card_or_number(t, hand, rules) for t in tokens]
     for c in cards:
         if c not in hand:
-            raise InputError(f"you do not hold {card_str(c)}")
+            raise InputError(f"you do not hold {name(c)}")
     seen: set[int] = set()
     for c in cards:
         if c in seen:
-            raise InputError(f"{card_str(c)} is given twice")
+            raise InputError(f"{name(c)} is given twice")
         seen.add(c)
     if not lo <= len(cards) <= hi:
         span = f"{lo} to {hi}" if lo < hi else str(lo)
