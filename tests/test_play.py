@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agents.random_agent import RandomAgent
 from piquet_env.actions import declare_action, done_action
@@ -243,6 +245,46 @@ def test_parse_decision() -> None:
     assert parse_decision("pass") is False and parse_decision("2") is False
     with pytest.raises(InputError, match="declare"):
         parse_decision("3")
+
+
+HANDS = st.lists(st.integers(0, 31), min_size=12, max_size=12, unique=True)
+
+
+def _typed(card: int, upper: bool, ten: bool) -> str:
+    name = card_str(card)
+    name = ("10" + name[1]) if ten and name[0] == "T" else name
+    return name.upper() if upper else name.lower()
+
+
+@given(HANDS, st.data())
+def test_typed_discards_parse_back_to_the_cards(hand: list[int], data: st.DataObject) -> None:
+    shown = sorted(hand, key=sort_key)
+    chosen = data.draw(st.lists(st.sampled_from(shown), min_size=1, max_size=5, unique=True))
+    tokens = [str(shown.index(c) + 1) if data.draw(st.booleans())
+              else _typed(c, data.draw(st.booleans()), data.draw(st.booleans())) for c in chosen]
+    text = data.draw(st.sampled_from(["", "discard ", "x "])) + data.draw(
+        st.sampled_from([" ", ", "])).join(tokens)
+    assert parse_discards(text, shown, 1, 5, STANDARD) == chosen
+
+
+@given(HANDS, st.text(max_size=12), st.integers(1, 12))
+def test_any_typing_is_a_legal_choice_or_a_reason(hand: list[int], text: str, n: int) -> None:
+    """Whatever is typed, the parsers return a legal choice or raise InputError, nothing else."""
+    legal = hand[:n]
+
+    def outcome(parse):
+        try:
+            return parse()
+        except InputError:
+            return None
+
+    played = outcome(lambda: parse_play(text, legal, STANDARD, sum(1 << c for c in hand), hand[0]))
+    assert played is None or played in legal
+    discards = outcome(lambda: parse_discards(text, hand, 0, 3, STANDARD))
+    assert discards is None or (set(discards) <= set(hand) and len(discards) <= 3)
+    assert outcome(lambda: parse_decision(text)) in (None, True, False)
+    for digits in ("²", "١", "1²"):  # digits that are not ASCII numbers are not choices
+        assert outcome(lambda d=digits: parse_play(d, legal, STANDARD)) is None
 
 
 def _typist(rng: random.Random):

@@ -30,7 +30,7 @@ class InputError(ValueError):
 
 def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
     """A card id from a card name or a 1-based number into ``numbered``."""
-    if token.isdigit():
+    if token.isascii() and token.isdigit():
         k = int(token)
         if not 1 <= k <= len(numbered):
             raise InputError(f"there is no choice {k}: choose 1 to {len(numbered)}")
