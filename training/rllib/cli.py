@@ -1,0 +1,210 @@
+"""``piquet train --backend rllib``: PPO self-play on Ray RLlib, locally or on a Ray cluster.
+
+    piquet train --backend rllib --num-env-runners 2 --iterations 50 --out runs/rllib
+    piquet train --backend rllib --address auto --num-env-runners 16   # on an existing cluster
+    piquet train --backend rllib --set train_batch_size=8000 --set rules=classic+normand
+    piquet train --backend rllib --resume runs/rllib --iterations 100  # continue a run
+
+The same flags work as ``python -m training.rllib.cli ...``. ``--set KEY=VALUE`` (and
+``--config FILE.toml``) set any field of :class:`training.rllib.train.RLlibConfig`. The run
+writes ``OUT/policy.safetensors``, which ``piquet eval``, ``ladder`` and ``play`` take as an agent
+spec, and ``OUT/checkpoints/latest.safetensors``, which ``--resume`` continues.
+
+``piquet train``'s parser registers these flags with :func:`add_rllib_arguments` and hands
+``--backend rllib`` runs to :func:`run_rllib`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import types
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from training.rllib.train import RLlibConfig
+
+_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "--num-env-runners": ("num_env_runners", {"type": int, "metavar": "N",
+                                              "help": "env-runner actors sampling in parallel "
+                                                      "(rllib backend; default 1)"}),
+    "--num-envs-per-env-runner": ("num_envs_per_env_runner", {
+        "type": int, "metavar": "M", "help": "environments stepped by each env runner (default 1)"}),
+    "--address": ("address", {"metavar": "ADDRESS",
+                              "help": "Ray cluster to join ('auto', HOST:6379 or "
+                                      "ray://HOST:10001); default: start a local Ray instance"}),
+    "--num-cpus": ("num_cpus", {"type": int, "metavar": "N",
+                                "help": "CPUs of the local Ray instance (default: all)"}),
+    "--iterations": ("iterations", {"type": int, "metavar": "N",
+                                    "help": "RLlib training iterations (default 20)"}),
+    "--out": ("out_dir", {"metavar": "DIR", "help": "output directory (default runs/rllib)"}),
+    "--eval-games": ("_eval_games", {"type": int, "metavar": "N",
+                                     "help": "duplicate deal pairs against random and heuristic "
+                                             "after training (default 100; 0: none)"}),
+}
+
+
+def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the RLlib backend's flags to ``parser`` (flags it already has are left alone)."""
+    group = parser.add_argument_group("rllib backend (--backend rllib)")
+    for flag, (dest, kwargs) in _FLAGS.items():
+        if flag not in parser._option_string_actions:
+            group.add_argument(flag, dest=f"rllib_{dest.lstrip('_')}", default=None, **kwargs)
+
+
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(RLlibConfig)
+
+
+def _parse_value(name: str, text: str) -> Any:
+    """Parse ``text`` as the type of config field ``name``."""
+    hint = _hints()[name]
+    args = typing.get_args(hint)
+    optional = type(None) in args and (typing.get_origin(hint) in (typing.Union, types.UnionType))
+    if optional:
+        if text.strip().lower() in ("", "none", "null"):
+            return None
+        hint = next(a for a in args if a is not type(None))
+    if typing.get_origin(hint) is tuple:
+        return tuple(int(x) for x in text.replace("[", "").replace("]", "").split(",") if x.strip())
+    if hint is bool:
+        if text.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"{name} must be true or false, got {text!r}")
+        return text.lower() in ("true", "1")
+    if hint in (int, float, str):
+        return hint(text)
+    raise ValueError(f"{name} cannot be set from the command line")
+
+
+def _field_names() -> list[str]:
+    return [f.name for f in dataclasses.fields(RLlibConfig) if f.name != "extra"]
+
+
+def apply_settings(cfg: RLlibConfig, settings: Sequence[str]) -> RLlibConfig:
+    """``cfg`` with each ``KEY=VALUE`` of ``settings`` applied (``ValueError`` naming a bad one)."""
+    names = _field_names()
+    changes: dict[str, Any] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+        if key not in names:
+            raise ValueError(f"unknown RLlib setting {key!r}; known: {', '.join(names)}")
+        try:
+            changes[key] = _parse_value(key, value.strip())
+        except ValueError as exc:
+            raise ValueError(f"bad value for {key}: {exc}") from None
+    return dataclasses.replace(cfg, **changes)
+
+
+def load_settings(path: str | Path, cfg: RLlibConfig) -> RLlibConfig:
+    """``cfg`` with the fields of a TOML file applied (keys at top level or inside tables)."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"cannot read config {path}: {exc}") from None
+    flat: dict[str, Any] = {}
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            flat.update(value)
+        else:
+            flat[key] = value
+    d = cfg.to_dict()
+    d.update(flat)
+    return RLlibConfig.from_dict(d)
+
+
+def build_config(args: argparse.Namespace) -> RLlibConfig:
+    """The run's settings: the resumed checkpoint's (or the defaults), then ``--config``, then
+    each ``--set``, then the RLlib flags."""
+    cfg = RLlibConfig()
+    resume = getattr(args, "resume", None)
+    if resume:
+        from training.checkpoint import LATEST_FILE, read_checkpoint
+
+        path = Path(resume)
+        ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
+        cfg = RLlibConfig.from_dict(ckpt.meta.get("config", {}))
+        cfg = dataclasses.replace(cfg, out_dir=str(path if path.is_dir() else path.parent.parent))
+    if getattr(args, "config", None):
+        cfg = load_settings(args.config, cfg)
+    cfg = apply_settings(cfg, getattr(args, "set", None) or [])
+    for _flag, (dest, _) in _FLAGS.items():
+        value = getattr(args, f"rllib_{dest.lstrip('_')}", None)
+        if value is not None and not dest.startswith("_"):
+            cfg = dataclasses.replace(cfg, **{dest: value})
+    return cfg.validate()
+
+
+def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
+    from agents.policy import PolicyAgent
+    from training.evaluation import evaluate
+
+    agent = PolicyAgent.load(policy)
+    for opponent in ("random", "heuristic"):
+        report = evaluate(agent, opponent, cfg.rules_obj, n, mode=cfg.episode, seed=cfg.seed)
+        print(report.summary())
+
+
+def run_rllib(args: argparse.Namespace) -> int:
+    """Run ``piquet train --backend rllib`` with parsed ``args``; return the exit status."""
+    from training.checkpoint import CheckpointError
+
+    try:
+        cfg = build_config(args)
+    except (ValueError, CheckpointError) as exc:
+        print(f"piquet train: {exc}", file=sys.stderr)
+        return 2
+    if getattr(args, "show_config", False):
+        print(json.dumps(cfg.to_dict(), indent=2))
+        return 0
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print("piquet train: the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'",
+              file=sys.stderr)
+        return 2
+    from training.rllib.train import train
+
+    try:
+        result = train(cfg, resume=getattr(args, "resume", None))
+    except CheckpointError as exc:
+        print(f"piquet train: {exc}", file=sys.stderr)
+        return 2
+    print(f"{result.iterations} iterations, {result.env_steps:,} env steps, throughput "
+          f"{result.steps_per_s:,.0f} env steps/s with {cfg.num_env_runners} env runner(s); "
+          f"league: {len(result.snapshots)} snapshot(s); policy: {result.policy_path}")
+    eval_games = getattr(args, "rllib_eval_games", None)
+    eval_games = 100 if eval_games is None else eval_games
+    if eval_games > 0:
+        _evaluate(result.policy_path, cfg, eval_games)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The standalone parser of ``python -m training.rllib.cli``."""
+    p = argparse.ArgumentParser(prog="python -m training.rllib.cli", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", metavar="FILE.toml", help="TOML file of RLlibConfig fields")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override one RLlibConfig field (repeatable), e.g. --set lr=1e-4")
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
+    p.add_argument("--show-config", action="store_true", help="print the settings and exit")
+    add_rllib_arguments(p)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m training.rllib.cli``."""
+    return run_rllib(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
