@@ -174,6 +174,14 @@ def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
         assert reason in res.stderr and "Traceback" not in res.stderr
 
 
+def test_undecodable_input_is_bad_input_not_a_crash() -> None:
+    res = subprocess.run([sys.executable, "-m", "training.cli", "play", "--seed", "1"], cwd=ROOT,
+                         capture_output=True, input=b"caf\xe9 \xff\nquit\n", timeout=60,
+                         env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    assert res.returncode == 0, res.stderr
+    assert "is not a card" in res.stdout.decode() and b"Traceback" not in res.stderr
+
+
 def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
     """A saved policy (here an untrained one, rules classic) plays a whole partie against the
     scripted player."""

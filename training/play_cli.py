@@ -11,6 +11,15 @@ from piquet_env.rules import make_rules
 from training.tui_text import Style, want_color
 
 
+def _tolerant_io() -> None:
+    """Undecodable bytes typed at a prompt become U+FFFD (answered as bad input), and characters
+    the terminal cannot show are replaced, rather than crash the game."""
+    for stream in (sys.stdin, sys.stdout):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
 def _style(args: argparse.Namespace) -> Style:
     ascii_only = args.ascii or not _can_encode("♠♥♦♣·═─→✗")
     return Style(ascii=ascii_only, color=want_color(ascii_only))
@@ -27,6 +36,7 @@ def _can_encode(text: str) -> bool:
 def _play(args: argparse.Namespace) -> int:
     from training.play import play
 
+    _tolerant_io()
     try:
         rules = make_rules(args.rules, args.variant)
     except ValueError as err:
@@ -46,6 +56,7 @@ def _play(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from training.replay import run_replay
 
+    _tolerant_io()
     try:
         return run_replay(args.file, style=_style(args), show_all=args.all)
     except BrokenPipeError:  # e.g. `piquet replay FILE --all | head`
