@@ -35,10 +35,10 @@ import time
 
 from agents.base import Turn
 from agents.hand_value import greedy_discards
-from agents.rollout import rollout
+from agents.rollout import POLICIES, rollout
 from piquet_env.game import Game, Phase, determinize
 
-ROLLOUT_POLICIES = ("greedy",)
+ROLLOUT_POLICIES = tuple(POLICIES)
 
 
 class _Node:
@@ -103,7 +103,7 @@ class MCTSAgent:
 
     def _value(self, g: Game, player: int, deal_index: int) -> float:
         """The deal's point difference for ``player``, in units of ``scale``."""
-        rollout(g, self._rng, deal_index)
+        rollout(g, self._rng, deal_index, self.rollout)
         ds = g.deal_scores[deal_index]
         return (ds[player].total - ds[1 - player].total) / self.scale
 

@@ -6,13 +6,15 @@ player's own hand and the trick, as a quick human would:
 - exchange: discard the lowest-valued cards (rank plus suit length), as many as allowed;
 - declarations: always declare when allowed;
 - play: second to a trick, win with the lowest card that wins, else play the lowest card of the
-  suit, else throw the lowest card; leading, play a random card.
+  suit, else throw the lowest card; leading, cash a card the opponent cannot beat (in the
+  determinized deal), else lead the lowest card of the longest suit; one lead in five is random.
 """
 
 from __future__ import annotations
 
 import random
 
+from agents.heuristic_play import choose_card
 from piquet_env.cards import JOKER, SUIT_MASKS
 from piquet_env.game import Game, Phase
 
@@ -32,6 +34,30 @@ def _lowest_rank(mask: int) -> int:
         if r < best_r:
             best, best_r = c, r
     return best
+
+
+RANDOM_LEAD = 0.2
+"""Share of rollout leads chosen at random (keeps the rollouts varied)."""
+
+
+def _lead(hand: int, opp: int) -> int:
+    """A winning lead against the hand ``opp`` if there is one, else the lowest of the longest suit."""
+    if hand >> JOKER & 1:
+        return JOKER
+    best, best_len = -1, -1
+    low_best, low_len = -1, -1
+    for s in range(4):
+        mine = hand & SUIT_MASKS[s]
+        if not mine:
+            continue
+        n = mine.bit_count()
+        top = mine.bit_length() - 1
+        theirs = opp & SUIT_MASKS[s]
+        if (not theirs or theirs.bit_length() - 1 < top) and not opp >> JOKER & 1 and n > best_len:
+            best, best_len = top, n
+        if n > low_len:
+            low_best, low_len = _low_bit(mine), n
+    return best if best >= 0 else low_best
 
 
 def rollout_discards(hand: int, k: int) -> list[int]:
@@ -57,8 +83,10 @@ def rollout_action(game: Game, rng: random.Random) -> int:
         hand = game.hands[p]
         trick = game.trick
         if not trick:
-            legal = game.legal_actions()
-            return legal[int(rng.random() * len(legal))]
+            if rng.random() < RANDOM_LEAD:
+                legal = game.legal_actions()
+                return legal[int(rng.random() * len(legal))]
+            return _lead(hand, game.hands[1 - p])
         lead = trick[0]
         if lead == JOKER:
             return _lowest_rank(hand)
@@ -87,7 +115,21 @@ def _target(game: Game, p: int) -> int:
     return n_talon if hi is None else min(hi, n_talon)
 
 
-def rollout(game: Game, rng: random.Random, deal_index: int) -> None:
-    """Play ``game`` (a determinized copy) with the rollout policy until deal ``deal_index`` ends."""
+def heuristic_rollout_action(game: Game, rng: random.Random) -> int:
+    """The rollout policy with the heuristic's trick play (:func:`agents.heuristic_play.choose_card`)
+    in place of the greedy one; exchange and declarations as :func:`rollout_action`."""
+    if game.phase == Phase.PLAY:
+        p = game.current_player
+        return choose_card(game, p, game.legal_actions())
+    return rollout_action(game, rng)
+
+
+POLICIES = {"greedy": rollout_action, "heuristic": heuristic_rollout_action}
+"""Rollout policies by name."""
+
+
+def rollout(game: Game, rng: random.Random, deal_index: int, policy: str = "greedy") -> None:
+    """Play ``game`` (a determinized copy) with a rollout policy until deal ``deal_index`` ends."""
+    step = POLICIES[policy]
     while len(game.deal_scores) <= deal_index and game.current_player >= 0:
-        game.apply(rollout_action(game, rng))
+        game.apply(step(game, rng))

@@ -1,0 +1,150 @@
+"""Duplicate-deal evaluation: the pairing, the statistics, the verdicts, the ladder."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from piquet_env.game import load_events, replay
+from piquet_env.rules import CLASSIC, STANDARD
+from training.evaluation import GameResult, evaluate, report
+from training.ladder import run_ladder
+from training.stats import mean_ci, t_quantile_975
+
+
+def test_mean_ci_by_hand():
+    # mean 2.5, sample sd sqrt(5/3), se 0.6455, t(3) = 3.182: half-width 2.054.
+    est = mean_ci([1, 2, 3, 4])
+    assert est.mean == 2.5
+    assert est.stderr == pytest.approx(math.sqrt(5 / 3) / 2)
+    assert (est.low, est.high) == pytest.approx((2.5 - 2.0540, 2.5 + 2.0540), abs=1e-3)
+    assert est.excludes(0) and not est.excludes(2)
+    one = mean_ci([7.0])
+    assert one.low == -math.inf and not one.excludes(0)
+    with pytest.raises(ValueError):
+        mean_ci([])
+
+
+def test_t_quantiles():
+    assert t_quantile_975(1) == 12.706
+    assert t_quantile_975(30) == 2.042
+    assert t_quantile_975(60) == pytest.approx(2.000, abs=2e-3)
+    assert t_quantile_975(10**6) == pytest.approx(1.95996, abs=1e-4)
+    with pytest.raises(ValueError):
+        t_quantile_975(0)
+
+
+def test_report_from_games_by_hand():
+    games = [
+        GameResult(0, 0, 0, 10, 10, 1), GameResult(0, 1, 1, -4, -4, 1),  # pair mean +3, wins 0.5
+        GameResult(1, 0, 0, 0, 0, 1), GameResult(1, 1, 1, 6, 6, 1),  # pair mean +3, wins 0.75
+        GameResult(2, 0, 0, 2, 2, 1), GameResult(2, 1, 1, 4, 4, 1),  # pair mean +3, wins 1
+    ]
+    rep = report(games, "a", "b", STANDARD, "deal", 0)
+    assert rep.mean_diff == 3.0 and rep.ci_low == 3.0 and rep.ci_high == 3.0
+    assert rep.significant and rep.n_games == 6 and rep.n_pairs == 3
+    assert rep.win_rate == pytest.approx(0.75)
+    assert rep.partie_score is None
+    assert "a is significantly better than b" in rep.summary()
+    with pytest.raises(ValueError, match="both games"):
+        report(games[:3], "a", "b", STANDARD, "deal", 0)
+
+
+def test_partie_report_uses_the_settled_score_and_points_per_deal():
+    games = [GameResult(0, 0, 0, 150, 60, 6), GameResult(0, 1, 1, -110, -30, 6),
+             GameResult(1, 0, 0, 200, 90, 6), GameResult(1, 1, 1, 120, 30, 6)]
+    rep = report(games, "a", "b", STANDARD, "partie", 0)
+    assert rep.partie_score.mean == pytest.approx((20 + 160) / 2)
+    assert rep.mean_diff == rep.partie_score.mean
+    assert rep.points.mean == pytest.approx(((60 - 30) / 12 + (90 + 30) / 12) / 2)
+
+
+def test_an_agent_against_itself_is_not_significantly_different():
+    """At the 95% level, matches of random against itself are called significant about one time
+    in twenty: 40 matches may not give more than 7 (under a 0.1% tail for a correct interval), and
+    intervals that are too wide would never reject (nor catch a real difference, see below)."""
+    reports = [evaluate("random", "random", STANDARD, n=100, seed=s) for s in range(40)]
+    assert sum(r.significant for r in reports) <= 7
+    assert sum(r.ci_low < 0 < r.ci_high for r in reports) >= 33
+    assert all(r.n_games == 200 and 0.3 < r.win_rate < 0.7 for r in reports)
+    mean = sum(r.mean_diff for r in reports) / len(reports)
+    assert abs(mean) < 1.0
+
+
+def test_heuristic_beats_random_significantly():
+    rep = evaluate("heuristic", "random", STANDARD, n=25, seed=1)
+    assert rep.significant and rep.mean_diff > 0 and rep.win_rate > 0.6
+    flipped = evaluate("random", "heuristic", STANDARD, n=25, seed=1)
+    assert flipped.significant and flipped.mean_diff < 0 and flipped.win_rate < 0.4
+
+
+def test_duplicate_pairs_play_the_same_cards_with_seats_swapped(tmp_path):
+    rep = evaluate("random", "heuristic", STANDARD, n=3, seed=5, save_dir=str(tmp_path))
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 6 == rep.n_games
+    for pair in range(3):
+        docs = [json.loads((tmp_path / f"pair{pair:06d}-game{k}.json").read_text())
+                for k in (0, 1)]
+        assert docs[0]["agents"] == ["random", "heuristic"]
+        assert docs[1]["agents"] == ["heuristic", "random"]
+        deals = [[e for e in load_events(d) if e["type"] == "deal"] for d in docs]
+        assert deals[0][0]["elder"] == deals[1][0]["elder"] == 0
+        for key in ("elder_hand", "younger_hand", "talon"):
+            assert deals[0][0][key] == deals[1][0][key]
+        for d in docs:
+            replay(d)  # the saved logs are complete and consistent
+
+
+def test_partie_mode_plays_whole_parties_with_identical_deals():
+    rep = evaluate("heuristic", "random", STANDARD, n=3, mode="partie", seed=2)
+    assert all(g.deals == 6 for g in rep.games)
+    assert rep.partie_score is not None and rep.mean_diff == rep.partie_score.mean
+    classic = evaluate("random", "random", CLASSIC, n=2, mode="partie", seed=2)
+    assert all(g.deals in (6, 8) for g in classic.games)
+
+
+def test_workers_give_the_same_report_as_one_process():
+    one = evaluate("heuristic", "random", STANDARD, n=12, seed=7)
+    two = evaluate("heuristic", "random", STANDARD, n=12, seed=7, workers=2)
+    assert one.to_dict(games=True) == two.to_dict(games=True)
+    assert evaluate("heuristic", "random", STANDARD, n=12, seed=8).mean_diff != one.mean_diff
+
+
+def test_agent_objects_work_too_and_bad_input_is_refused():
+    from agents.heuristic import HeuristicAgent
+    from agents.random_agent import RandomAgent
+
+    rep = evaluate(HeuristicAgent(0), RandomAgent(0), STANDARD, n=4, seed=1, workers=2)
+    assert rep.agent_a == "heuristic" and rep.n_games == 8
+    with pytest.raises(ValueError, match="positive"):
+        evaluate("random", "random", STANDARD, n=0)
+    with pytest.raises(ValueError, match="mode"):
+        evaluate("random", "random", STANDARD, n=2, mode="match")
+    with pytest.raises(ValueError, match="unknown agent spec"):
+        evaluate("randmo", "random", STANDARD, n=2)
+
+
+def test_report_to_dict_is_json():
+    rep = evaluate("heuristic", "random", STANDARD, n=5, seed=1)
+    d = json.loads(json.dumps(rep.to_dict(games=True)))
+    for key in ("mean_diff", "ci_low", "ci_high", "win_rate", "significant", "n_games"):
+        assert key in d
+    assert len(d["games"]) == 10
+
+
+def test_ladder_ranks_and_writes_json_and_png(tmp_path):
+    res = run_ladder(["random", "heuristic", "mcts:4"], STANDARD, n=4, seed=0)
+    assert len(res.matches) == 3
+    table = res.table()
+    assert {r["agent"] for r in table} == {"random", "heuristic", "mcts:4"}
+    assert table[-1]["agent"] == "random"
+    mat = res.matrix()
+    assert mat[0][1] == pytest.approx(-mat[1][0]) and mat[0][0] is None
+    json_path, png_path = res.save(str(tmp_path))
+    data = json.loads(open(json_path).read())
+    assert data["table"][0]["agent"] == table[0]["agent"]
+    assert open(png_path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="distinct"):
+        run_ladder(["random", "random"], STANDARD, n=2)
