@@ -143,8 +143,10 @@ def test_ladder_ranks_and_writes_json_and_png(tmp_path):
     mat = res.matrix()
     assert mat[0][1] == pytest.approx(-mat[1][0]) and mat[0][0] is None
     json_path, png_path = res.save(str(tmp_path))
-    data = json.loads(open(json_path).read())
+    with open(json_path, encoding="utf-8") as f:
+        data = json.load(f)
     assert data["table"][0]["agent"] == table[0]["agent"]
-    assert open(png_path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(png_path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="distinct"):
         run_ladder(["random", "random"], STANDARD, n=2)
