@@ -99,6 +99,22 @@ def test_replay_ctrl_d_and_all(played: tuple[str, Path]) -> None:
     assert child.exitstatus == 0 and log.getvalue().count("quit> ") == 1
 
 
+def test_replay_from_a_later_deal(played: tuple[str, Path]) -> None:
+    _, record = played
+    cmd = [sys.executable, "-m", "training.cli", "replay", str(record), "--all", "--ascii"]
+    res = subprocess.run([*cmd, "--deal", "4"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "(deals 1 to 3 left out)" in res.stdout
+    assert "Deal 3 of 6" not in res.stdout and "Deal 4 of 6" in res.stdout
+    # The last trick of deal 3 closes it with the totals; then deals 4, 5 and 6 in full.
+    assert len(re.findall(r"^Trick \d+", res.stdout, re.M)) == 1 + 3 * 12
+    assert "End of deal 3." in res.stdout and "End of deal 2." not in res.stdout
+    res = subprocess.run([*cmd, "--deal", "7"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 2 and "no deal 7 in this record: it has deals 1 to 6" in res.stdout
+
+
 def test_bad_records_are_clear_errors(played: tuple[str, Path], tmp_path: Path) -> None:
     _, record = played
     doc = json.loads(record.read_text())

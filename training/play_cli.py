@@ -58,7 +58,8 @@ def _replay(args: argparse.Namespace) -> int:
 
     _tolerant_io()
     try:
-        return run_replay(args.file, style=_style(args), show_all=args.all)
+        return run_replay(args.file, style=_style(args), show_all=args.all,
+                          start_deal=args.deal)
     except BrokenPipeError:  # e.g. `piquet replay FILE --all | head`
         _quiet_stdout()
         return 0
@@ -94,5 +95,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("file", help="a game record (JSON) from `piquet play --save` or "
                                 "`piquet eval --save-games`")
     r.add_argument("--all", action="store_true", help="print the whole game without pausing")
+    r.add_argument("--deal", type=int, default=1, metavar="N",
+                   help="start at deal N (1-based), skipping the deals before")
     r.add_argument("--ascii", action="store_true", help="plain ASCII cards (TS, QH), no colour")
     r.set_defaults(func=_replay)

@@ -100,22 +100,33 @@ def hands_lines(game: Game, cast: Cast, style: Style) -> list[str]:
     return out
 
 
-def replay_chunks(doc: dict, style: Style | None = None) -> Iterator[list[str]]:
+def replay_chunks(doc: dict, style: Style | None = None, start_deal: int = 1
+                  ) -> Iterator[list[str]]:
     """Narration of a recorded game for an onlooker, one chunk of lines per pause: the deal with
     the exchange, the declarations, each trick (with both hands after it), the deal's end.
 
-    The log is checked first (:func:`piquet_env.game.replay`): ``ValueError`` says where a
-    tampered or inconsistent record parts from the rules.
+    With ``start_deal`` (1-based) the chunks of earlier deals are left out, except the opening
+    lines; the first chunk kept ends the deal before, with the totals. The log is checked first
+    (:func:`piquet_env.game.replay`): ``ValueError`` says where a tampered or inconsistent record
+    parts from the rules, or that the record has no such deal.
     """
     style = style or Style()
-    replay(doc)  # validate the whole log before narrating any of it
+    final = replay(doc)  # validate the whole log before narrating any of it
     events = doc["events"]
-    cast = Cast(player_names(doc))
     game = _start(events)
+    last = final.deal_number if final.is_over else final.deal_number + 1
+    if not game.deal_number + 1 <= start_deal <= last:
+        raise ValueError(f"no deal {start_deal} in this record: it has deals "
+                         f"{game.deal_number + 1} to {last}")
+    cast = Cast(player_names(doc))
     narrator = Narrator(game.rules, cast, style)
     first = list(game.events)
     cut = [e for e in events if e["type"] == "cut"]
-    chunk = narrator.narrate(None, game, first[:1] + cut + first[1:])
+    chunk = narrator.narrate(None, game, first[:1] + cut)
+    if start_deal > game.deal_number + 1:
+        yield [*chunk, f"(deals {game.deal_number + 1} to {start_deal - 1} left out)"]
+        chunk = []
+    chunk += narrator.narrate(None, game, first[1:])
     for e in events:
         if e["type"] != "action" or e.get("auto"):
             continue
@@ -128,19 +139,22 @@ def replay_chunks(doc: dict, style: Style | None = None) -> Iterator[list[str]]:
                 before.phase != Phase.PLAY and game.phase == Phase.PLAY):
             if "deal_end" not in kinds and not game.is_over:
                 chunk += hands_lines(game, cast, style)
-            yield chunk
+            if game.deal_number + 1 >= start_deal:
+                yield chunk
             chunk = []
     if chunk:
         yield chunk
 
 
 def run_replay(path: str | Path, style: Style | None = None, show_all: bool = False,
-               read: Callable[[str], str] = read_line, write: Callable[[str], None] = print) -> int:
+               start_deal: int = 1, read: Callable[[str], str] = read_line,
+               write: Callable[[str], None] = print) -> int:
     """``piquet replay``: print a saved game chunk by chunk, waiting for Enter between chunks
-    (``q`` quits, ``a`` prints the rest) unless ``show_all``. Returns the exit status."""
+    (``q`` quits, ``a`` prints the rest) unless ``show_all``, from deal ``start_deal`` on.
+    Returns the exit status."""
     try:
         doc = load_record(path)
-        chunks = replay_chunks(doc, style)
+        chunks = replay_chunks(doc, style, start_deal)
         first = next(chunks)
     except (ValueError, KeyError, TypeError) as err:
         write(f"piquet replay: {err}")
