@@ -22,7 +22,7 @@ from agents.base import Agent
 from agents.play import play_turn
 from piquet_env import combinations as combos
 from piquet_env.actions import declare_action, done_action, pass_action
-from piquet_env.cards import SUIT_NAMES, cards_of, parse_card, sort_key
+from piquet_env.cards import JOKER, SUIT_MASKS, SUIT_NAMES, cards_of, parse_card, sort_key
 from piquet_env.game import Game, Phase, opponent_known, talon_known
 from piquet_env.rules import Rules
 from training.tui_input import InputError, parse_decision, parse_discards, parse_play, read_line
@@ -186,8 +186,8 @@ class Session:
         lo, hi = exchange_limits(g, p)
         hand = sorted(cards_of(g.hands[p]), key=sort_key)
         span = f"{lo} to {hi}" if lo < hi else str(lo)
-        self.write(f"Exchange: discard {span} cards, then take as many from the top of the "
-                   f"talon ({len(g.talon)} cards).")
+        self.write(f"Exchange: discard {span} card{'' if hi == 1 else 's'}, then take as many "
+                   f"from the top of the talon ({_count(len(g.talon), 'card')}).")
         self._say(self._numbered(hand))
         cards = self._ask("discard> ",
                           lambda t: parse_discards(t, hand, lo, hi, g.rules, self.style.card))
@@ -212,10 +212,12 @@ class Session:
         lead = g.trick[0] if g.trick else None
         if lead is None:
             head = "Your lead:"
-        elif len(legal) < g.hands[p].bit_count():
+        elif lead == JOKER:
+            head = "The joker was led: play any card:"
+        elif len(legal) < g.hands[p].bit_count() or g.hands[p] & SUIT_MASKS[lead >> 3]:
             head = f"Follow {SUIT_NAMES[lead >> 3]}:"
         else:
-            head = "Your play:"
+            head = f"You have no {SUIT_NAMES[lead >> 3]}: play any card:"
         self.write(head)
         self._say(self._numbered(legal))
         card = self._ask("play> ", lambda t: parse_play(t, legal, g.rules, g.hands[p], lead,

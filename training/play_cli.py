@@ -51,6 +51,9 @@ def _play(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # e.g. `piquet play --player random | head`
         _quiet_stdout()
         return 0
+    except KeyboardInterrupt:  # before the game began, e.g. while a checkpoint loads
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
 
 
 def _replay(args: argparse.Namespace) -> int:
