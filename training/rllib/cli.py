@@ -26,25 +26,51 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from training.rllib.train import RLlibConfig
+from training.rllib.config import RLlibConfig
 
 _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "--num-env-runners": ("num_env_runners", {"type": int, "metavar": "N",
-                                              "help": "env-runner actors sampling in parallel "
-                                                      "(rllib backend; default 1)"}),
-    "--num-envs-per-env-runner": ("num_envs_per_env_runner", {
-        "type": int, "metavar": "M", "help": "environments stepped by each env runner (default 1)"}),
-    "--address": ("address", {"metavar": "ADDRESS",
-                              "help": "Ray cluster to join ('auto', HOST:6379 or "
-                                      "ray://HOST:10001); default: start a local Ray instance"}),
-    "--num-cpus": ("num_cpus", {"type": int, "metavar": "N",
-                                "help": "CPUs of the local Ray instance (default: all)"}),
-    "--iterations": ("iterations", {"type": int, "metavar": "N",
-                                    "help": "RLlib training iterations (default 20)"}),
+    "--num-env-runners": (
+        "num_env_runners",
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "env-runner actors sampling in parallel (rllib backend; default 1)",
+        },
+    ),
+    "--num-envs-per-env-runner": (
+        "num_envs_per_env_runner",
+        {
+            "type": int,
+            "metavar": "M",
+            "help": "environments stepped by each env runner (default 1)",
+        },
+    ),
+    "--address": (
+        "address",
+        {
+            "metavar": "ADDRESS",
+            "help": "Ray cluster to join ('auto', HOST:6379 or "
+            "ray://HOST:10001); default: start a local Ray instance",
+        },
+    ),
+    "--num-cpus": (
+        "num_cpus",
+        {"type": int, "metavar": "N", "help": "CPUs of the local Ray instance (default: all)"},
+    ),
+    "--iterations": (
+        "iterations",
+        {"type": int, "metavar": "N", "help": "RLlib training iterations (default 20)"},
+    ),
     "--out": ("out_dir", {"metavar": "DIR", "help": "output directory (default runs/rllib)"}),
-    "--eval-games": ("_eval_games", {"type": int, "metavar": "N",
-                                     "help": "duplicate deal pairs against random and heuristic "
-                                             "after training (default 100; 0: none)"}),
+    "--eval-games": (
+        "_eval_games",
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "duplicate deal pairs against random and heuristic "
+            "after training (default 100; 0: none)",
+        },
+    ),
 }
 
 
@@ -168,8 +194,10 @@ def run_rllib(args: argparse.Namespace) -> int:
     try:
         import ray  # noqa: F401
     except ImportError:
-        print("piquet train: the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'",
-              file=sys.stderr)
+        print(
+            "piquet train: the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'",
+            file=sys.stderr,
+        )
         return 2
     from training.rllib.train import train
 
@@ -178,9 +206,11 @@ def run_rllib(args: argparse.Namespace) -> int:
     except CheckpointError as exc:
         print(f"piquet train: {exc}", file=sys.stderr)
         return 2
-    print(f"{result.iterations} iterations, {result.env_steps:,} env steps, throughput "
-          f"{result.steps_per_s:,.0f} env steps/s with {cfg.num_env_runners} env runner(s); "
-          f"league: {len(result.snapshots)} snapshot(s); policy: {result.policy_path}")
+    print(
+        f"{result.iterations} iterations, {result.env_steps:,} env steps, throughput "
+        f"{result.steps_per_s:,.0f} env steps/s with {cfg.num_env_runners} env runner(s); "
+        f"league: {len(result.snapshots)} snapshot(s); policy: {result.policy_path}"
+    )
     eval_games = getattr(args, "rllib_eval_games", None)
     eval_games = 100 if eval_games is None else eval_games
     if eval_games > 0:
@@ -190,11 +220,19 @@ def run_rllib(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The standalone parser of ``python -m training.rllib.cli``."""
-    p = argparse.ArgumentParser(prog="python -m training.rllib.cli", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m training.rllib.cli",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--config", metavar="FILE.toml", help="TOML file of RLlibConfig fields")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one RLlibConfig field (repeatable), e.g. --set lr=1e-4")
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override one RLlibConfig field (repeatable), e.g. --set lr=1e-4",
+    )
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
     p.add_argument("--show-config", action="store_true", help="print the settings and exit")
     add_rllib_arguments(p)

@@ -42,8 +42,10 @@ def _split_obs(batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
     obs = batch[Columns.OBS]
     if not isinstance(obs, dict) or OBS_KEY not in obs or MASK_KEY not in obs:
         got = sorted(obs) if isinstance(obs, dict) else type(obs).__name__
-        raise ValueError(f"MaskedActorCriticModule needs observations that are dicts with keys "
-                         f"{OBS_KEY!r} and {MASK_KEY!r}, got {got}")
+        raise ValueError(
+            f"MaskedActorCriticModule needs observations that are dicts with keys "
+            f"{OBS_KEY!r} and {MASK_KEY!r}, got {got}"
+        )
     return obs[OBS_KEY].float(), obs[MASK_KEY]
 
 
@@ -57,13 +59,19 @@ class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
     def setup(self) -> None:
         """Build the network from the spaces and ``model_config``."""
         space = self.observation_space
-        if not isinstance(space, gym.spaces.Dict) or OBS_KEY not in space.spaces \
-                or MASK_KEY not in space.spaces:
-            raise ValueError(f"MaskedActorCriticModule needs a Dict observation space with keys "
-                             f"{OBS_KEY!r} and {MASK_KEY!r}, got {space}")
+        if (
+            not isinstance(space, gym.spaces.Dict)
+            or OBS_KEY not in space.spaces
+            or MASK_KEY not in space.spaces
+        ):
+            raise ValueError(
+                f"MaskedActorCriticModule needs a Dict observation space with keys "
+                f"{OBS_KEY!r} and {MASK_KEY!r}, got {space}"
+            )
         if not isinstance(self.action_space, gym.spaces.Discrete):
-            raise ValueError(f"MaskedActorCriticModule needs a Discrete action space, "
-                             f"got {self.action_space}")
+            raise ValueError(
+                f"MaskedActorCriticModule needs a Discrete action space, got {self.action_space}"
+            )
         cfg = self.model_config or {}
         self.model = ActorCritic(
             obs_size=int(space[OBS_KEY].shape[0]),

@@ -40,14 +40,24 @@ def snapshot_id(version: int) -> str:
 
 def snapshot_ids(module_ids: Sequence[str]) -> list[str]:
     """The snapshot ids among ``module_ids``, oldest first."""
-    snaps = [m for m in module_ids if m.startswith(SNAPSHOT_PREFIX)
-             and m[len(SNAPSHOT_PREFIX):].isdigit()]
-    return sorted(snaps, key=lambda m: int(m[len(SNAPSHOT_PREFIX):]))
+    snaps = [
+        m
+        for m in module_ids
+        if m.startswith(SNAPSHOT_PREFIX) and m[len(SNAPSHOT_PREFIX) :].isdigit()
+    ]
+    return sorted(snaps, key=lambda m: int(m[len(SNAPSHOT_PREFIX) :]))
 
 
-def agent_to_module(agent_id: str, episode: Any, *, snapshots: Sequence[str],
-                    self_play_weight: float, latest_weight: float, pool_size: int,
-                    **kwargs: Any) -> str:
+def agent_to_module(
+    agent_id: str,
+    episode: Any,
+    *,
+    snapshots: Sequence[str],
+    self_play_weight: float,
+    latest_weight: float,
+    pool_size: int,
+    **kwargs: Any,
+) -> str:
     """The module that plays ``agent_id`` in ``episode`` (RLlib's agent-to-module mapping).
 
     Every draw comes from a generator seeded by a CRC of the episode id, so both seats of an
@@ -59,16 +69,21 @@ def agent_to_module(agent_id: str, episode: Any, *, snapshots: Sequence[str],
     main_seat = rng.choice(("player_0", "player_1"))
     if agent_id == main_seat:
         return MAIN
-    pool = list(snapshots)[-max(1, pool_size):]
+    pool = list(snapshots)[-max(1, pool_size) :]
     return pool[-1] if rng.random() < latest_weight else rng.choice(pool)
 
 
-def mapping_fn(snapshots: Sequence[str], *, self_play_weight: float, latest_weight: float,
-               pool_size: int) -> Callable[..., str]:
+def mapping_fn(
+    snapshots: Sequence[str], *, self_play_weight: float, latest_weight: float, pool_size: int
+) -> Callable[..., str]:
     """:func:`agent_to_module` bound to a league (a picklable ``functools.partial``)."""
-    return functools.partial(agent_to_module, snapshots=tuple(snapshots),
-                             self_play_weight=float(self_play_weight),
-                             latest_weight=float(latest_weight), pool_size=int(pool_size))
+    return functools.partial(
+        agent_to_module,
+        snapshots=tuple(snapshots),
+        self_play_weight=float(self_play_weight),
+        latest_weight=float(latest_weight),
+        pool_size=int(pool_size),
+    )
 
 
 def copy_weights(algorithm: Any, src: str, dst: str) -> None:
@@ -83,9 +98,16 @@ class SelfPlayCallback(RLlibCallback):
     enough (see the module docstring). Settings come from the constructor (use
     ``functools.partial`` in ``config.callbacks``)."""
 
-    def __init__(self, *, win_rate_threshold: float = 0.55, min_games: int = 100,
-                 self_play_weight: float = 0.5, latest_weight: float = 0.5,
-                 pool_size: int = 8, verbose: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        win_rate_threshold: float = 0.55,
+        min_games: int = 100,
+        self_play_weight: float = 0.5,
+        latest_weight: float = 0.5,
+        pool_size: int = 8,
+        verbose: bool = True,
+    ) -> None:
         super().__init__()
         self.win_rate_threshold = float(win_rate_threshold)
         self.min_games = int(min_games)
@@ -133,24 +155,34 @@ class SelfPlayCallback(RLlibCallback):
         if latest is None or (games >= self.min_games and rate >= self.win_rate_threshold):
             added = self.add_snapshot(algorithm, snaps)
             snaps.append(added)
-        result["league"] = {"snapshots": len(snaps), "latest": snaps[-1],
-                            "games_vs_latest": games, "win_rate_vs_latest": rate,
-                            "added": added or ""}
+        result["league"] = {
+            "snapshots": len(snaps),
+            "latest": snaps[-1],
+            "games_vs_latest": games,
+            "win_rate_vs_latest": rate,
+            "added": added or "",
+        }
         if self.verbose and added and latest is not None:
-            print(f"[selfplay] main won {rate:.0%} of {games:.0f} games against {latest}: "
-                  f"frozen {added}", flush=True)
+            print(
+                f"[selfplay] main won {rate:.0%} of {games:.0f} games against {latest}: "
+                f"frozen {added}",
+                flush=True,
+            )
 
     def add_snapshot(self, algorithm: Any, snaps: list[str]) -> str:
         """Freeze a copy of ``main`` as the next snapshot; remap seats to the grown league."""
-        version = int(snaps[-1][len(SNAPSHOT_PREFIX):]) + 1 if snaps else 0
+        version = int(snaps[-1][len(SNAPSHOT_PREFIX) :]) + 1 if snaps else 0
         new_id = snapshot_id(version)
         league = [*snaps, new_id]
         algorithm.add_module(
             module_id=new_id,
             module_spec=RLModuleSpec.from_module(algorithm.get_module(MAIN)),
             new_agent_to_module_mapping_fn=mapping_fn(
-                league, self_play_weight=self.self_play_weight,
-                latest_weight=self.latest_weight, pool_size=self.pool_size),
+                league,
+                self_play_weight=self.self_play_weight,
+                latest_weight=self.latest_weight,
+                pool_size=self.pool_size,
+            ),
             new_should_module_be_updated=[MAIN],
         )
         copy_weights(algorithm, MAIN, new_id)

@@ -1,0 +1,107 @@
+"""Weights in and out of RLlib: the ``PolicyAgent`` export and the run checkpoints.
+
+RLlib keeps each module's weights on its learners; :func:`module_state` reads ``main`` (or a
+snapshot) back as the state dict of the project's :class:`~agents.policy.ActorCritic`, which the
+RLModule holds as ``model`` (:mod:`training.rllib.module`), so nothing is converted.
+:func:`export_policy` writes it with :func:`training.checkpoint.save_policy`: the file loads with
+:meth:`agents.policy.PolicyAgent.load` and plays in ``piquet eval``, ``ladder`` and ``play``.
+:func:`save_run_checkpoint` / :func:`restore_run_checkpoint` keep ``main``, the league and the
+counters in one piquet checkpoint (safetensors; nothing is pickled).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.policy import ActorCritic
+from training import checkpoint as ck
+from training.rllib.config import RLlibConfig
+from training.rllib.selfplay import MAIN, SelfPlayCallback, mapping_fn, snapshot_ids
+
+CHECKPOINT_KIND = "rllib"
+"""``meta["trainer"]`` of checkpoints written here."""
+
+
+def module_state(algorithm: Any, module_id: str) -> dict[str, torch.Tensor]:
+    """The learner's weights of ``module_id`` as a torch state dict of the inner ActorCritic
+    (keys ``trunk.0.weight``, ``policy_head.bias``, ...)."""
+    state = algorithm.learner_group.get_state(components=f"learner/rl_module/{module_id}")
+    weights = state["learner"]["rl_module"][module_id]
+    return {
+        k[len("model.") :]: torch.as_tensor(np.asarray(v))
+        for k, v in weights.items()
+        if k.startswith("model.")
+    }
+
+
+def set_module_state(algorithm: Any, module_id: str, weights: dict[str, torch.Tensor]) -> None:
+    """Load an ActorCritic state dict into ``module_id`` on the learners and env runners."""
+    state = {f"model.{k}": v.detach().cpu().numpy() for k, v in weights.items()}
+    algorithm.set_state({"learner_group": {"learner": {"rl_module": {module_id: state}}}})
+
+
+def network(cfg: RLlibConfig, weights: dict[str, torch.Tensor]) -> ActorCritic:
+    """An :class:`~agents.policy.ActorCritic` of the run's architecture holding ``weights``."""
+    rules = cfg.rules_obj
+    from piquet_env.observation import encoder_for
+
+    enc = encoder_for(rules)
+    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation)
+    model.load_state_dict(weights)
+    return model.eval()
+
+
+def export_policy(
+    algorithm: Any, path: str | Path, cfg: RLlibConfig, module_id: str = MAIN
+) -> Path:
+    """Write module ``module_id`` of ``algorithm`` as a ``PolicyAgent`` checkpoint at ``path``
+    (loadable with :meth:`agents.policy.PolicyAgent.load`); return the path."""
+    model = network(cfg, module_state(algorithm, module_id))
+    return ck.save_policy(path, model, cfg.rules_obj, {"trainer": CHECKPOINT_KIND, **cfg.to_dict()})
+
+
+def save_run_checkpoint(
+    algorithm: Any, path: str | Path, cfg: RLlibConfig, counters: dict[str, Any]
+) -> Path:
+    """Write ``main``, every snapshot and ``counters`` to a piquet checkpoint at ``path``."""
+    tensors = {f"model.{k}": v for k, v in module_state(algorithm, MAIN).items()}
+    snaps = snapshot_ids(list(algorithm.config.policies))
+    for sid in snaps:
+        tensors.update({f"snapshot.{sid}.{k}": v for k, v in module_state(algorithm, sid).items()})
+    model = network(
+        cfg, {k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")}
+    )
+    meta = ck.policy_meta(model, cfg.rules_obj, cfg.to_dict())
+    meta.update(trainer=CHECKPOINT_KIND, snapshots=snaps, counters=counters)
+    return ck.save_checkpoint(path, tensors, meta)
+
+
+def restore_run_checkpoint(algorithm: Any, ckpt: ck.Checkpoint) -> dict[str, Any]:
+    """Load ``main`` and the league of a checkpoint into a fresh ``algorithm``; return its
+    counters."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    set_module_state(algorithm, MAIN, ckpt.section("model"))
+    callback = algorithm.callbacks
+    if isinstance(callback, list):  # pragma: no cover - RLlib may keep a list of callbacks
+        callback = next(c for c in callback if isinstance(c, SelfPlayCallback))
+    for sid in ckpt.meta.get("snapshots", []):
+        if sid not in algorithm.config.policies:
+            league = [*snapshot_ids(list(algorithm.config.policies)), sid]
+            algorithm.add_module(
+                module_id=sid,
+                module_spec=RLModuleSpec.from_module(algorithm.get_module(MAIN)),
+                new_agent_to_module_mapping_fn=mapping_fn(
+                    league,
+                    self_play_weight=callback.self_play_weight,
+                    latest_weight=callback.latest_weight,
+                    pool_size=callback.pool_size,
+                ),
+                new_should_module_be_updated=[MAIN],
+            )
+        set_module_state(algorithm, sid, ckpt.section(f"snapshot.{sid}"))
+    return dict(ckpt.meta.get("counters", {}))
