@@ -137,6 +137,8 @@ with both players' score breakdowns (`DealScore.to_dict()`).
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import random
 import sys
@@ -159,6 +161,7 @@ from piquet_env.render import render_text
 from piquet_env.rules import Rules, make_rules
 
 AGENTS = ("player_0", "player_1")
+_INDEX = {"player_0": 0, "player_1": 1}
 EPISODES = ("partie", "deal")
 REWARDS = ("result", "deal_points")
 RENDER_VIEWS = ("player", "spectator")
@@ -244,6 +247,19 @@ for _name in _HOT:
     setattr(_OrderEnforcing, _name, _direct_after_reset(_name))
 
 
+@functools.cache
+def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete, spaces.Box]:
+    """Observation, action and state spaces of a rules object, built once (a Box with per-entry
+    bounds is slow to build) and deep-copied per environment so each has its own random state."""
+    enc = encoder_for(rules)
+    observation = spaces.Dict({
+        "observation": spaces.Box(low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32),
+        "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
+    })
+    state = spaces.Box(low=0.0, high=np.inf, shape=(enc.state_size,), dtype=np.float32)
+    return observation, spaces.Discrete(enc.n_actions), state
+
+
 def _action_names(rules: Rules) -> tuple[tuple[str, ...], ...]:
     """Names of every action id per situation: exchange, play, then declaring each category."""
     n = rules.n_cards
@@ -314,17 +330,12 @@ class raw_env(AECEnv, EzPickle):
         self.encoder = encoder_for(self.rules)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        enc = self.encoder
-        obs_space = spaces.Dict({
-            "observation": spaces.Box(low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32),
-            "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
-        })
-        act_space = spaces.Discrete(enc.n_actions)
+        obs_space, act_space, state_space = copy.deepcopy(_spaces(self.rules))
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: act_space for a in AGENTS}
-        self.state_space = spaces.Box(low=0.0, high=np.float32(np.inf),
-                                      shape=(enc.state_size,), dtype=np.float32)
+        self.state_space = state_space
         self._names = _action_names(self.rules)
+        self._no_actions = bytes(self.encoder.n_actions)
         self._rng = random.Random()
         self.game: Game | None = None
 
@@ -359,12 +370,14 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 vector, "action_mask": int8 mask}`` for ``agent``."""
-        p = 0 if agent == "player_0" else 1
+        p = _INDEX[agent]
         g = self.game
-        mask = np.zeros(self.encoder.n_actions, dtype=np.int8)
+        mask = bytearray(self._no_actions)
         if p == g.current_player:
-            mask[self._legal] = 1
-        return {"observation": self.encoder.encode(g, p), "action_mask": mask}
+            for a in self._legal:
+                mask[a] = 1
+        return {"observation": self.encoder.encode(g, p),
+                "action_mask": np.frombuffer(mask, dtype=np.int8)}
 
     def state(self) -> np.ndarray:
         """The full-information vector (both hands, discards and the talon; see the docstring)."""
@@ -379,17 +392,26 @@ class raw_env(AECEnv, EzPickle):
         g = self.game
         p = g.current_player
         n_deals = len(g.deal_scores)
-        g.apply(int(action))
+        g.apply(action)
         self._pending[p] = None
         self._cumulative_rewards[agent] = 0
+        if len(g.deal_scores) == n_deals:  # the deal goes on: nothing to pay
+            self.rewards = {"player_0": 0.0, "player_1": 0.0}
+        else:
+            self._pay(n_deals)
+        self._after_move()
+        if self.render_mode == "human":
+            self.render()
+
+    def _pay(self, deal: int) -> None:
+        """Rewards and infos at the end of deal number ``deal`` (and of the episode)."""
+        g = self.game
+        ds0, ds1 = g.deal_scores[-1]
+        self._pending = [{"deal": deal, "player_0": ds0.to_dict(), "player_1": ds1.to_dict()}] * 2
         r0 = r1 = 0
-        if len(g.deal_scores) > n_deals:
-            ds0, ds1 = g.deal_scores[-1]
-            self._pending = [{"deal": n_deals, "player_0": ds0.to_dict(),
-                              "player_1": ds1.to_dict()}] * 2
-            if self.reward_mode == "deal_points":
-                r0 = ds0.total - ds1.total
-                r1 = -r0
+        if self.reward_mode == "deal_points":
+            r0 = ds0.total - ds1.total
+            r1 = -r0
         if g.is_over:
             res = g.result
             if self.reward_mode == "deal_points":
@@ -402,9 +424,6 @@ class raw_env(AECEnv, EzPickle):
         scale = self.reward_scale
         self.rewards = {"player_0": r0 * scale, "player_1": r1 * scale}
         self._accumulate_rewards()
-        self._after_move()
-        if self.render_mode == "human":
-            self.render()
 
     def render(self) -> str | None:
         """``ansi``: the table as a string; ``human``: print it. The acting player's view unless
@@ -439,14 +458,15 @@ class raw_env(AECEnv, EzPickle):
         else:
             names = self._names[0]
         pname = PHASE_NAMES[phase]
-        infos = {}
-        for q, a in enumerate(AGENTS):
-            info = {"phase": pname, "to_act": q == p,
-                    "legal_actions": [names[x] for x in legal] if q == p else []}
-            if self._pending[q] is not None:
-                info["deal_score"] = self._pending[q]
-            infos[a] = info
-        self.infos = infos
+        acting = [names[a] for a in legal]
+        i0 = {"phase": pname, "to_act": p == 0, "legal_actions": acting if p == 0 else []}
+        i1 = {"phase": pname, "to_act": p == 1, "legal_actions": acting if p == 1 else []}
+        pending = self._pending
+        if pending[0] is not None:
+            i0["deal_score"] = pending[0]
+        if pending[1] is not None:
+            i1["deal_score"] = pending[1]
+        self.infos = {"player_0": i0, "player_1": i1}
         if p >= 0:
             self.agent_selection = AGENTS[p]
         elif not hasattr(self, "agent_selection") or self.agent_selection not in AGENTS:

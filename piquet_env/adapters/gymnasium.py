@@ -1,0 +1,196 @@
+"""A single-agent Gymnasium view of Piquet: the learner holds one seat, an agent plays the other.
+
+:class:`PiquetGymEnv` wraps the AEC environment (:class:`piquet_env.env.raw_env`, same options and
+rewards). The learner's seat is fixed (``seat="player_0"`` or ``"player_1"``) or drawn at every
+reset (``seat="random"``, the default). The opponent is any :class:`agents.base.Agent` (or an
+agent spec such as ``"heuristic"`` for :func:`agents.registry.make_agent`); by default a uniform
+random agent. Its moves are played inside :meth:`~PiquetGymEnv.step` until the learner is to act
+again or the episode ends.
+
+- Observation: the learner's float32 observation vector (``Box``, see :mod:`piquet_env.env`).
+- Action: ``Discrete(n_actions)``, the engine's action ids; :meth:`~PiquetGymEnv.action_masks`
+  returns the legal ones as a boolean array (sb3-contrib's MaskablePPO calls it). An illegal action
+  ends the episode with reward ``illegal_reward`` (default -1, as PettingZoo's
+  TerminateIllegalWrapper does) and ``info["illegal_action"] = True``.
+- Reward: the learner's share of the AEC rewards paid during the step (his own move and the
+  opponent's replies), so an episode sums to ``reward_scale`` times his result.
+- ``info``: the learner's AEC info (phase, legal action names, deal scores) plus ``seat``.
+
+>>> env = PiquetGymEnv(episode="deal", seat="player_0")
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, bool(env.action_masks().any())
+((433,), True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from piquet_env.env import AGENTS, raw_env
+from piquet_env.rules import Rules
+
+if TYPE_CHECKING:
+    from agents.base import Agent
+
+SEATS = ("random", "player_0", "player_1")
+
+
+class PiquetGymEnv(gymnasium.Env):
+    """Single-agent Piquet: the learner against ``opponent`` (see the module docstring).
+
+    Options: ``rules``, ``variants``, ``episode``, ``reward``, ``reward_scale``, ``render_mode`` and
+    ``render_view`` as for :class:`piquet_env.env.raw_env`; ``seat`` (``"random"``,
+    ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (an Agent, an agent spec string, or
+    ``None`` for a uniform random agent); ``illegal_reward`` (the learner's reward for an illegal
+    action, which ends the episode).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        rules: str | Rules = "standard",
+        variants: Iterable[str] = (),
+        episode: str = "partie",
+        reward: str = "result",
+        reward_scale: float = 1.0,
+        seat: str | int = "random",
+        opponent: Agent | str | None = None,
+        render_mode: str | None = None,
+        render_view: str = "player",
+        illegal_reward: float = -1.0,
+    ) -> None:
+        self.aec = raw_env(rules=rules, variants=variants, episode=episode, reward=reward,
+                           reward_scale=reward_scale,
+                           render_mode=None if render_mode is None else "ansi",
+                           render_view=render_view)  # the adapter itself prints in human mode
+        self.rules = self.aec.rules
+        if seat in (0, 1) and not isinstance(seat, bool):
+            seat = AGENTS[seat]
+        if seat not in SEATS:
+            raise ValueError(f"seat must be one of {SEATS} or 0/1, got {seat!r}")
+        self.seat = seat
+        self.opponent = _make_opponent(opponent, self.rules)
+        self.render_mode = render_mode
+        enc = self.aec.encoder
+        self.observation_space = spaces.Box(low=0.0, high=enc.high, shape=(enc.size,),
+                                            dtype=np.float32)
+        self.action_space = spaces.Discrete(enc.n_actions)
+        self.illegal_reward = float(illegal_reward)
+        self.learner = 0
+        self._learner_name = AGENTS[0]
+        self._ended = True
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode; ``options`` as for the AEC env's reset (e.g. given cards)."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        if self.seat == "random":
+            self.learner = int(rng.integers(2))
+        else:
+            self.learner = AGENTS.index(self.seat)
+        self._learner_name = AGENTS[self.learner]
+        self.aec.reset(seed=int(rng.integers(2**63)), options=options)
+        self.opponent.reset(int(rng.integers(2**63)))
+        self._ended = False
+        reward = self._play_opponent()
+        info = self._info()
+        if reward:
+            info["reward_before_first_move"] = reward
+        return self._observe(), info
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action``, then the opponent's moves until the learner is to act
+        again or the episode ends."""
+        aec = self.aec
+        if self._ended:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        if not aec.game.is_legal(int(action)):
+            self._ended = True
+            info = self._info()
+            info["illegal_action"] = True
+            return self._observe(), self.illegal_reward, True, False, info
+        aec.step(action)
+        reward = aec.rewards[self._learner_name]
+        reward += self._play_opponent()
+        terminated = self._ended = aec.game.is_over
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), float(reward), terminated, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the learner's legal actions now (all False once the episode is over)."""
+        mask = np.zeros(self.aec.encoder.n_actions, dtype=bool)
+        if self.aec.game.current_player == self.learner:
+            mask[self.aec.game.legal_actions()] = True
+        return mask
+
+    def render(self) -> str | None:
+        """As the AEC env's render: the learner's view by default, or the spectator's."""
+        aec = self.aec
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode")
+            return None
+        from piquet_env.render import render_text
+
+        view = None if aec.render_view == "spectator" else self.learner
+        text = render_text(aec.game, view)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    # ------------------------------------------------------------------ helpers
+
+    def _play_opponent(self) -> float:
+        """Let the opponent move while it is his turn; the learner's rewards meanwhile."""
+        from agents.base import Turn
+
+        aec, game = self.aec, self.aec.game
+        opp = 1 - self.learner
+        total = 0.0
+        while game.current_player == opp:
+            aec.step(self.opponent.act(Turn(game, opp)))
+            total += aec.rewards[self._learner_name]
+        return total
+
+    def _observe(self) -> np.ndarray:
+        return self.aec.encoder.encode(self.aec.game, self.learner)
+
+    def _info(self) -> dict[str, Any]:
+        info = dict(self.aec.infos.get(self._learner_name, {}))
+        info["seat"] = self._learner_name
+        return info
+
+
+def _make_opponent(opponent: Agent | str | None, rules: Rules) -> Agent:
+    """The opponent agent: as given, built from a spec string, or a uniform random agent."""
+    if opponent is None:
+        from agents.random_agent import RandomAgent
+
+        return RandomAgent()
+    if isinstance(opponent, str):
+        from agents.registry import make_agent
+
+        return make_agent(opponent, rules)
+    if not callable(getattr(opponent, "act", None)) or not callable(getattr(opponent, "reset",
+                                                                              None)):
+        raise TypeError(f"opponent must be an Agent (with act and reset), an agent spec or None, "
+                        f"got {type(opponent).__name__}")
+    return opponent
+
+
+def register_gymnasium() -> None:
+    """Register ``Piquet-v0`` (a partie) and ``PiquetDeal-v0`` (one deal) with Gymnasium."""
+    for env_id, kwargs in (("Piquet-v0", {}), ("PiquetDeal-v0", {"episode": "deal"})):
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="piquet_env.adapters.gymnasium:PiquetGymEnv",
+                               kwargs=kwargs)
