@@ -145,7 +145,15 @@ def test_younger_may_declare_only_at_least_as_good():
     act(g, "declare")  # elder: point of 8; younger's best point (4) is worse
     assert g.category == 1 and g.current_player == 0  # younger's pass was taken automatically
     auto = [e for e in g.events if e["type"] == "action" and e.get("auto")]
-    assert auto == [{"type": "action", "player": 1, "action": STANDARD.n_cards + 2, "auto": True}]
+    assert auto == [
+        {
+            "type": "action",
+            "player": 1,
+            "action": STANDARD.n_cards + 2,
+            "category": "point",
+            "auto": True,
+        }
+    ]
 
 
 def test_sinking_lets_younger_win():

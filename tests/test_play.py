@@ -29,7 +29,6 @@ from piquet_env.rules import STANDARD, all_presets, make_rules
 from training.play import Session
 from training.replay import record_of
 from training.tui_input import InputError, parse_decision, parse_discards, parse_play
-from training.tui_narrate import exchange_limits
 from training.tui_text import Style
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -343,7 +342,7 @@ def test_the_person_sees_only_what_he_may_know(rules) -> None:
 
 def test_exchange_limits_follow_the_rules() -> None:
     g = Game(make_rules("classic"), seed=4)
-    assert exchange_limits(g, g.elder) == (1, 5)
+    assert g.exchange_limits(g.elder) == (1, 5)
     g.apply(min(cards_of(g.hands[g.elder])))
     g.apply(done_action(g.rules))
-    assert exchange_limits(g, g.younger) == (1, 7)  # classic: younger may take all that is left
+    assert g.exchange_limits(g.younger) == (1, 7)  # classic: younger may take all that is left

@@ -26,7 +26,7 @@ from piquet_env.cards import JOKER, SUIT_MASKS, SUIT_NAMES, cards_of, parse_card
 from piquet_env.game import Game, Phase, opponent_known, talon_known
 from piquet_env.rules import Rules
 from training.tui_input import InputError, parse_decision, parse_discards, parse_play, read_line
-from training.tui_narrate import Narrator, exchange_limits
+from training.tui_narrate import Narrator
 from training.tui_text import Cast, Style, role
 
 HELP = """\
@@ -183,7 +183,7 @@ class Session:
 
     def _exchange(self, p: int) -> None:
         g = self.game
-        lo, hi = exchange_limits(g, p)
+        lo, hi = g.exchange_limits(p)
         hand = sorted(cards_of(g.hands[p]), key=sort_key)
         span = f"{lo} to {hi}" if lo < hi else str(lo)
         self.write(f"Exchange: discard {span} card{'' if hi == 1 else 's'}, then take as many "

@@ -24,16 +24,6 @@ CATEGORY_WORDS = ("the point", "sequences", "sets")
 """How a player names each declaration category when scoring it."""
 
 
-def exchange_limits(game: Game, player: int) -> tuple[int, int]:
-    """Fewest and most cards ``player`` may exchange now (RULES.md section 4)."""
-    n_talon = len(game.talon)
-    if player == game.elder:
-        return 1, min(game.rules.elder_max_exchange, n_talon)
-    hi = game.rules.younger_max_exchange
-    hi = n_talon if hi is None else min(hi, n_talon)
-    return min(game.rules.younger_min_exchange, hi), hi
-
-
 class Narrator:
     """Turns the events of each move into lines for one reader.
 

@@ -252,7 +252,7 @@ class Game:
                         return cards_of(suited)
             return cards_of(hand)
         if phase == _EXCHANGE:
-            lo, _ = self._exchange_limits(p)
+            lo, _ = self.exchange_limits(p)
             acts = cards_of(self.hands[p])
             if self.n_discarded >= lo:
                 acts.append(self._done)
@@ -289,7 +289,10 @@ class Game:
             self._reject(action)
         p = self.current_player
         if self.record:
-            self.events.append({"type": "action", "player": p, "action": action})
+            event = {"type": "action", "player": p, "action": action}
+            if self.phase == _DECLARE:
+                event["category"] = combos.CATEGORY_NAMES[self.decl_step >> 1]
+            self.events.append(event)
         if self.phase == _PLAY:
             self._play(p, action)
         elif self.phase == _EXCHANGE:
@@ -317,7 +320,7 @@ class Game:
                 return not suited or bool(suited & bit)
             return phase == _EXCHANGE
         if phase == _EXCHANGE:
-            return action == self._done and self.n_discarded >= self._exchange_limits(p)[0]
+            return action == self._done and self.n_discarded >= self.exchange_limits(p)[0]
         return phase == _DECLARE and action in self._declaration_choices(p)
 
     def _reject(self, action: object) -> NoReturn:
@@ -400,7 +403,7 @@ class Game:
             self._start_declarations()
         self._auto()
 
-    def _exchange_limits(self, p: int) -> tuple[int, int]:
+    def exchange_limits(self, p: int) -> tuple[int, int]:
         """Fewest and most cards player ``p`` may exchange now."""
         n_talon = len(self.talon)
         if p == self.elder:
@@ -415,7 +418,7 @@ class Game:
             self.hands[p] ^= bit
             self.discards[p] |= bit
             self.n_discarded += 1
-            if self.n_discarded < self._exchange_limits(p)[1]:
+            if self.n_discarded < self.exchange_limits(p)[1]:
                 return
         self._finish_exchange(p)
 
@@ -430,7 +433,7 @@ class Game:
             # Elder may look at the untaken cards of his part: they become known to him.
             self.seen_talon[p] = to_mask(self.talon[: self.rules.elder_part - k])
             self.current_player = 1 - p
-            if self._exchange_limits(1 - p)[1] == 0:
+            if self.exchange_limits(1 - p)[1] == 0:
                 self._finish_exchange(1 - p)
         else:
             self._start_declarations()
@@ -607,6 +610,7 @@ class Game:
                         "type": "action",
                         "player": self.current_player,
                         "action": choices[0],
+                        "category": combos.CATEGORY_NAMES[self.decl_step >> 1],
                         "auto": True,
                     }
                 )
