@@ -240,11 +240,35 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         super().__init__(env)
         self._raw = env.unwrapped
 
+    def last(self, observe: bool = True) -> tuple:
+        """As ``AECEnv.last``: observation (through the wrappers), cumulative reward,
+        termination, truncation and info of the agent to act."""
+        raw = self._raw
+        agent = self.agent_selection
+        observation = self.observe(agent) if observe else None
+        return (observation, raw._cumulative_rewards[agent], raw.terminations[agent],
+                raw.truncations[agent], raw.infos[agent])
+
 
 for _name in _HOT:
     setattr(_TerminateIllegal, _name, _direct(_name))
     setattr(_AssertOutOfBounds, _name, _direct(_name))
     setattr(_OrderEnforcing, _name, _direct_after_reset(_name))
+
+
+class _Discrete(spaces.Discrete):
+    """``gymnasium.spaces.Discrete`` with a fast ``contains`` for plain ints (checked by
+    AssertOutOfBoundsWrapper at every step); anything else goes to the parent's check."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._n_int = int(n)
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` is an action id of this space."""
+        if type(x) is int:
+            return 0 <= x < self._n_int
+        return super().contains(x)
 
 
 @functools.cache
@@ -257,7 +281,7 @@ def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete, spaces.Box]:
         "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
     })
     state = spaces.Box(low=0.0, high=np.inf, shape=(enc.state_size,), dtype=np.float32)
-    return observation, spaces.Discrete(enc.n_actions), state
+    return observation, _Discrete(enc.n_actions), state
 
 
 def _action_names(rules: Rules) -> tuple[tuple[str, ...], ...]:

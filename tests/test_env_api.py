@@ -304,3 +304,15 @@ def test_action_names_table_matches_the_engine():
     names = e._names
     assert names[0][32] == "discard JK" and names[1][5] == "play " + card_str(5)
     assert names[2][34] == "declare point" and names[4][35] == "pass set"
+
+
+def test_benchmark_smoke(capsys):
+    from piquet_env.benchmark import bench_env, print_env_report
+
+    result = bench_env("classic", ("normand",), seconds=0.3, seed=1, n_live=10)
+    assert result["rules"] == "classic+normand"
+    assert result["env"]["steps"] > 0 and result["env"]["steps_per_s"] > 0
+    assert result["memory"]["n_envs"] == 10
+    print_env_report(result)
+    out = capsys.readouterr().out
+    assert "agent-steps/s" in out and "10 live envs" in out

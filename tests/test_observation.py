@@ -276,3 +276,69 @@ def test_state_holds_both_hands_and_the_talon(seed, preset):
     cp = s[fields["current_player"]].tolist()
     assert cp == ([0.0, 0.0] if g.is_over else [float(g.current_player == 0),
                                                 float(g.current_player == 1)])
+
+
+def _repique_reference(g: Game, x: int) -> bool:
+    """The definition of the repique flag, written plainly: credit ``x`` with 30 in every
+    unsettled category he has not passed, then ask the engine's repique rule."""
+    from piquet_env.game import scoring as sc
+
+    step = g.decl_step if g.phase == Phase.DECLARE else 0
+    hypo = [list(g.scores[0]), list(g.scores[1])]
+    for cat in range(step >> 1, 3):
+        if g.decided[cat][x] and g.declared[cat][x] is None:
+            continue
+        hypo[x][(sc.POINT, sc.SEQUENCE, sc.SET)[cat]] += sc.THRESHOLD
+    return sc.repique_player(hypo, g.rules) == x
+
+
+def test_bonus_flags_are_sound_and_match_their_definition():
+    """repique/pique/capot "possible" flags: equal to their plain definitions, and never 0 at a
+    point of a deal before that bonus is in fact made."""
+    made = {"repique": 0, "pique": 0, "capot": 0}
+    for rules in PRESETS:
+        enc = encoder_for(rules)
+        rng = random.Random(rules.name)
+        for _ in range(6):
+            g = Game(rules, seed=rng.getrandbits(32), record=False)
+            history: list[tuple[int, np.ndarray, np.ndarray]] = []
+            while not g.is_over:
+                n_deals = len(g.deal_scores)
+                if g.phase != Phase.OVER:
+                    views = [enc.encode(g, p) for p in (0, 1)]
+                    history.append((g.elder, views[0], views[1]))
+                    for p in (0, 1):
+                        rep = views[p][enc.field("repique_possible")].tolist()
+                        if g.phase in (Phase.EXCHANGE, Phase.DECLARE):
+                            assert rep == [float(_repique_reference(g, p)),
+                                           float(_repique_reference(g, 1 - p))]
+                        else:
+                            assert rep == [0.0, 0.0]
+                g.apply(rng.choice(g.legal_actions()))
+                if len(g.deal_scores) > n_deals:
+                    scores = g.deal_scores[-1]
+                    for p in (0, 1):
+                        for bonus, field in (("repique", "repique_possible"),
+                                             ("pique", "pique_possible"),
+                                             ("capot", "capot_possible")):
+                            if getattr(scores[p], bonus):
+                                made[bonus] += 1
+                                for _, *views in history:
+                                    before = views[p][enc.field(field)]
+                                    if bonus == "repique" and views[p][enc.field("phase")][2]:
+                                        continue  # decided at the start of play
+                                    if bonus == "pique" and views[p][enc.field("deal_points_me")][7]:
+                                        continue  # already made
+                                    assert before[0] == 1.0, (bonus, rules.name)
+                    history = []
+    assert made["repique"] and made["capot"] and made["pique"]
+
+
+def test_observations_stay_within_the_declared_bounds():
+    for rules in PRESETS:
+        enc = encoder_for(rules)
+        assert enc.high.shape == (enc.size,)
+        for g in random_states(rules, seed=8):
+            for p in (0, 1):
+                obs = enc.encode(g, p)
+                assert (obs <= enc.high).all() and (obs >= 0).all()
