@@ -11,9 +11,12 @@ by the rollout policy (:mod:`agents.rollout`), and the deal's point difference, 
 The exchange is searched over whole discard plans, since discarding card by card in any order
 would spread the budget over permutations of the same set: the candidates are, for each number of
 cards the player may take, the least valuable cards by :func:`agents.hand_value.greedy_discards`,
-and the sets that swap one of them for one of the next few candidates. A bandit (UCB1) over these
-plans runs the same determinize-and-roll-out iterations; the chosen plan is then played out over
-the following exchange decisions without searching again.
+and the sets that swap one of them for one of the next few candidates. All the plans still in the
+running are rolled out on the same determinization with the same rollout randomness (common random
+numbers: the luck of the draw cancels between plans), and the worse half is dropped after rounds
+3, 6, 12 and 24 (successive halving); the exchange gets ``exchange_budget`` times the iterations
+of one decision, each rollout counting as one. The best plan is then
+played out over the following exchange decisions without searching again.
 
 The value is the deal's score difference, also in partie mode (the partie's totals are not
 weighed). ``iterations`` bounds the iterations per decision, ``time_limit`` (seconds) the time;
@@ -41,6 +44,8 @@ from agents.rollout import POLICIES, rollout
 from piquet_env.game import Game, Phase, determinize
 
 ROLLOUT_POLICIES = tuple(POLICIES)
+HALVING_ROUNDS = (3, 6, 12, 24)
+"""Rounds of the exchange search after which the worse half of the plans is dropped."""
 
 
 class _Node:
@@ -76,13 +81,16 @@ class MCTSAgent:
 
     ``iterations``: iterations per decision (0 or ``None`` for no bound, then ``time_limit`` must be
     set); ``time_limit``: seconds per decision; ``c``: UCT exploration constant; ``scale``: deal
-    points per unit of value; ``seed``: randomness of the determinizations and rollouts.
+    points per unit of value; ``rollout``: the rollout policy (see :mod:`agents.rollout`);
+    ``exchange_alternatives``: how many next-best cards the exchange plans may swap in;
+    ``exchange_budget``: the exchange, one decision for the whole discard, gets this many times
+    ``iterations`` rollouts; ``seed``: randomness of the determinizations and rollouts.
     """
 
     def __init__(self, iterations: int | None = 200, time_limit: float | None = None,
                  seed: int | None = None, c: float = 0.7, scale: float = 30.0,
-                 rollout: str = "greedy", name: str | None = None,
-                 exchange_alternatives: int = 2) -> None:
+                 rollout: str = "heuristic", name: str | None = None,
+                 exchange_alternatives: int = 2, exchange_budget: float = 4.0) -> None:
         if iterations is not None and (not isinstance(iterations, int) or iterations < 0):
             raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
         if not iterations and time_limit is None:
@@ -100,6 +108,7 @@ class MCTSAgent:
         self.scale = scale
         self.rollout = rollout
         self.exchange_alternatives = exchange_alternatives
+        self.exchange_budget = exchange_budget
         self.name = name or (f"mcts:{iterations}" if iterations else f"mcts:time={time_limit}")
         self.seed = seed
         self._rng = random.Random(seed)
@@ -119,9 +128,10 @@ class MCTSAgent:
         deadline = (time.perf_counter() + self.time_limit) if self.time_limit else math.inf
         return limit, deadline
 
-    def _value(self, g: Game, player: int, deal_index: int) -> float:
-        """The deal's point difference for ``player``, in units of ``scale``."""
-        rollout(g, self._rng, deal_index, self.rollout)
+    def _value(self, g: Game, player: int, deal_index: int,
+               rng: random.Random | None = None) -> float:
+        """The deal's point difference for ``player`` after a rollout, in units of ``scale``."""
+        rollout(g, rng or self._rng, deal_index, self.rollout)
         ds = g.deal_scores[deal_index]
         return (ds[player].total - ds[1 - player].total) / self.scale
 
@@ -238,6 +248,7 @@ class MCTSAgent:
         return n if n in legal else legal[0]
 
     def _choose_plan(self, game: Game, player: int) -> list[int]:
+        """Weigh the candidate plans on common determinizations (successive halving)."""
         plans = [pl for pl in self.exchange_candidates(game, player)
                  if all(game.discards[player] >> c & 1 or game.hands[player] >> c & 1 for c in pl)
                  and not game.discards[player] & ~sum(1 << c for c in pl)]
@@ -245,30 +256,32 @@ class MCTSAgent:
             return plans[0]
         n = game.rules.n_cards
         deal_index = len(game.deal_scores)
-        counts = [0] * len(plans)
         totals = [0.0] * len(plans)
+        alive = list(range(len(plans)))
         limit, deadline = self._budget()
         rng = self._rng
-        it = 0
-        while it < limit and (it & 7 or (time.perf_counter() < deadline
-                                          and not _leader_safe(counts, limit - it))):
-            it += 1
-            if it <= len(plans):
-                i = it - 1
-            else:
-                log_n = math.log(it)
-                i = max(range(len(plans)), key=lambda j: totals[j] / counts[j]
-                        + self.c * math.sqrt(log_n / counts[j]))
-            g = determinize(game, player, rng)
-            for card in plans[i]:
-                if g.hands[player] >> card & 1 and g.current_player == player:
-                    g.apply(card)
-            if g.current_player == player and g.phase == Phase.EXCHANGE:
-                g.apply(n)
-            totals[i] += self._value(g, player, deal_index)
-            counts[i] += 1
-        best = max(range(len(plans)), key=lambda j: (counts[j], totals[j]))
-        return plans[best]
+        spent, rounds = 0, 0
+        if self.iterations:
+            limit = int(limit * self.exchange_budget)
+        while len(alive) > 1 and spent + len(alive) <= max(limit, len(plans)):
+            if rounds and time.perf_counter() >= deadline:
+                break
+            rounds += 1
+            world = determinize(game, player, rng)
+            roll_seed = rng.getrandbits(32)
+            for i in alive:
+                g = world.clone()
+                for card in plans[i]:
+                    if g.current_player == player and g.hands[player] >> card & 1:
+                        g.apply(card)
+                if g.current_player == player and g.phase == Phase.EXCHANGE:
+                    g.apply(n)
+                totals[i] += self._value(g, player, deal_index, random.Random(roll_seed))
+            spent += len(alive)
+            if rounds in HALVING_ROUNDS and len(alive) > 2:
+                alive.sort(key=lambda j: -totals[j])
+                alive = alive[: max(2, len(alive) // 2)]
+        return plans[max(alive, key=lambda j: totals[j])]
 
     def __repr__(self) -> str:
         return (f"MCTSAgent(iterations={self.iterations!r}, time_limit={self.time_limit!r}, "
