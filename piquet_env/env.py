@@ -153,6 +153,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from piquet_env.actions import SPECIAL_NAMES
+from piquet_env.adapters import fast_wrappers
 from piquet_env.cards import card_str
 from piquet_env.combinations import CATEGORY_NAMES
 from piquet_env.game import Game, Phase
@@ -174,16 +175,12 @@ def env(**kwargs: Any) -> AECEnv:
     """The Piquet AEC environment: :class:`raw_env` wrapped in TerminateIllegalWrapper,
     AssertOutOfBoundsWrapper and OrderEnforcingWrapper. Options as for :class:`raw_env`.
 
-    The wrappers are PettingZoo's own, subclassed only so that reading the per-step attributes
-    (``agent_selection``, ``rewards``, ``terminations``, ...) goes straight to the raw environment
-    instead of through a failed lookup and ``__getattr__`` at every layer; their behaviour is
-    unchanged (``tests/test_env_api.py`` compares them with the plain stack).
+    The wrappers are PettingZoo's own, subclassed (:mod:`piquet_env.adapters.fast_wrappers`) so
+    that the per-step attribute reads and pass-throughs go straight to the raw environment; their
+    checks and outcomes are unchanged (``tests/test_env_api.py`` compares them with the plain
+    stack, :func:`plain_env`).
     """
-    e: AECEnv = raw_env(**kwargs)
-    e = _TerminateIllegal(e, illegal_reward=ILLEGAL_REWARD)
-    e = _AssertOutOfBounds(e)
-    e = _OrderEnforcing(e)
-    return e
+    return fast_wrappers.wrap(raw_env(**kwargs), ILLEGAL_REWARD)
 
 
 def plain_env(**kwargs: Any) -> AECEnv:
@@ -193,67 +190,6 @@ def plain_env(**kwargs: Any) -> AECEnv:
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=ILLEGAL_REWARD)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return wrappers.OrderEnforcingWrapper(e)
-
-
-_HOT = ("agent_selection", "rewards", "terminations", "truncations", "infos", "agents",
-        "_cumulative_rewards")
-"""Attributes read at every step; the wrappers below forward them directly."""
-
-
-def _direct(name: str) -> property:
-    def get(self: wrappers.BaseWrapper) -> Any:
-        return getattr(self._raw, name)
-
-    return property(get, doc=f"The raw environment's ``{name}``.")
-
-
-def _direct_after_reset(name: str) -> property:
-    def get(self: wrappers.OrderEnforcingWrapper) -> Any:
-        if not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self._raw, name)
-
-    return property(get, doc=f"The raw environment's ``{name}`` (after reset).")
-
-
-class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    """PettingZoo's TerminateIllegalWrapper with direct reads of the per-step attributes."""
-
-    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
-        super().__init__(env, illegal_reward)
-        self._raw = env.unwrapped
-
-
-class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's AssertOutOfBoundsWrapper with direct reads of the per-step attributes."""
-
-    def __init__(self, env: AECEnv) -> None:
-        super().__init__(env)
-        self._raw = env.unwrapped
-
-
-class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's OrderEnforcingWrapper with direct reads of the per-step attributes (still an
-    ``AttributeError`` before reset)."""
-
-    def __init__(self, env: AECEnv) -> None:
-        super().__init__(env)
-        self._raw = env.unwrapped
-
-    def last(self, observe: bool = True) -> tuple:
-        """As ``AECEnv.last``: observation (through the wrappers), cumulative reward,
-        termination, truncation and info of the agent to act."""
-        raw = self._raw
-        agent = self.agent_selection
-        observation = self.observe(agent) if observe else None
-        return (observation, raw._cumulative_rewards[agent], raw.terminations[agent],
-                raw.truncations[agent], raw.infos[agent])
-
-
-for _name in _HOT:
-    setattr(_TerminateIllegal, _name, _direct(_name))
-    setattr(_AssertOutOfBounds, _name, _direct(_name))
-    setattr(_OrderEnforcing, _name, _direct_after_reset(_name))
 
 
 class _Discrete(spaces.Discrete):

@@ -186,11 +186,3 @@ def _make_opponent(opponent: Agent | str | None, rules: Rules) -> Agent:
         raise TypeError(f"opponent must be an Agent (with act and reset), an agent spec or None, "
                         f"got {type(opponent).__name__}")
     return opponent
-
-
-def register_gymnasium() -> None:
-    """Register ``Piquet-v0`` (a partie) and ``PiquetDeal-v0`` (one deal) with Gymnasium."""
-    for env_id, kwargs in (("Piquet-v0", {}), ("PiquetDeal-v0", {"episode": "deal"})):
-        if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="piquet_env.adapters.gymnasium:PiquetGymEnv",
-                               kwargs=kwargs)
