@@ -33,7 +33,8 @@ def test_policy_round_trip_gives_identical_outputs(saved: tuple[Path, ActorCriti
     loaded, rules = ck.load_policy(path)
     assert rules == STANDARD
     assert loaded.arch() == m.arch() == {"obs_size": ENC.size, "n_actions": ENC.n_actions,
-                                         "hidden": [16, 8], "activation": "tanh"}
+                                         "hidden": [16, 8], "activation": "tanh",
+                                         "state_size": 0}
     obs, mask = torch.randn(5, ENC.size), torch.ones(5, ENC.n_actions, dtype=torch.int8)
     for a, b in zip(m(obs, mask), loaded(obs, mask)):
         assert torch.equal(a, b)

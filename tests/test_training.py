@@ -12,7 +12,7 @@ import torch
 from agents.policy import ActorCritic
 from agents.random_agent import RandomAgent
 from piquet_env.observation import encoder_for
-from piquet_env.rules import STANDARD
+from piquet_env.rules import STANDARD, Rules, make_rules
 from training import checkpoint as ck
 from training.cli import main
 from training.config import TrainConfig, apply_overrides, load_toml, to_toml
@@ -89,12 +89,17 @@ def tiny_model() -> ActorCritic:
     return ActorCritic(ENC.size, ENC.n_actions, hidden=(16,))
 
 
-@pytest.mark.parametrize("mode", ["deal", "partie"])
-def test_rollout_rewards_add_up_to_the_game_result(mode: str) -> None:
+@pytest.mark.parametrize("mode, dense, rules", [
+    ("deal", False, STANDARD), ("deal", True, STANDARD), ("partie", True, STANDARD),
+    ("partie", False, make_rules("classic")), ("partie", True, make_rules("classic+normand")),
+])
+def test_rollout_rewards_add_up_to_the_game_result(mode: str, dense: bool, rules: Rules) -> None:
     """With settle_weight 1, each seat's rewards sum to its final result times the scale."""
-    model = tiny_model()
-    col = Collector(STANDARD, mode, num_envs=3, rng=np.random.default_rng(1),
-                    reward_scale=0.5, settle_weight=1.0)
+    enc = encoder_for(rules)
+    torch.manual_seed(0)
+    model = ActorCritic(enc.size, enc.n_actions, hidden=(16,))
+    col = Collector(rules, mode, num_envs=3, rng=np.random.default_rng(1),
+                    reward_scale=0.5, settle_weight=1.0, dense_reward=dense)
     results: list[tuple[int, int]] = []
     orig = col._apply
 
@@ -121,6 +126,8 @@ def test_rollout_rewards_add_up_to_the_game_result(mode: str) -> None:
                                             torch.from_numpy(roll.actions))
     assert torch.allclose(logp, torch.from_numpy(roll.logprobs), atol=1e-5)
     assert torch.allclose(value, torch.from_numpy(roll.values), atol=1e-5)
+    # Dense rewards land on many decisions; sparse ones only on each deal's last decisions.
+    assert (np.count_nonzero(roll.rewards) > 2 * roll.deals) == dense
 
 
 def test_learner_against_an_agent_records_only_its_own_seat() -> None:
@@ -152,7 +159,8 @@ def test_opponent_pool_keeps_the_newest_snapshots() -> None:
 TINY = ["updates=2", "bc_games=6", "bc_epochs=1", "num_envs=4", "games_per_update=4",
         "mode=deal", "eval_every=1", "eval_deals=2", "final_eval_deals=3", "snapshot_every=1",
         "checkpoint_every=1", "progress=false", "tensorboard=false", "hidden=32",
-        "heuristic_weight=0.3", "random_weight=0.2", "eval_opponents=random"]
+        "heuristic_weight=0.3", "random_weight=0.2", "eval_opponents=random",
+        "eval_mode=deal"]
 
 
 def run_cli(out: Path, *extra: str) -> int:

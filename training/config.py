@@ -62,9 +62,13 @@ class TrainConfig:
 
     # --- network -----------------------------------------------------------------------------
     hidden: tuple[int, ...] = (256, 256)
-    """Hidden layer widths of the MLP trunk shared by the actor and the critic."""
+    """Hidden layer widths of the actor's MLP (and of the critic's)."""
     activation: str = "tanh"
     """``"tanh"`` or ``"relu"``."""
+    critic: str = "state"
+    """``"state"``: an asymmetric critic, a separate MLP over the full-information state (both
+    hands, the talon; training only, the actor never sees it), which takes most of the luck of
+    the deal out of the advantages. ``"obs"``: the value head shares the actor's trunk."""
 
     # --- self-play ---------------------------------------------------------------------------
     num_envs: int = 64
@@ -84,7 +88,10 @@ class TrainConfig:
     pool_size: int = 6
     """Most snapshots kept in the pool (oldest dropped first)."""
     reward_scale: float = 0.02
-    """Reward per point: each deal ends with (own deal score - opponent's) * reward_scale."""
+    """Reward per point of (own deal score - opponent's)."""
+    dense_reward: bool = True
+    """Pay deal points as they are scored (leads, tricks, declarations) rather than all at the
+    deal's end; the sum per deal is the same, the credit lands on the decision that earned it."""
     settle_weight: float = 0.25
     """Partie mode: weight of the settlement bonus (result minus the deals' differences: the 100
     for winning and the rubicon) added as reward at the partie's end."""
@@ -107,6 +114,9 @@ class TrainConfig:
     """Stop an update's epochs early once the approximate KL exceeds this (0: never)."""
 
     # --- behaviour-cloning warm start ----------------------------------------------------------
+    init_from: str = ""
+    """Start from the weights of this checkpoint (file or run directory) instead of a warm start
+    (the architecture must match)."""
     bc_games: int = 600
     """Heuristic-vs-heuristic games whose decisions are imitated before PPO (0: no warm start)."""
     bc_mode: str = "deal"
@@ -122,6 +132,9 @@ class TrainConfig:
     """Duplicate deal pairs per periodic evaluation."""
     final_eval_deals: int = 1500
     """Duplicate deal pairs in the final evaluation."""
+    eval_mode: str = "partie"
+    """Mode of the evaluation games: ``"partie"`` (the states the default run trains on) or
+    ``"deal"``; either way the reported number is the mean point difference per deal."""
     eval_opponents: str = "random,heuristic"
     """Comma-separated agent specs the policy is evaluated against."""
     checkpoint_every: int = 10
@@ -146,7 +159,9 @@ class TrainConfig:
         checks = [
             (self.mode in ("partie", "deal"), f"mode must be 'partie' or 'deal', not {self.mode!r}"),
             (self.bc_mode in ("partie", "deal"), "bc_mode must be 'partie' or 'deal'"),
+            (self.eval_mode in ("partie", "deal"), "eval_mode must be 'partie' or 'deal'"),
             (self.activation in ("tanh", "relu"), "activation must be tanh or relu"),
+            (self.critic in ("state", "obs"), "critic must be 'state' or 'obs'"),
             (all(h > 0 for h in self.hidden) and self.hidden, "hidden must be positive widths"),
             (self.updates >= 0, "updates must be >= 0"),
             (self.num_envs > 0 and self.games_per_update > 0, "num_envs and games_per_update > 0"),

@@ -54,6 +54,7 @@ def behaviour_clone(model: ActorCritic, demos: Rollout, *, epochs: int, learning
     masks = torch.from_numpy(demos.masks)
     actions = torch.from_numpy(demos.actions)
     returns = torch.from_numpy(discounted_returns(demos.rewards, demos.dones, gamma))
+    states = None if demos.states is None else torch.from_numpy(demos.states)
     # Forced decisions (one legal action) teach nothing; keep them for the critic only.
     choice = torch.from_numpy((demos.masks.sum(1) > 1).astype(np.float32))
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate, eps=1e-5)
@@ -65,7 +66,7 @@ def behaviour_clone(model: ActorCritic, demos: Rollout, *, epochs: int, learning
         perm = torch.from_numpy(rng.permutation(n))
         for start in range(0, n, batch_size):
             idx = perm[start:start + batch_size]
-            logits, value = model(obs[idx], masks[idx])
+            logits, value = model(obs[idx], masks[idx], None if states is None else states[idx])
             logp = torch.log_softmax(logits, -1).gather(1, actions[idx, None]).squeeze(1)
             w = choice[idx]
             policy_loss = -(logp * w).sum() / w.sum().clamp(min=1.0)

@@ -129,11 +129,12 @@ def plot_learning_curve(out_dir: str | Path, path: str | Path | None = None) -> 
 
 def summary_table(rows: Sequence[dict[str, Any]]) -> str:
     """A Markdown table of final evaluations (dicts with ``opponent`` and report fields)."""
-    lines = ["| opponent | pairs | points per deal | 95% CI | win rate | beats it? |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| opponent | pairs | deals | points per deal | 95% CI | win rate | beats it? |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         verdict = "yes" if r["ci_low"] > 0 else ("no (worse)" if r["ci_high"] < 0 else "not shown")
-        lines.append(f"| {r['opponent']} | {r['n_pairs']} | {r['mean_diff']:+.2f} | "
+        lines.append(f"| {r['opponent']} | {r['n_pairs']} | {r.get('n_deals', '')} | "
+                     f"{r['mean_diff']:+.2f} | "
                      f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] | {100 * r['win_rate']:.1f}% | "
                      f"{verdict} |")
     return "\n".join(lines)

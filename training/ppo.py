@@ -32,7 +32,7 @@ from training import checkpoint as ck
 from training.config import TrainConfig, to_toml
 from training.imitation import behaviour_clone, collect_demonstrations
 from training.logging_utils import RunLogger, plot_learning_curve, summary_table
-from training.selfplay import Collector, OpponentPool, Rollout
+from training.selfplay import Collector, OpponentPool, Rollout, critic_state_size
 
 
 @dataclass
@@ -78,6 +78,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Roll
     actions, old_logp = torch.from_numpy(batch.actions), torch.from_numpy(batch.logprobs)
     adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
     old_values = torch.from_numpy(batch.values)
+    states = None if batch.states is None else torch.from_numpy(batch.states)
     n = len(batch)
     mb_size = max(1, n // cfg.num_minibatches)
     model.train()
@@ -88,7 +89,8 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Roll
         kls = []
         for start in range(0, n, mb_size):
             idx = perm[start:start + mb_size]
-            logp, entropy, value = model.evaluate_actions(obs[idx], masks[idx], actions[idx])
+            logp, entropy, value = model.evaluate_actions(
+                obs[idx], masks[idx], actions[idx], None if states is None else states[idx])
             log_ratio = logp - old_logp[idx]
             ratio = log_ratio.exp()
             with torch.no_grad():
@@ -131,7 +133,9 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Roll
 def evaluate_policy(model: ActorCritic, cfg: TrainConfig, n_pairs: int, seed: int
                     ) -> list[dict[str, Any]]:
     """Duplicate-deal matches of the greedy policy against ``cfg.eval_opponents`` (agent specs,
-    by default random and heuristic), in deal mode: the mean point difference per deal."""
+    by default random and heuristic) in ``cfg.eval_mode``, reporting the mean point difference
+    per deal with its 95% interval (``n_pairs`` pairs of games; a partie pair plays 6 deals
+    twice)."""
     from training.evaluation import evaluate
 
     rules = make_rules(cfg.rules)
@@ -140,10 +144,12 @@ def evaluate_policy(model: ActorCritic, cfg: TrainConfig, n_pairs: int, seed: in
     agent = PolicyAgent(snapshot, rules, greedy=True, name="policy")
     rows = []
     for opponent in [o.strip() for o in cfg.eval_opponents.split(",") if o.strip()]:
-        rep = evaluate(agent, opponent, rules, n_pairs, mode="deal", seed=seed)
-        rows.append({"opponent": opponent, "n_pairs": n_pairs, "mean_diff": rep.mean_diff,
-                     "ci_low": rep.ci_low, "ci_high": rep.ci_high, "win_rate": rep.win_rate,
-                     "significant": rep.significant, "summary": rep.summary()})
+        rep = evaluate(agent, opponent, rules, n_pairs, mode=cfg.eval_mode, seed=seed)
+        pts = rep.points
+        rows.append({"opponent": opponent, "n_pairs": n_pairs, "n_deals": rep.n_deals,
+                     "mean_diff": pts.mean, "ci_low": pts.low, "ci_high": pts.high,
+                     "win_rate": rep.win_rate, "significant": pts.excludes(0.0),
+                     "summary": rep.summary()})
     return rows
 
 
@@ -209,13 +215,15 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
     torch.manual_seed(cfg.seed)
     rules = make_rules(cfg.rules)
     enc = encoder_for(rules)
-    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation).eval()
+    state_size = critic_state_size(rules) if cfg.critic == "state" else 0
+    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size).eval()
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
     pool = OpponentPool(model, {"self": cfg.self_play_weight, "snapshot": cfg.snapshot_weight,
                                 "heuristic": cfg.heuristic_weight, "random": cfg.random_weight},
                         size=cfg.pool_size)
     collector = Collector(rules, cfg.mode, cfg.num_envs, np_rng, reward_scale=cfg.reward_scale,
-                          settle_weight=cfg.settle_weight)
+                          settle_weight=cfg.settle_weight, dense_reward=cfg.dense_reward,
+                          record_states=state_size > 0)
     logger = RunLogger(out_dir, tensorboard=cfg.tensorboard)
     latest = out_dir / ck.LATEST_FILE
     counters: dict[str, Any] = {"update": 0, "env_steps": 0, "train_seconds": 0.0}
@@ -230,12 +238,20 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         counters = restore_training_checkpoint(ckpt, model, optimizer, pool, np_rng)
         say(f"resumed from {resume} at update {counters['update']}, "
             f"{counters['env_steps']:,} env steps")
+    elif cfg.init_from:
+        init = ck.read_checkpoint(cfg.init_from, rules=rules)
+        if init.meta.get("arch") != model.arch():
+            raise ck.CheckpointError(f"{cfg.init_from}: network {init.meta.get('arch')} differs "
+                                     f"from the config's {model.arch()}")
+        model.load_state_dict(init.section("model"))
+        say(f"initial weights from {cfg.init_from}")
     elif cfg.bc_games > 0:
         t0 = time.perf_counter()
         from agents.heuristic import HeuristicAgent
 
         demo_collector = Collector(rules, cfg.bc_mode, cfg.num_envs, np_rng,
-                                   reward_scale=cfg.reward_scale, settle_weight=cfg.settle_weight)
+                                   reward_scale=cfg.reward_scale, settle_weight=cfg.settle_weight,
+                                   dense_reward=cfg.dense_reward, record_states=state_size > 0)
         demos = collect_demonstrations(demo_collector, cfg.bc_games, HeuristicAgent)
         stats = behaviour_clone(model, demos, epochs=cfg.bc_epochs,
                                 learning_rate=cfg.bc_learning_rate, batch_size=cfg.bc_batch_size,
@@ -245,6 +261,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
             f"{cfg.bc_mode}s in {counters['bc_seconds']:.0f} s (accuracy "
             f"{100 * stats['bc/accuracy']:.1f}%)")
         del demos
+        ck.save_policy(out_dir / "bc.safetensors", model, rules, cfg.to_dict())
     if resume is None:
         save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
 
@@ -319,7 +336,8 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
              f"{train_seconds / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
              f"- wall time {seconds / 60:.1f} min, peak resident memory {peak:,.0f} MiB", ""]
     if finals:
-        lines += ["Final evaluation (greedy policy, duplicate deals, deal mode):", "",
+        lines += [f"Final evaluation (greedy policy, duplicate deals, {cfg.eval_mode} mode; "
+                  f"points per deal):", "",
                   summary_table(finals), ""]
     (out_dir / "summary.md").write_text("\n".join(lines))
     say("\n".join(lines[2:]))

@@ -11,10 +11,15 @@ any :class:`~agents.base.Agent` (heuristic, random). All seats played by the sam
 batched into one forward pass per step. The learner playing both seats of a game is self-play with
 parameter sharing: the two seats are two separate trajectories.
 
-Rewards (per recorded seat): when a deal ends, ``(own deal score - opponent's) * reward_scale``;
-in partie mode, at the end, ``settle_weight * reward_scale * (result - sum of deal differences)``
-adds the settlement's bonus (the 100 for the partie, the rubicon). With ``settle_weight = 1`` the
-rewards of a partie sum to exactly ``result * reward_scale``.
+Rewards (per recorded seat) are the seat's deal-point difference, scaled by ``reward_scale``. With
+``dense_reward`` (the default) it is paid as it accrues: after every action, the change in (own
+points this deal - opponent's) since the seat was last credited goes to the seat's latest decision
+(the lead that scored, the card that won the trick, the declaration that won the category), and
+the deal's end settles the remainder (capot, the cards). Otherwise the whole difference is paid
+when the deal ends. Either way a deal's rewards sum to its point difference. In partie mode, at the
+end, ``settle_weight * reward_scale * (result - sum of deal differences)`` adds the settlement's
+bonus (the 100 for the partie, the rubicon); with ``settle_weight = 1`` the rewards of a partie
+sum to exactly ``result * reward_scale``.
 
 :class:`OpponentPool` chooses each game's opponent: the learner itself, a past snapshot, the
 heuristic or the random agent, with configured weights.
@@ -54,7 +59,8 @@ Matchup = tuple[Seat, Seat, str]
 class Rollout:
     """Recorded decisions, each trajectory (one seat of one game) contiguous, in game order.
 
-    ``dones[i]`` marks the last decision of its trajectory. ``logprobs`` and ``values`` are those
+    ``dones[i]`` marks the last decision of its trajectory; ``states`` holds the asymmetric
+    critic's full-information input when recorded. ``logprobs`` and ``values`` are those
     of the acting network (0 for decisions recorded from an :class:`~agents.base.Agent`).
     ``env_steps`` counts every decision applied, by any seat; ``points`` maps each matchup label
     to the recorded seats' per-deal point differences.
@@ -67,6 +73,8 @@ class Rollout:
     values: np.ndarray
     rewards: np.ndarray
     dones: np.ndarray
+    states: np.ndarray | None = None
+    """Critic states (see :func:`critic_state`), when the collector records them."""
     env_steps: int = 0
     games: int = 0
     deals: int = 0
@@ -83,6 +91,32 @@ class _Slot:
     label: str
     traj: tuple[list[int] | None, list[int] | None]
     n_deals: int = 0
+    credited: list[int] = field(default_factory=lambda: [0, 0])
+    """Deal-point difference (own - opponent's) already paid to each seat this deal."""
+    pending: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    """Reward earned by a seat before its first recorded decision (paid to that decision)."""
+
+
+def critic_state_size(rules: Rules) -> int:
+    """Length of :func:`critic_state` vectors under ``rules``."""
+    enc = encoder_for(rules)
+    return 2 * enc.size + 2 * rules.n_cards
+
+
+def critic_state(game: Game, player: int, out: np.ndarray) -> None:
+    """Write the full-information state seen from ``player`` into ``out`` (for the asymmetric
+    critic only, never the actor): his observation, his opponent's observation (hence the
+    opponent's hand and discards), the talon's cards and their order (1 = top, scaled)."""
+    enc = encoder_for(game.rules)
+    size, n = enc.size, game.rules.n_cards
+    enc.encode_into(game, player, out[:size])
+    enc.encode_into(game, 1 - player, out[size:2 * size])
+    tail = out[2 * size:]
+    tail[:] = 0.0
+    k = len(game.talon)
+    for i, c in enumerate(game.talon):
+        tail[c] = 1.0
+        tail[n + c] = (k - i) / k
 
 
 class Collector:
@@ -94,11 +128,15 @@ class Collector:
     """
 
     def __init__(self, rules: Rules, mode: str, num_envs: int, rng: np.random.Generator, *,
-                 reward_scale: float = 0.02, settle_weight: float = 1.0) -> None:
+                 reward_scale: float = 0.02, settle_weight: float = 1.0,
+                 dense_reward: bool = True, record_states: bool = False) -> None:
         if mode not in ("partie", "deal"):
             raise ValueError(f"mode must be 'partie' or 'deal', got {mode!r}")
         self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
         self.reward_scale, self.settle_weight = reward_scale, settle_weight
+        self.dense_reward = dense_reward
+        self.record_states = record_states
+        self.state_size = critic_state_size(rules)
         self.encoder = encoder_for(rules)
 
     def collect(self, n_games: int, matchup: Callable[[np.random.Generator], Matchup]) -> Rollout:
@@ -110,6 +148,7 @@ class Collector:
         act_chunks: list[np.ndarray] = []
         logp_chunks: list[np.ndarray] = []
         value_chunks: list[np.ndarray] = []
+        state_chunks: list[np.ndarray] = []
         rewards: list[float] = []
         trajectories: list[list[int]] = []
         points: dict[str, list[int]] = {}
@@ -145,6 +184,10 @@ class Collector:
                         action = int(seat.agent.act(Turn(g, p)))  # type: ignore[union-attr]
                         o = enc.encode(g, p)[None]
                         m = enc.action_mask(g, p)[None]
+                        if self.record_states:
+                            st = np.empty((1, self.state_size), np.float32)
+                            critic_state(g, p, st[0])
+                            state_chunks.append(st)
                         self._record(slot, p, o, m, action, 0.0, 0.0, obs_chunks, mask_chunks,
                                      act_chunks, logp_chunks, value_chunks, rewards)
                     else:
@@ -158,14 +201,25 @@ class Collector:
                 seat = models[key]  # type: ignore[index]
                 obs = np.empty((len(group), enc.size), dtype=np.float32)
                 masks = np.zeros((len(group), enc.n_actions), dtype=np.int8)
+                states = None
+                if seat.record and self.record_states:
+                    states = np.empty((len(group), self.state_size), dtype=np.float32)
                 for i, slot in enumerate(group):
                     g = slot.game
-                    enc.encode_into(g, g.current_player, obs[i])
+                    if states is not None:
+                        critic_state(g, g.current_player, states[i])
+                        obs[i] = states[i, :enc.size]
+                    else:
+                        enc.encode_into(g, g.current_player, obs[i])
                     masks[i, g.legal_actions()] = 1
                 actions, logp, values = seat.model.act(  # type: ignore[union-attr]
-                    torch.from_numpy(obs), torch.from_numpy(masks), greedy=seat.greedy)
+                    torch.from_numpy(obs), torch.from_numpy(masks),
+                    None if states is None else torch.from_numpy(states),
+                    greedy=seat.greedy, with_value=seat.record)
                 actions_np = actions.numpy()
                 if seat.record:
+                    if states is not None:
+                        state_chunks.append(states)
                     obs_chunks.append(obs)
                     mask_chunks.append(masks)
                     act_chunks.append(actions_np)
@@ -175,7 +229,10 @@ class Collector:
                     rewards.extend([0.0] * len(group))
                 for i, slot in enumerate(group):
                     if seat.record:
-                        slot.traj[slot.game.current_player].append(base + i)  # type: ignore[union-attr]
+                        p = slot.game.current_player
+                        slot.traj[p].append(base + i)  # type: ignore[union-attr]
+                        rewards[base + i] += slot.pending[p]
+                        slot.pending[p] = 0.0
                     self._apply(slot, int(actions_np[i]), rewards, points, out)
             # Replace finished games while the quota lasts.
             kept = []
@@ -207,6 +264,8 @@ class Collector:
             np.zeros(0, np.float32)
         out.dones = dones
         out.points = points
+        if self.record_states:
+            out.states = cat(state_chunks, (self.state_size,), np.float32)
         return out
 
     @staticmethod
@@ -219,32 +278,44 @@ class Collector:
         logp_chunks.append(np.array([logp], np.float32))
         value_chunks.append(np.array([value], np.float32))
         slot.traj[p].append(len(rewards))  # type: ignore[union-attr]
-        rewards.append(0.0)
+        rewards.append(slot.pending[p])
+        slot.pending[p] = 0.0
 
     def _apply(self, slot: _Slot, action: int, rewards: list[float],
                points: dict[str, list[int]], out: Rollout) -> None:
-        """Play one action; credit deal and settlement rewards to the seats' last decisions."""
+        """Play one action; credit the points it scored (and, at the end, the settlement) to the
+        recorded seats' latest decisions."""
         g = slot.game
         g.apply(action)
         out.env_steps += 1
-        if len(g.deal_scores) == slot.n_deals:
+        deal_over = len(g.deal_scores) > slot.n_deals
+        if not deal_over and not self.dense_reward:
             return
-        slot.n_deals += 1
-        out.deals += 1
-        d0, d1 = g.deal_scores[-1]
-        diff = d0.total - d1.total
+        if deal_over:
+            slot.n_deals += 1
+            out.deals += 1
+            d0, d1 = g.deal_scores[-1]
+            diff = d0.total - d1.total
+        else:
+            diff = sum(g.scores[0]) - sum(g.scores[1])
         for p in (0, 1):
             traj = slot.traj[p]
             if traj is None:
                 continue
             mine = diff if p == 0 else -diff
-            points.setdefault(slot.label, []).append(mine)
-            reward = mine * self.reward_scale
-            if g.is_over and self.mode == "partie":
-                margin = g.totals[p] - g.totals[1 - p]
-                reward += self.settle_weight * self.reward_scale * (g.result[p] - margin)
+            reward = (mine - slot.credited[p]) * self.reward_scale
+            slot.credited[p] = 0 if deal_over else mine
+            if deal_over:
+                points.setdefault(slot.label, []).append(mine)
+                if g.is_over and self.mode == "partie":
+                    margin = g.totals[p] - g.totals[1 - p]
+                    reward += self.settle_weight * self.reward_scale * (g.result[p] - margin)
+            if not reward:
+                continue
             if traj:
                 rewards[traj[-1]] += reward
+            else:
+                slot.pending[p] += reward
 
 
 class OpponentPool:
