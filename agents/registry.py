@@ -2,7 +2,7 @@
 
 Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
 ``:key=value`` options of :class:`~agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
-``mcts:0:time=0.2``), or the path of a saved policy checkpoint (loaded by
+``mcts:0:time=0.2``), or the path of a policy checkpoint or run directory (loaded by
 :meth:`agents.policy.PolicyAgent.load`).
 
 >>> from piquet_env.rules import STANDARD
@@ -50,8 +50,8 @@ def _parse_mcts(spec: str, seed: int | None) -> Agent:
 def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
     """An agent from its spec (see the module docstring); ``seed`` seeds its randomness.
 
-    ``rules`` is checked against a checkpoint's rules when the policy records them. Raises
-    ``ValueError`` naming the spec when it is neither a known agent nor an existing file.
+    ``rules`` must match a checkpoint's rules. Raises ``ValueError`` naming the spec when it is
+    neither a known agent nor an existing checkpoint file or run directory.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
@@ -67,19 +67,14 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
         return HeuristicAgent(seed=seed)
     if head == "mcts" and not os.path.exists(spec):
         return _parse_mcts(spec, seed)
-    if os.path.isfile(spec):
+    if os.path.exists(spec):
         try:
             from agents.policy import PolicyAgent
         except ImportError as e:
-            raise ValueError(f"agent spec {spec!r} is a file, but policy agents are unavailable "
-                             f"({e})") from e
-        agent = PolicyAgent.load(spec)
-        agent_rules = getattr(agent, "rules", None)
-        if rules is not None and isinstance(agent_rules, Rules) and agent_rules != rules:
-            raise ValueError(f"checkpoint {spec!r} was trained for rules {agent_rules.name!r}, "
-                             f"not {rules.name!r}")
-        if seed is not None and hasattr(agent, "reset"):
-            agent.reset(seed)
-        return agent
+            raise ValueError(f"agent spec {spec!r} is a checkpoint, but policy agents are "
+                             f"unavailable ({e})") from e
+        # PolicyAgent.load checks the rules and raises CheckpointError (a ValueError) for a
+        # missing, corrupt or mismatched checkpoint.
+        return PolicyAgent.load(spec, rules=rules, seed=seed)
     raise ValueError(f"unknown agent spec {spec!r}: expected random, heuristic, mcts:ITERATIONS "
-                     f"or the path of an existing checkpoint file")
+                     f"or the path of an existing checkpoint")

@@ -73,3 +73,20 @@ def test_the_piquet_console_script_runs_eval():
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "random vs random: standard, deal mode, 5 duplicate pairs (10 games" in proc.stdout
+
+
+def test_eval_accepts_a_checkpoint_path(tmp_path, capsys):
+    from agents.policy import ActorCritic
+    from piquet_env.actions import n_actions
+    from piquet_env.observation import encoder_for
+    from piquet_env.rules import STANDARD
+    from training.checkpoint import save_policy
+
+    model = ActorCritic(encoder_for(STANDARD).size, n_actions(STANDARD), hidden=(8,))
+    path = save_policy(tmp_path / "tiny.safetensors", model, STANDARD)
+    assert main(["eval", str(path), "random", "--deals", "2", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "tiny.safetensors vs random: standard, deal mode, 2 duplicate pairs" in text
+    assert "win rate of" in text
+    with pytest.raises(SystemExit, match="classic"):
+        main(["eval", str(path), "random", "--deals", "2", "--rules", "classic"])

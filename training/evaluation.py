@@ -32,7 +32,7 @@ import random
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 
@@ -291,7 +291,7 @@ def play_games(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mod
                 if bar is not None:
                     bar.update(1)
         else:
-            size = max(1, min(50, n // (workers * 8)))
+            size = max(1, min(10, n // (workers * 4)))
             with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as ex:
                 futures = {ex.submit(_play_chunk, agent_a, agent_b, rules, mode, seed, list(c),
                                      save_dir): len(c) for c in _chunks(n, size)}
@@ -322,6 +322,7 @@ def report(games: Sequence[GameResult], agent_a: str, agent_b: str, rules: Rules
         raise ValueError("a report needs both games of every duplicate pair")
     points = mean_ci([sum(g.points / g.deals for g in v) / 2 for v in pairs])
     wins = mean_ci([sum(g.a_win for g in v) / 2 for v in pairs])
+    wins = replace(wins, low=max(0.0, wins.low), high=min(1.0, wins.high))  # a rate stays in [0, 1]
     score = mean_ci([sum(g.result for g in v) / 2 for v in pairs]) if mode == "partie" else None
     if math.isnan(points.mean):
         raise ValueError("no games to report")
