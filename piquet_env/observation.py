@@ -157,6 +157,12 @@ class ObservationEncoder:
         self.n_bits = lay.size
         self._n_bytes = (self.n_bits + 15) // 16 * 2  # even, so the uint16 scalars align
         self._decl_start = self._decl[0][0]
+        self._decl_rel = self._decl_start - self._flags
+        if n == 32:  # nine 32-bit card planes fill 36 whole bytes: pack them with struct
+            self._pack_planes = struct.Struct("<9I").pack
+            self._tail_bytes = self._n_bytes - 36
+        else:
+            self._pack_planes = None
         self._decl_offsets = [[a - self._decl_start for a in pair] for pair in self._decl]
         self._decl_memo: list[tuple | None] = [None, None]
         # ---- scalar block
@@ -221,17 +227,18 @@ class ObservationEncoder:
         return slice(a, b)
 
     def _bits(self, g: Game, p: int) -> int:
-        """The 0/1 block as one integer, bit ``i`` for observation entry ``i``."""
-        n = self.n_cards
+        """The 0/1 block as one integer, bit ``i`` for observation entry ``i`` (reference form of
+        :meth:`_bit_bytes`)."""
+        return int.from_bytes(self._bit_bytes(g, p), "little")
+
+    def _bit_bytes(self, g: Game, p: int) -> bytes:
+        """The 0/1 block as ``_n_bytes`` little-endian bytes, bit ``i`` for entry ``i``."""
         o = 1 - p
         seen = g.seen_talon[p]
         shown_o = g.shown[o]
-        bits = (g.hands[p] | g.discards[p] << n | seen << 2 * n
-                | (g.hands[o] & (shown_o | seen)) << 3 * n | shown_o << 4 * n
-                | g.shown[p] << 5 * n | g.played[p] << 6 * n | g.played[o] << 7 * n)
         trick = g.trick
-        if trick:
-            bits |= 1 << (8 * n + trick[0])
+        planes = (g.hands[p], g.discards[p], seen, g.hands[o] & (shown_o | seen), shown_o,
+                  g.shown[p], g.played[p], g.played[o], 1 << trick[0] if trick else 0)
         # Flags, relative to the flag block (see __init__ for the order).
         phase = g.phase
         to_act = g.current_player == p
@@ -260,10 +267,15 @@ class ObservationEncoder:
                 flags |= 1 << 23
         if g.mode == "deal" or g.deal_number == g.planned_deals - 1:
             flags |= 1 << 24
-        bits |= flags << self._flags
         if phase != _EXCHANGE:
-            bits |= self._decl_bits(g, p) << self._decl_start
-        return bits
+            flags |= self._decl_bits(g, p) << self._decl_rel
+        if self._pack_planes is not None:  # 32 cards: each plane is 4 whole bytes
+            return self._pack_planes(*planes) + flags.to_bytes(self._tail_bytes, "little")
+        n = self.n_cards
+        bits = flags << self._flags
+        for i, plane in enumerate(planes):
+            bits |= plane << (i * n)
+        return bits.to_bytes(self._n_bytes, "little")
 
     def _decl_bits(self, g: Game, p: int) -> int:
         """The declaration records of both players, relative to the first record.
@@ -318,8 +330,7 @@ class ObservationEncoder:
     def encode_into(self, game: Game, player: int, out: np.ndarray) -> None:
         """Write the observation of ``player`` into ``out`` (float32, shape ``(size,)``)."""
         nb = self.n_bits
-        data = self._bits(game, player).to_bytes(self._n_bytes, "little") + self._scalars(
-            game, player)
+        data = self._bit_bytes(game, player) + self._scalars(game, player)
         raw = np.frombuffer(data, np.uint8)
         out[:nb] = np.unpackbits(raw, count=nb, bitorder="little")
         np.multiply(raw[self._n_bytes:].view(np.uint16), self._scale, out=out[nb:])

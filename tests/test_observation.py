@@ -342,3 +342,16 @@ def test_observations_stay_within_the_declared_bounds():
             for p in (0, 1):
                 obs = enc.encode(g, p)
                 assert (obs <= enc.high).all() and (obs >= 0).all()
+
+
+def test_packed_planes_equal_the_generic_bit_layout():
+    """The 32-card fast path (struct-packed planes) writes exactly what the generic path does."""
+    for rules in (STANDARD, make_rules("classic", ["orbis", "saison"])):
+        fast = ObservationEncoder(rules)
+        generic = ObservationEncoder(rules)
+        generic._pack_planes = None
+        assert fast._pack_planes is not None
+        for g in random_states(rules, seed=21):
+            for p in (0, 1):
+                assert fast._bit_bytes(g, p) == generic._bit_bytes(g, p)
+                np.testing.assert_array_equal(fast.encode(g, p), generic.encode(g, p))
