@@ -52,6 +52,14 @@ def test_report_from_games_by_hand():
         report(games[:3], "a", "b", STANDARD, "deal", 0)
 
 
+def test_win_rate_interval_stays_between_0_and_1():
+    games = [GameResult(0, 0, 0, 5, 5, 1), GameResult(0, 1, 1, 5, 5, 1),
+             GameResult(1, 0, 0, -5, -5, 1), GameResult(1, 1, 1, -5, -5, 1)]
+    rep = report(games, "a", "b", STANDARD, "deal", 0)
+    assert rep.win_rate == 0.5 and (rep.wins.low, rep.wins.high) == (0.0, 1.0)
+    assert rep.ci_low < 0 < rep.ci_high and not rep.significant
+
+
 def test_partie_report_uses_the_settled_score_and_points_per_deal():
     games = [GameResult(0, 0, 0, 150, 60, 6), GameResult(0, 1, 1, -110, -30, 6),
              GameResult(1, 0, 0, 200, 90, 6), GameResult(1, 1, 1, 120, 30, 6)]
