@@ -7,6 +7,7 @@ environment (``env``, ``raw_env``) is imported lazily so that the engine alone n
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from piquet_env.game import Game, Phase
@@ -18,7 +19,7 @@ __all__ = ["CLASSIC", "STANDARD", "Game", "Phase", "Rules", "env", "make_rules",
 
 def __getattr__(name: str) -> Any:
     if name in ("env", "raw_env"):
-        from piquet_env import env as _env_module
-
-        return getattr(_env_module, name)
+        # import_module, not "from piquet_env import env", which would come back here and recurse
+        module = importlib.import_module("piquet_env.env")
+        return getattr(module, name)
     raise AttributeError(f"module 'piquet_env' has no attribute {name!r}")

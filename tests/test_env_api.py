@@ -68,8 +68,6 @@ def test_imports_metadata_and_wrappers():
     assert made.unwrapped.rules.name == "classic"
 
 
-@pytest.mark.xfail(strict=True, reason="piquet_env/__init__.py: its lazy __getattr__ recurses "
-                   "on a fresh `from piquet_env import env` (engine-owned file; see the report)")
 def test_fresh_package_import():
     code = "from piquet_env import env, raw_env; e = env(); e.reset(seed=0); print(e.agent_selection)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
