@@ -55,7 +55,6 @@ def random_play(make: Callable[..., Any], kwargs: dict, seconds: float, seed: in
     e = make(**kwargs)
     e.reset(seed=seed)
     steps = episodes = 0
-    nonzero = np.flatnonzero
     start = time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
@@ -65,7 +64,7 @@ def random_play(make: Callable[..., Any], kwargs: dict, seconds: float, seed: in
             if term or trunc:
                 e.step(None)
                 continue
-            legal = nonzero(obs["action_mask"])
+            legal = obs["action_mask"].nonzero()[0]
             e.step(int(legal[int(rng.random() * len(legal))]))
             steps += 1
         episodes += 1
