@@ -11,7 +11,7 @@ from piquet_env.game import load_events, replay
 from piquet_env.rules import CLASSIC, STANDARD
 from training.evaluation import GameResult, evaluate, report
 from training.ladder import run_ladder
-from training.stats import mean_ci, t_quantile_975
+from training.stats import mean_ci, normal_two_sided_p, t_quantile_975, t_two_sided_p
 
 
 def test_mean_ci_by_hand():
@@ -34,6 +34,16 @@ def test_t_quantiles():
     assert t_quantile_975(10**6) == pytest.approx(1.95996, abs=1e-4)
     with pytest.raises(ValueError):
         t_quantile_975(0)
+
+
+def test_t_p_values_agree_with_the_quantiles():
+    for df in (1, 2, 3, 5, 10, 30, 100, 1000):
+        assert t_two_sided_p(t_quantile_975(df), df) == pytest.approx(0.05, abs=2e-4)
+    assert t_two_sided_p(1.0, 1) == pytest.approx(0.5)  # Cauchy: P(|T| > 1) = 1/2
+    assert t_two_sided_p(0.0, 7) == pytest.approx(1.0)
+    assert t_two_sided_p(2.0, 10**6) == pytest.approx(normal_two_sided_p(2.0), abs=1e-6)
+    est = mean_ci([1, 2, 3, 4])
+    assert est.p_value(0.0) < 0.05 < est.p_value(0.5)  # the interval starts at 0.446
 
 
 def test_report_from_games_by_hand():

@@ -42,6 +42,46 @@ def normal_two_sided_p(z: float) -> float:
     return math.erfc(abs(z) / math.sqrt(2.0))
 
 
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz's method)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                    -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b) for 0 <= x <= 1."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    ln_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x)
+                + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(ln_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(ln_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """Two-sided p-value of a Student-t statistic ``t`` with ``df`` degrees of freedom."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, got {df}")
+    return betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A sample mean with its 95% confidence interval ``[low, high]``, standard error and size."""
@@ -57,10 +97,14 @@ class Estimate:
         return value < self.low or value > self.high
 
     def p_value(self, value: float = 0.0) -> float:
-        """Two-sided p-value of the mean differing from ``value`` (normal approximation)."""
+        """Two-sided p-value of the mean differing from ``value`` (Student's t test, the same
+        test as the interval: ``p < 0.05`` exactly when the interval excludes ``value``, up to the
+        rounding of the quantile table)."""
+        if self.n < 2 or math.isinf(self.stderr):
+            return 1.0
         if self.stderr == 0.0:
             return 1.0 if self.mean == value else 0.0
-        return normal_two_sided_p((self.mean - value) / self.stderr)
+        return t_two_sided_p((self.mean - value) / self.stderr, self.n - 1)
 
     def to_dict(self) -> dict[str, float | int]:
         """JSON-serializable form."""
