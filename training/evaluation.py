@@ -175,7 +175,8 @@ class MatchReport:
             verdict = f"{better} is significantly better than {worse}"
         else:
             verdict = "no significant difference"
-        lines.append(f"  verdict: {verdict} (p = {self.p_value:.2g})")
+        p_text = f"p = {self.p_value:.2g}" if self.p_value >= 1e-16 else "p < 1e-16"
+        lines.append(f"  verdict: {verdict} ({p_text})")
         return "\n".join(lines)
 
 
