@@ -264,6 +264,58 @@ def test_initial_snapshot_on_algorithm_init():
     assert algo.added == []
 
 
+def test_optimizer_state_round_trips_through_a_checkpoint(tmp_path):
+    from training.rllib.export import optimizer_state, set_optimizer_state
+
+    rng = np.random.default_rng(0)
+    adam = {
+        "state": {
+            i: {
+                "step": np.array(7.0, np.float32),
+                "exp_avg": rng.normal(size=(3, i + 1)),
+                "exp_avg_sq": rng.random((3, i + 1)),
+            }
+            for i in range(2)
+        },
+        "param_groups": [
+            {
+                "params": [0, 1],
+                "lr": np.float64(3e-4),
+                "betas": (0.9, 0.999),
+                "eps": 1e-8,
+                "amsgrad": False,
+                "foreach": None,
+            }
+        ],
+    }
+    snapshot_adam = {"state": {0: {"step": np.array(1.0)}}, "param_groups": []}
+    saved = {
+        "learner": {
+            "optimizer": {
+                "main_default": {"module_id": MAIN, "state": adam},
+                "main_v0_default": {"module_id": "main_v0", "state": snapshot_adam},
+            }
+        }
+    }
+    received = []
+    algo = SimpleNamespace(
+        learner_group=SimpleNamespace(get_state=lambda components: saved, set_state=received.append)
+    )
+    tensors, meta = optimizer_state(algo)
+    assert set(meta) == {"main_default"}  # snapshots are frozen: their optimizers are not kept
+    path = ck.save_checkpoint(tmp_path / "c.safetensors", tensors, {"optimizer": meta})
+    set_optimizer_state(algo, ck.read_checkpoint(path, check_obs_version=False))
+    (state,) = received
+    got = state["learner"]["optimizer"]["main_default"]
+    assert got["module_id"] == MAIN
+    assert got["state"]["param_groups"] == [dict(adam["param_groups"][0], lr=3e-4)]
+    assert isinstance(got["state"]["param_groups"][0]["betas"], tuple)
+    for i, per_param in adam["state"].items():
+        assert got["state"]["state"][i].keys() == per_param.keys()
+        for key, value in per_param.items():
+            np.testing.assert_array_equal(got["state"]["state"][i][key], value)
+
+
 # ------------------------------------------------------------------------------------ CLI
 
 
@@ -374,6 +426,8 @@ def _check_checkpoints_and_resume(out, first, first_ckpt, second):
     assert first.snapshots == ["main_v0"]
     assert first_ckpt.meta["trainer"] == "rllib" and first_ckpt.meta["snapshots"] == ["main_v0"]
     assert first_ckpt.meta["counters"]["iteration"] == 1
+    # main's Adam state travels with the checkpoint
+    assert first_ckpt.meta["optimizer"] and any(k.startswith("optim.") for k in first_ckpt.tensors)
     # PPO moved main away from its frozen initial snapshot
     main, v0 = first_ckpt.section("model"), first_ckpt.section("snapshot.main_v0")
     assert main.keys() == v0.keys() and any(not torch.equal(main[k], v0[k]) for k in main)

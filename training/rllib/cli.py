@@ -42,7 +42,7 @@ _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "type": int,
             "metavar": "M",
-            "help": "environments stepped by each env runner (default 1)",
+            "help": "environments stepped by each env runner (default 8)",
         },
     ),
     "--address": (
@@ -207,8 +207,10 @@ def run_rllib(args: argparse.Namespace) -> int:
         print(f"piquet train: {exc}", file=sys.stderr)
         return 2
     print(
-        f"{result.iterations} iterations, {result.env_steps:,} env steps, throughput "
-        f"{result.steps_per_s:,.0f} env steps/s with {cfg.num_env_runners} env runner(s); "
+        f"{result.iterations} iterations, {result.env_steps:,} env steps; throughput with "
+        f"{cfg.num_env_runners} env runner(s) x {cfg.num_envs_per_env_runner} env(s): "
+        f"{result.steps_per_s:,.0f} env steps/s ({result.steady_steps_per_s:,.0f} after the "
+        f"first iteration); "
         f"league: {len(result.snapshots)} snapshot(s); policy: {result.policy_path}"
     )
     eval_games = getattr(args, "rllib_eval_games", None)

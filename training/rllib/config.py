@@ -36,8 +36,11 @@ class RLlibConfig:
     """Ray cluster address (``"auto"``, ``"HOST:6379"``, ``"ray://HOST:10001"``); None: local."""
     num_env_runners: int = 1
     """Env-runner actors sampling in parallel (0: sample on the driver)."""
-    num_envs_per_env_runner: int = 1
+    num_envs_per_env_runner: int = 8
     """Environments each env runner steps together (one batched forward pass for all)."""
+    learner_threads: int = 1
+    """Torch threads of the learner on the driver (env runners get one each from Ray). More
+    than one pays only on an otherwise idle machine with spare cores."""
     num_cpus: int | None = None
     """CPUs of a local Ray instance (default: the machine's, at least ``num_env_runners``)."""
 
@@ -88,6 +91,7 @@ class RLlibConfig:
             "checkpoint_every": self.checkpoint_every >= 1,
             "num_env_runners": self.num_env_runners >= 0,
             "num_envs_per_env_runner": self.num_envs_per_env_runner >= 1,
+            "learner_threads": self.learner_threads >= 1,
             "episode": self.episode in ("deal", "partie"),
             "reward": self.reward in ("deal_points", "result"),
             "reward_scale": self.reward_scale > 0,

@@ -5,8 +5,8 @@ snapshot) back as the state dict of the project's :class:`~agents.policy.ActorCr
 RLModule holds as ``model`` (:mod:`training.rllib.module`), so nothing is converted.
 :func:`export_policy` writes it with :func:`training.checkpoint.save_policy`: the file loads with
 :meth:`agents.policy.PolicyAgent.load` and plays in ``piquet eval``, ``ladder`` and ``play``.
-:func:`save_run_checkpoint` / :func:`restore_run_checkpoint` keep ``main``, the league and the
-counters in one piquet checkpoint (safetensors; nothing is pickled).
+:func:`save_run_checkpoint` / :func:`restore_run_checkpoint` keep ``main``, its Adam state, the
+league and the counters in one piquet checkpoint (safetensors; nothing is pickled).
 """
 
 from __future__ import annotations
@@ -64,10 +64,59 @@ def export_policy(
     return ck.save_policy(path, model, cfg.rules_obj, {"trainer": CHECKPOINT_KIND, **cfg.to_dict()})
 
 
+def _jsonable(value: Any) -> Any:
+    """``value`` with tuples as lists and numpy scalars as Python numbers (for JSON metadata)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def optimizer_state(algorithm: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """``main``'s optimizer state on the learner: per-parameter tensors named
+    ``optim.<optimizer>.<param index>.<key>`` and JSON metadata (module id, param groups)."""
+    state = algorithm.learner_group.get_state(components="learner/optimizer")
+    tensors: dict[str, torch.Tensor] = {}
+    meta: dict[str, Any] = {}
+    for name, entry in state["learner"]["optimizer"].items():
+        if entry["module_id"] != MAIN:
+            continue
+        for idx, per_param in entry["state"]["state"].items():
+            for key, value in per_param.items():
+                tensors[f"optim.{name}.{idx}.{key}"] = torch.as_tensor(np.asarray(value))
+        meta[name] = {"module_id": MAIN, "param_groups": _jsonable(entry["state"]["param_groups"])}
+    return tensors, meta
+
+
+def set_optimizer_state(algorithm: Any, ckpt: ck.Checkpoint) -> None:
+    """Restore the optimizer state that :func:`optimizer_state` saved into ``ckpt``."""
+    restored: dict[str, Any] = {}
+    for name, entry in ckpt.meta.get("optimizer", {}).items():
+        prefix = f"optim.{name}."
+        per_param: dict[int, dict[str, np.ndarray]] = {}
+        for key, value in ckpt.tensors.items():
+            if key.startswith(prefix):
+                idx, field = key[len(prefix) :].split(".", 1)
+                per_param.setdefault(int(idx), {})[field] = value.numpy()
+        groups = [
+            dict(g, betas=tuple(g["betas"])) if "betas" in g else g for g in entry["param_groups"]
+        ]
+        restored[name] = {
+            "module_id": entry["module_id"],
+            "state": {"state": per_param, "param_groups": groups},
+        }
+    if restored:
+        algorithm.learner_group.set_state({"learner": {"optimizer": restored}})
+
+
 def save_run_checkpoint(
     algorithm: Any, path: str | Path, cfg: RLlibConfig, counters: dict[str, Any]
 ) -> Path:
-    """Write ``main``, every snapshot and ``counters`` to a piquet checkpoint at ``path``."""
+    """Write ``main``, its optimizer state, every snapshot and ``counters`` to a piquet
+    checkpoint at ``path``."""
     tensors = {f"model.{k}": v for k, v in module_state(algorithm, MAIN).items()}
     snaps = snapshot_ids(list(algorithm.config.policies))
     for sid in snaps:
@@ -75,14 +124,16 @@ def save_run_checkpoint(
     model = network(
         cfg, {k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")}
     )
+    optim_tensors, optim_meta = optimizer_state(algorithm)
+    tensors.update(optim_tensors)
     meta = ck.policy_meta(model, cfg.rules_obj, cfg.to_dict())
-    meta.update(trainer=CHECKPOINT_KIND, snapshots=snaps, counters=counters)
+    meta.update(trainer=CHECKPOINT_KIND, snapshots=snaps, counters=counters, optimizer=optim_meta)
     return ck.save_checkpoint(path, tensors, meta)
 
 
 def restore_run_checkpoint(algorithm: Any, ckpt: ck.Checkpoint) -> dict[str, Any]:
-    """Load ``main`` and the league of a checkpoint into a fresh ``algorithm``; return its
-    counters."""
+    """Load ``main``, its optimizer state and the league of a checkpoint into a fresh
+    ``algorithm``; return its counters."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     set_module_state(algorithm, MAIN, ckpt.section("model"))
@@ -104,4 +155,5 @@ def restore_run_checkpoint(algorithm: Any, ckpt: ck.Checkpoint) -> dict[str, Any
                 new_should_module_be_updated=[MAIN],
             )
         set_module_state(algorithm, sid, ckpt.section(f"snapshot.{sid}"))
+    set_optimizer_state(algorithm, ckpt)
     return dict(ckpt.meta.get("counters", {}))

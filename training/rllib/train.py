@@ -13,8 +13,9 @@ Outputs in ``out_dir``:
 - ``checkpoints/latest.safetensors``: every ``checkpoint_every`` iterations and at the end, a
   piquet checkpoint (:mod:`training.checkpoint`) holding ``main`` (as ``model.*``, so it also
   loads as a policy), every snapshot of the league (``snapshot.<id>.*``) and the iteration and
-  env-step counters; ``--resume`` continues from it. The optimizer's moments are not saved: a
-  resumed run restarts Adam from zero (one iteration of warm-up, nothing else is lost).
+  env-step counters, and ``main``'s optimizer state; ``--resume`` continues from it (RLlib's
+  internal counters and smoothed metrics restart; the env runners are reseeded with
+  ``seed + RESEED * iterations done``).
 - ``policy.safetensors``: ``main`` exported as a ``PolicyAgent`` checkpoint
   (:func:`export_policy`), for ``piquet eval``, ``ladder`` and ``play``.
 - ``metrics.jsonl``: one line per iteration (env steps, throughput, returns, league).
@@ -22,6 +23,7 @@ Outputs in ``out_dir``:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -42,6 +44,9 @@ from training.rllib.export import (
 )
 from training.rllib.selfplay import MAIN, snapshot_ids
 
+RESEED = 1_000_003
+"""A run resumed after ``k`` iterations seeds RLlib with ``seed + RESEED * k``."""
+
 __all__ = ["RLlibConfig", "RLlibResult", "export_policy", "init_ray", "train"]
 
 
@@ -51,12 +56,27 @@ class RLlibResult:
 
     out_dir: Path
     policy_path: Path
+    """The exported ``PolicyAgent`` checkpoint (``out_dir/policy.safetensors``)."""
     iterations: int
+    """Iterations done in all (a resumed run counts the earlier ones)."""
     env_steps: int
+    """Env steps sampled in all (a resumed run counts the earlier ones)."""
     seconds: float
+    """Wall time of this call's training loop (checkpoints included)."""
     steps_per_s: float
+    """Env steps of this call per second of its training loop."""
     snapshots: list[str]
+    """The league's snapshots at the end, oldest first."""
     history: list[dict[str, Any]]
+    """This call's per-iteration rows (as in ``metrics.jsonl``)."""
+
+    @property
+    def steady_steps_per_s(self) -> float:
+        """Env steps per second over the iterations after the first (which warms up); sampling
+        and learning together, as :attr:`steps_per_s`."""
+        rows = self.history[1:] or self.history
+        seconds = sum(r["seconds"] for r in rows)
+        return sum(r["env_steps"] for r in rows) / seconds if seconds > 0 else 0.0
 
 
 # --------------------------------------------------------------------------------- Ray
@@ -124,6 +144,8 @@ def train(
             raise ck.CheckpointError(f"{resume} is not an RLlib training checkpoint")
     cfg.validate()
     torch.manual_seed(cfg.seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.learner_threads)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     import ray
@@ -131,7 +153,11 @@ def train(
     owns_ray = init_ray(cfg)
     algorithm = None
     try:
-        algorithm = algo_config(cfg).build_algo()
+        done = int(ckpt.meta.get("counters", {}).get("iteration", 0)) if ckpt else 0
+        # a resumed run's env runners must not replay the deals of the run's start
+        algorithm = algo_config(
+            dataclasses.replace(cfg, seed=cfg.seed + RESEED * done)
+        ).build_algo()
         if ckpt is not None:
             counters = restore_run_checkpoint(algorithm, ckpt)
             start_it = int(counters.get("iteration", 0))
@@ -170,6 +196,7 @@ def train(
             algorithm.stop()
         if owns_ray:
             ray.shutdown()
+        torch.set_num_threads(threads)
     return RLlibResult(
         out,
         policy,
