@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from piquet_env.env import env, plain_env, raw_env
-from piquet_env.rules import make_rules
+from piquet_env.game import Game
+from piquet_env.rules import Rules, make_rules
 
 N_LIVE = 1000
 """Environments kept alive for the memory measurement."""
@@ -98,34 +99,70 @@ def live_memory(kwargs: dict, n: int, seed: int) -> dict:
     return {"n_envs": n, "rss_added_mib": added / 2**20, "per_env_kib": added / n / 1024}
 
 
+def engine_play(rules: Rules, seconds: float, seed: int) -> dict:
+    """The same random play through the bare engine (no event log), for reference."""
+    rng = random.Random(seed)
+    steps = episodes = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        g = Game(rules, seed=rng.getrandbits(32), record=False)
+        while not g.is_over:
+            legal = g.legal_actions()
+            g.apply(legal[int(rng.random() * len(legal))])
+            steps += 1
+        episodes += 1
+    elapsed = time.perf_counter() - start
+    return {"steps_per_s": steps / elapsed, "steps": steps, "episodes": episodes,
+            "seconds": elapsed}
+
+
 def bench_env(rules: str = "standard", variants: tuple[str, ...] = (), seconds: float = 5.0,
               seed: int = 0, n_live: int = N_LIVE) -> dict:
-    """Measure ``env()`` throughput (agent-steps/s, ``seconds`` long), ``raw_env`` and
-    plain-wrapper throughput (``seconds / 2`` each), and the memory of ``n_live`` (1,000) live
-    envs, on one core. Returns a dict for :func:`print_env_report`."""
+    """Throughput of ``env()`` (agent-steps/s), and for comparison of ``raw_env``, of the env
+    with PettingZoo's plain wrapper classes and of the bare engine, on one core; then the memory
+    of ``n_live`` (1,000) live envs. ``seconds`` is the time given to ``env()``; the measurements
+    are interleaved in ten rounds so that a busy machine slows them alike. Returns a dict for
+    :func:`print_env_report`."""
     r = make_rules(rules, variants)
     kwargs = {"rules": r}
+    runs: dict[str, Callable[[float, int], dict]] = {
+        "env": lambda t, s: random_play(env, kwargs, t, s),
+        "raw_env": lambda t, s: random_play(raw_env, kwargs, t, s),
+        "plain_wrappers": lambda t, s: random_play(plain_env, kwargs, t, s),
+        "engine": lambda t, s: engine_play(r, t, s),
+    }
+    share = {"env": 1.0, "raw_env": 0.5, "plain_wrappers": 0.5, "engine": 0.5}
+    totals = {k: {"steps": 0, "episodes": 0, "seconds": 0.0} for k in runs}
+    rounds = 10
     unpin = _pin_one_core()
     try:
-        main = random_play(env, kwargs, seconds, seed)
-        raw = random_play(raw_env, kwargs, seconds / 2, seed)
-        plain = random_play(plain_env, kwargs, seconds / 2, seed)
+        for i in range(rounds):
+            for name, run in runs.items():
+                res = run(seconds * share[name] / rounds, seed + i)
+                for key in ("steps", "episodes", "seconds"):
+                    totals[name][key] += res[key]
         memory = live_memory(kwargs, n_live, seed)
     finally:
         unpin()
-    return {"rules": r.name, "env": main, "raw_env": raw, "plain_wrappers": plain,
-            "memory": memory}
+    for t in totals.values():
+        t["steps_per_s"] = t["steps"] / t["seconds"]
+    return {"rules": r.name, **totals, "memory": memory}
 
 
 def print_env_report(result: dict) -> None:
     """Print :func:`bench_env`'s numbers."""
     main, raw, plain, mem = (result["env"], result["raw_env"], result["plain_wrappers"],
                              result["memory"])
+    engine = result["engine"]
     print(f"env ({result['rules']}), random legal play on one core, observation and mask "
           f"included:")
     print(f"  env():              {main['steps_per_s']:>9,.0f} agent-steps/s "
           f"({main['steps']:,} steps, {main['episodes']:,} parties in {main['seconds']:.1f} s)")
     print(f"  raw_env (no wrap):  {raw['steps_per_s']:>9,.0f} agent-steps/s")
-    print(f"  PettingZoo's plain wrapper classes: {plain['steps_per_s']:,.0f} agent-steps/s")
+    print(f"  env() with PettingZoo's plain wrapper classes: {plain['steps_per_s']:,.0f} "
+          f"agent-steps/s")
+    print(f"  bare engine, same play: {engine['steps_per_s']:,.0f} decisions/s "
+          f"(env() runs at {main['steps_per_s'] / engine['steps_per_s']:.0%} of it)")
     print(f"  memory: {mem['n_envs']:,} live envs mid-game add {mem['rss_added_mib']:.1f} MiB RSS "
           f"({mem['per_env_kib']:.1f} KiB each)")
