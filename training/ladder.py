@@ -115,7 +115,8 @@ class LadderResult:
         for a, row in enumerate(grid):
             for b, v in enumerate(row):
                 if a != b:
-                    ax2.text(b, a, f"{v:+.1f}", ha="center", va="center", fontsize=8)
+                    ax2.text(b, a, f"{v:+.1f}", ha="center", va="center", fontsize=8,
+                             color="white" if abs(v) > bound / 2 else "black")
         ax2.set_title("points per deal (row vs column)")
         fig.colorbar(im, ax=ax2, shrink=0.8)
         fig.suptitle(f"piquet ladder: {self.rules}, {self.mode} mode, {self.n_pairs} pairs each")
