@@ -314,3 +314,15 @@ def test_benchmark_smoke(capsys):
     print_env_report(result)
     out = capsys.readouterr().out
     assert "agent-steps/s" in out and "10 live envs" in out
+
+
+def test_readme_example_runs():
+    """The README's AEC example (the first code block of its environment section) runs."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The PettingZoo environment", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["e"].unwrapped.game.is_over
