@@ -148,7 +148,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import logger, spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -232,7 +231,7 @@ def _action_names(rules: Rules) -> tuple[tuple[str, ...], ...]:
     return (exchange, play, *declare)
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(AECEnv):
     """Piquet as a PettingZoo AEC environment (see the module docstring for spaces and rewards).
 
     Options: ``rules`` (a preset name or :class:`~piquet_env.rules.Rules`), ``variants``,
@@ -261,8 +260,6 @@ class raw_env(AECEnv, EzPickle):
         if isinstance(variants, str):
             variants = [variants]
         variants = tuple(variants)
-        EzPickle.__init__(self, rules, variants, episode, reward, reward_scale, render_mode,
-                          render_view)
         super().__init__()
         self.rules = make_rules(rules, variants)
         if episode not in EPISODES:

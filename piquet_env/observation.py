@@ -215,6 +215,10 @@ class ObservationEncoder:
         self.state_size = start + 2
         self._combo_cache: dict[Combo, int] = {}
 
+    def __reduce__(self) -> tuple:
+        """Pickle (and deep-copy) as the shared encoder of the same rules."""
+        return (encoder_for, (self.rules,))
+
     # ------------------------------------------------------------------ observation
 
     def field(self, name: str) -> slice:

@@ -326,3 +326,28 @@ def test_readme_example_runs():
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)
     assert namespace["e"].unwrapped.game.is_over
+
+
+def test_pickle_and_deepcopy_keep_the_whole_state():
+    import copy
+    import pickle
+
+    e = env(rules="classic", reward="deal_points")
+    e.reset(seed=1)
+    rng = random.Random(1)
+    for _ in range(40):
+        obs, *_ = e.last()
+        e.step(random_action(obs, rng))
+    for other in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e)):
+        assert other.unwrapped.game is not e.unwrapped.game
+        assert other.agent_selection == e.agent_selection
+        assert other.unwrapped.encoder is e.unwrapped.encoder  # the shared encoder
+        a, b = other.last(), e.last()
+        np.testing.assert_array_equal(a[0]["observation"], b[0]["observation"])
+        assert a[1:] == b[1:]
+        action = int(np.flatnonzero(a[0]["action_mask"])[0])
+        other.step(action)
+        e_copy = copy.deepcopy(e)
+        e_copy.step(action)
+        np.testing.assert_array_equal(other.last()[0]["observation"],
+                                      e_copy.last()[0]["observation"])
