@@ -120,9 +120,8 @@ class ObservationEncoder:
             ("opp_played", "cards the opponent has played to tricks this deal"),
             ("trick", "the card led to the current trick (empty when no card is led)"),
         )
-        self._plane = {}
         for name, desc in planes:
-            self._plane[name] = lay.add(name, n, desc)
+            lay.add(name, n, desc)
         # ---- bit block: flags
         self._flags = lay.add("own_voids", 4, "suits (C D H S) the player showed void in")
         lay.add("opp_voids", 4, "suits (C D H S) the opponent showed void in")
