@@ -31,6 +31,7 @@ from training.rllib.selfplay import (
     MAIN,
     SelfPlayCallback,
     agent_to_module,
+    copy_weights,
     snapshot_ids,
 )
 
@@ -210,16 +211,23 @@ def test_on_episode_end_scores_main_against_snapshot(ret_main, score):
 
 
 class _FakeAlgorithm:
-    """Records the league operations of SelfPlayCallback."""
+    """Records the league operations of SelfPlayCallback; one env runner holding modules."""
 
     def __init__(self, snapshots):
         self.config = SimpleNamespace(policies=dict.fromkeys([MAIN, *snapshots]))
         self.module = _module((8,))
-        self.added, self.states = [], []
+        self.added, self.learner_states = [], []
+        main_state = {"model.w": np.arange(3.0)}
+        runner = SimpleNamespace(module={})
+        self.runner = runner
         self.learner_group = SimpleNamespace(
             get_state=lambda components: {
-                "learner": {"rl_module": {components.rsplit("/", 1)[1]: {"w": 1}}}
-            }
+                "learner": {"rl_module": {components.rsplit("/", 1)[1]: main_state}}
+            },
+            set_state=self.learner_states.append,
+        )
+        self.env_runner_group = SimpleNamespace(
+            foreach_env_runner=lambda fn, local_env_runner: [fn(runner)]
         )
 
     def get_module(self, module_id):
@@ -228,9 +236,10 @@ class _FakeAlgorithm:
     def add_module(self, module_id, module_spec, new_agent_to_module_mapping_fn, **kw):
         self.added.append((module_id, new_agent_to_module_mapping_fn.keywords["snapshots"]))
         self.config.policies[module_id] = None
-
-    def set_state(self, state):
-        self.states.append(state)
+        state = {}
+        self.runner.module[module_id] = SimpleNamespace(
+            set_state=state.update, get_state=lambda: dict(state)
+        )
 
 
 def _result(opponent, games, wins):
@@ -248,11 +257,26 @@ def test_snapshot_frozen_when_main_beats_the_newest(games, wins, added):
     cb.on_train_result(algorithm=algo, result=result)
     if added:
         assert algo.added == [("main_v2", ("main_v0", "main_v1", "main_v2"))]
-        # the new snapshot gets main's weights
-        assert algo.states == [{"learner_group": {"learner": {"rl_module": {"main_v2": {"w": 1}}}}}]
+        # the new snapshot gets main's weights, on the learner and on the env runner
+        (state,) = algo.learner_states
+        np.testing.assert_array_equal(
+            state["learner"]["rl_module"]["main_v2"]["model.w"], np.arange(3.0)
+        )
+        np.testing.assert_array_equal(
+            algo.runner.module["main_v2"].get_state()["model.w"], np.arange(3.0)
+        )
     else:
-        assert algo.added == [] and algo.states == []
+        assert algo.added == [] and algo.learner_states == []
     assert result["league"]["snapshots"] == (3 if added else 2)
+
+
+def test_copy_weights_fails_loudly_when_env_runners_keep_old_weights():
+    algo = _FakeAlgorithm(["main_v0"])
+    algo.runner.module["main_v0"] = SimpleNamespace(
+        set_state=lambda state: None, get_state=lambda: {"model.w": np.zeros(3)}
+    )
+    with pytest.raises(RuntimeError, match="did not take the weights of module 'main_v0'"):
+        copy_weights(algo, MAIN, "main_v0")
 
 
 def test_initial_snapshot_on_algorithm_init():
@@ -376,6 +400,8 @@ def test_add_rllib_arguments_keeps_existing_flags():
     cli.add_rllib_arguments(p)
     args = p.parse_args(["--num-env-runners", "3"])
     assert args.out == "mine" and args.rllib_num_env_runners == 3
+    assert cli.rllib_flags_given(args) == ["--num-env-runners"]
+    assert cli.rllib_flags_given(p.parse_args([])) == []
 
 
 # ------------------------------------------------------------------------------------ Ray run
@@ -391,16 +417,21 @@ def ray_run(tmp_path_factory):
     from training.rllib.train import train
 
     out = tmp_path_factory.mktemp("rllib")
+    # every game against the newest snapshot, and a new snapshot after every iteration
     cfg = RLlibConfig(
         iterations=1,
         num_env_runners=1,
+        num_envs_per_env_runner=1,
         out_dir=str(out),
         hidden=(32,),
         train_batch_size=200,
         minibatch_size=100,
         num_epochs=2,
-        min_games=10_000,
         seed=1,
+        self_play_weight=0.0,
+        latest_weight=1.0,
+        win_rate_threshold=0.0,
+        min_games=1,
     )
     ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
     try:
@@ -423,25 +454,34 @@ def test_rllib_run_on_local_ray(ray_run):
 
 def _check_checkpoints_and_resume(out, first, first_ckpt, second):
     assert first.iterations == 1 and first.env_steps >= 200
-    assert first.snapshots == ["main_v0"]
-    assert first_ckpt.meta["trainer"] == "rllib" and first_ckpt.meta["snapshots"] == ["main_v0"]
+    # main_v0 frozen at the start, main_v1 after the iteration (threshold 0)
+    assert first.snapshots == ["main_v0", "main_v1"]
+    assert first_ckpt.meta["trainer"] == "rllib"
+    assert first_ckpt.meta["snapshots"] == ["main_v0", "main_v1"]
     assert first_ckpt.meta["counters"]["iteration"] == 1
     # main's Adam state travels with the checkpoint
     assert first_ckpt.meta["optimizer"] and any(k.startswith("optim.") for k in first_ckpt.tensors)
-    # PPO moved main away from its frozen initial snapshot
+    # PPO moved main away from its initial weights; main_v1 is a copy of main at its freezing
     main, v0 = first_ckpt.section("model"), first_ckpt.section("snapshot.main_v0")
-    assert main.keys() == v0.keys() and any(not torch.equal(main[k], v0[k]) for k in main)
-    # resumed: one more iteration, counters carried over, v0 restored unchanged
-    assert (
-        second.iterations == 2
-        and second.env_steps == first.env_steps + second.history[0]["env_steps"]
-    )
+    v1 = first_ckpt.section("snapshot.main_v1")
+    assert main.keys() == v0.keys() == v1.keys()
+    assert any(not torch.equal(main[k], v0[k]) for k in main)
+    assert all(torch.equal(main[k], v1[k]) for k in main)
+    # resumed: one more iteration, counters carried over, the league restored unchanged, grown
+    assert second.iterations == 2
+    assert second.env_steps == first.env_steps + second.history[0]["env_steps"]
+    assert second.snapshots == ["main_v0", "main_v1", "main_v2"]
     ckpt = ck.read_checkpoint(out / ck.LATEST_FILE)
     assert ckpt.meta["counters"] == {"iteration": 2, "env_steps": second.env_steps}
-    v0_after = ckpt.section("snapshot.main_v0")
-    assert all(torch.equal(v0[k], v0_after[k]) for k in v0)
+    for sid, before in (("main_v0", v0), ("main_v1", v1)):
+        after = ckpt.section(f"snapshot.{sid}")
+        assert all(torch.equal(before[k], after[k]) for k in before)
+    main2, v2 = ckpt.section("model"), ckpt.section("snapshot.main_v2")
+    assert all(torch.equal(main2[k], v2[k]) for k in main2)
+    assert any(not torch.equal(main2[k], main[k]) for k in main)
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2] and all(r["env_steps"] > 0 for r in rows)
+    assert [r["snapshot_added"] for r in rows] == ["main_v1", "main_v2"]
 
 
 def _check_exported_policy_plays_legal_moves(out):

@@ -82,6 +82,15 @@ def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
             group.add_argument(flag, dest=f"rllib_{dest.lstrip('_')}", default=None, **kwargs)
 
 
+def rllib_flags_given(args: argparse.Namespace) -> list[str]:
+    """The RLlib-only flags set in ``args`` (for a trainer that ignores them to reject them)."""
+    return [
+        flag
+        for flag, (dest, _) in _FLAGS.items()
+        if getattr(args, f"rllib_{dest.lstrip('_')}", None) is not None
+    ]
+
+
 def _hints() -> dict[str, Any]:
     return typing.get_type_hints(RLlibConfig)
 

@@ -76,7 +76,8 @@ class RLlibConfig:
     pool_size: int = 8
     """Snapshots drawn from: the newest ``pool_size``."""
     win_rate_threshold: float = 0.55
-    """``main``'s win rate against the newest snapshot that freezes a new one."""
+    """``main``'s win rate against the newest snapshot that freezes a new one (0: freeze one
+    every iteration once ``min_games`` were played against the newest)."""
     min_games: int = 200
     """Games against the newest snapshot needed before judging that win rate."""
 
@@ -104,7 +105,7 @@ class RLlibConfig:
             "self_play_weight": 0 <= self.self_play_weight <= 1,
             "latest_weight": 0 <= self.latest_weight <= 1,
             "pool_size": self.pool_size >= 1,
-            "win_rate_threshold": 0 < self.win_rate_threshold <= 1,
+            "win_rate_threshold": 0 <= self.win_rate_threshold <= 1,
             "min_games": self.min_games >= 1,
             "hidden": bool(self.hidden) and all(int(h) > 0 for h in self.hidden),
             "activation": self.activation in ("tanh", "relu"),

@@ -20,7 +20,7 @@ import torch
 from agents.policy import ActorCritic
 from training import checkpoint as ck
 from training.rllib.config import RLlibConfig
-from training.rllib.selfplay import MAIN, SelfPlayCallback, mapping_fn, snapshot_ids
+from training.rllib.selfplay import MAIN, SelfPlayCallback, mapping_fn, set_weights, snapshot_ids
 
 CHECKPOINT_KIND = "rllib"
 """``meta["trainer"]`` of checkpoints written here."""
@@ -41,7 +41,7 @@ def module_state(algorithm: Any, module_id: str) -> dict[str, torch.Tensor]:
 def set_module_state(algorithm: Any, module_id: str, weights: dict[str, torch.Tensor]) -> None:
     """Load an ActorCritic state dict into ``module_id`` on the learners and env runners."""
     state = {f"model.{k}": v.detach().cpu().numpy() for k, v in weights.items()}
-    algorithm.set_state({"learner_group": {"learner": {"rl_module": {module_id: state}}}})
+    set_weights(algorithm, module_id, state)
 
 
 def network(cfg: RLlibConfig, weights: dict[str, torch.Tensor]) -> ActorCritic:

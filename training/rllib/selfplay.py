@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
@@ -86,11 +87,35 @@ def mapping_fn(
     )
 
 
+def set_weights(algorithm: Any, module_id: str, weights: dict[str, Any]) -> None:
+    """Set module ``module_id``'s weights (its RLModule state dict) on the learners and on every
+    env runner, then check one env runner holds them.
+
+    ``Algorithm.set_state`` is not enough once training has begun: its weight sync skips env
+    runners whose weights sequence number is current, and that number only grows with learner
+    updates, so a module copied between updates would keep its random initial weights there.
+    """
+    algorithm.learner_group.set_state({"learner": {"rl_module": {module_id: weights}}})
+
+    def _set(runner: Any) -> None:
+        runner.module[module_id].set_state(weights)
+
+    def _get(runner: Any) -> dict[str, Any]:
+        return runner.module[module_id].get_state()
+
+    algorithm.env_runner_group.foreach_env_runner(_set, local_env_runner=True)
+    held = algorithm.env_runner_group.foreach_env_runner(_get, local_env_runner=True)
+    for state in held[:1]:
+        if state.keys() != weights.keys() or any(
+            not np.array_equal(np.asarray(state[k]), np.asarray(weights[k])) for k in weights
+        ):
+            raise RuntimeError(f"env runners did not take the weights of module {module_id!r}")
+
+
 def copy_weights(algorithm: Any, src: str, dst: str) -> None:
-    """Set module ``dst``'s weights to ``src``'s on the learners, then on every env runner."""
+    """Set module ``dst``'s weights to ``src``'s on the learners and on every env runner."""
     learner = algorithm.learner_group.get_state(components=f"learner/rl_module/{src}")
-    weights = learner["learner"]["rl_module"][src]
-    algorithm.set_state({"learner_group": {"learner": {"rl_module": {dst: weights}}}})
+    set_weights(algorithm, dst, learner["learner"]["rl_module"][src])
 
 
 class SelfPlayCallback(RLlibCallback):

@@ -127,8 +127,15 @@ def _summary(result: dict[str, Any], seconds: float) -> dict[str, Any]:
     }
 
 
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
 def train(
-    cfg: RLlibConfig, *, resume: str | Path | None = None, log: Callable[[str], None] | None = print
+    cfg: RLlibConfig,
+    *,
+    resume: str | Path | None = None,
+    log: Callable[[str], None] | None = _print,
 ) -> RLlibResult:
     """Run RLlib PPO self-play for ``cfg`` (or continue the run in ``resume``); see the module
     docstring for outputs. Ray is started (or connected to) and shut down here unless it was
