@@ -160,7 +160,7 @@ TINY = ["updates=2", "bc_games=6", "bc_epochs=1", "num_envs=4", "games_per_updat
         "mode=deal", "eval_every=1", "eval_deals=2", "final_eval_deals=3", "snapshot_every=1",
         "checkpoint_every=1", "progress=false", "tensorboard=false", "hidden=32",
         "heuristic_weight=0.3", "random_weight=0.2", "eval_opponents=random",
-        "eval_mode=deal"]
+        "eval_mode=deal", "eval_workers=1"]
 
 
 def run_cli(out: Path, *extra: str) -> int:
@@ -183,6 +183,9 @@ def test_tiny_run_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixt
                  ck.POLICY_FILE, ck.LATEST_FILE):
         assert (out / name).is_file(), name
     assert len((out / "train.csv").read_text().splitlines()) == 3  # header + 2 updates
+    # Evaluated before the first update, after update 1, and at the end (the final evaluation).
+    assert [r.split(",")[0] for r in (out / "eval.csv").read_text().splitlines()[1:]] == \
+        ["0", "1", "2"]
     assert "| random | 3 |" in (out / "summary.md").read_text()
     meta = ck.read_checkpoint(out / ck.LATEST_FILE).meta
     assert meta["train"]["counters"]["update"] == 2 and meta["config"]["hidden"] == [32]

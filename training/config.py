@@ -50,7 +50,7 @@ class TrainConfig:
     """Directory for checkpoints, logs, the learning curve and the summary."""
     updates: int = 150
     """PPO updates (each one collects ``games_per_update`` complete games)."""
-    max_minutes: float = 10.5
+    max_minutes: float = 7.5
     """Stop PPO early after this many minutes of wall time (0: no limit). Final evaluation follows."""
     torch_threads: int = 1
     """``torch.set_num_threads`` for the run. One thread is fastest for the small batched forward
@@ -75,11 +75,11 @@ class TrainConfig:
     """Games advancing together (one forward pass serves all of them)."""
     games_per_update: int = 64
     """Complete games collected per update (rollouts always start from fresh games)."""
-    self_play_weight: float = 0.4
+    self_play_weight: float = 0.3
     """Share of games where the learner plays both seats."""
-    heuristic_weight: float = 0.35
+    heuristic_weight: float = 0.5
     """Share of games against the heuristic agent."""
-    snapshot_weight: float = 0.2
+    snapshot_weight: float = 0.15
     """Share of games against a past snapshot of the learner (self-play if the pool is empty)."""
     random_weight: float = 0.05
     """Share of games against the random agent."""
@@ -97,17 +97,17 @@ class TrainConfig:
     for winning and the rubicon) added as reward at the partie's end."""
 
     # --- PPO ---------------------------------------------------------------------------------
-    learning_rate: float = 1e-4
+    learning_rate: float = 3e-4
     anneal_lr: bool = True
     """Decay the learning rate linearly to 0 over ``updates``."""
     gamma: float = 1.0
-    gae_lambda: float = 0.95
-    update_epochs: int = 3
+    gae_lambda: float = 0.8
+    update_epochs: int = 4
     num_minibatches: int = 4
     norm_adv: bool = True
     clip_coef: float = 0.2
     clip_vloss: bool = False
-    ent_coef: float = 0.003
+    ent_coef: float = 0.001
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float = 0.0
@@ -117,24 +117,27 @@ class TrainConfig:
     init_from: str = ""
     """Start from the weights of this checkpoint (file or run directory) instead of a warm start
     (the architecture must match)."""
-    bc_games: int = 600
+    bc_games: int = 1000
     """Heuristic-vs-heuristic games whose decisions are imitated before PPO (0: no warm start)."""
     bc_mode: str = "deal"
     """Mode of the warm-start games (deals give more varied positions per second)."""
-    bc_epochs: int = 6
+    bc_epochs: int = 8
     bc_learning_rate: float = 1e-3
     bc_batch_size: int = 256
 
     # --- evaluation and checkpoints ------------------------------------------------------------
     eval_every: int = 25
     """Evaluate against random and heuristic every this many updates (0: only at the end)."""
-    eval_deals: int = 200
-    """Duplicate deal pairs per periodic evaluation."""
-    final_eval_deals: int = 1500
-    """Duplicate deal pairs in the final evaluation."""
+    eval_deals: int = 30
+    """Duplicate pairs of games (in ``eval_mode``) per periodic evaluation, also run before the
+    first update."""
+    final_eval_deals: int = 100
+    """Duplicate pairs of games in the final evaluation (partie pairs: 12 deals each)."""
     eval_mode: str = "partie"
     """Mode of the evaluation games: ``"partie"`` (the states the default run trains on) or
     ``"deal"``; either way the reported number is the mean point difference per deal."""
+    eval_workers: int = 2
+    """Processes playing the final evaluation (each loads the saved policy)."""
     eval_opponents: str = "random,heuristic"
     """Comma-separated agent specs the policy is evaluated against."""
     checkpoint_every: int = 10
@@ -172,6 +175,7 @@ class TrainConfig:
              + self.random_weight > 0, "at least one opponent weight must be positive"),
             (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1, "gamma in (0,1], gae_lambda in [0,1]"),
             (self.torch_threads > 0, "torch_threads must be positive"),
+            (self.eval_workers > 0, "eval_workers must be positive"),
         ]
         for ok, message in checks:
             if not ok:

@@ -130,26 +130,31 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Roll
     return stats
 
 
-def evaluate_policy(model: ActorCritic, cfg: TrainConfig, n_pairs: int, seed: int
-                    ) -> list[dict[str, Any]]:
+def evaluate_policy(model: ActorCritic | str, cfg: TrainConfig, n_pairs: int, seed: int,
+                    workers: int = 1) -> list[dict[str, Any]]:
     """Duplicate-deal matches of the greedy policy against ``cfg.eval_opponents`` (agent specs,
     by default random and heuristic) in ``cfg.eval_mode``, reporting the mean point difference
     per deal with its 95% interval (``n_pairs`` pairs of games; a partie pair plays 6 deals
-    twice)."""
+    twice). ``model`` may be a saved policy's path, which ``workers`` processes then load."""
     from training.evaluation import evaluate
 
     rules = make_rules(cfg.rules)
-    snapshot = ActorCritic.from_arch(model.arch())
-    snapshot.load_state_dict(model.state_dict())
-    agent = PolicyAgent(snapshot, rules, greedy=True, name="policy")
+    if isinstance(model, ActorCritic):
+        snapshot = ActorCritic.from_arch(model.arch())
+        snapshot.load_state_dict(model.state_dict())
+        agent: PolicyAgent | str = PolicyAgent(snapshot, rules, greedy=True, name="policy")
+        workers = 1
+    else:
+        agent = model
     rows = []
     for opponent in [o.strip() for o in cfg.eval_opponents.split(",") if o.strip()]:
-        rep = evaluate(agent, opponent, rules, n_pairs, mode=cfg.eval_mode, seed=seed)
+        rep = evaluate(agent, opponent, rules, n_pairs, mode=cfg.eval_mode, seed=seed,
+                       workers=workers)
         pts = rep.points
         rows.append({"opponent": opponent, "n_pairs": n_pairs, "n_deals": rep.n_deals,
                      "mean_diff": pts.mean, "ci_low": pts.low, "ci_high": pts.high,
                      "win_rate": rep.win_rate, "significant": pts.excludes(0.0),
-                     "summary": rep.summary()})
+                     "summary": rep.summary().replace(rep.agent_a, "policy")})
     return rows
 
 
@@ -264,6 +269,9 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         ck.save_policy(out_dir / "bc.safetensors", model, rules, cfg.to_dict())
     if resume is None:
         save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
+        if cfg.eval_every:  # where PPO starts from (the warm start's policy)
+            for r in evaluate_policy(model, cfg, cfg.eval_deals, seed=10_000):
+                logger.log_eval({"update": 0, "env_steps": 0, "minutes": 0.0, **r})
 
     # 3. The PPO loop.
     progress = None
@@ -320,7 +328,8 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
     steps_per_s = counters["env_steps"] / train_seconds if train_seconds else 0.0
 
     # 4. Final evaluation, learning curve, summary.
-    finals = evaluate_policy(model, cfg, cfg.final_eval_deals, seed=cfg.seed + 1) \
+    finals = evaluate_policy(str(out_dir / ck.POLICY_FILE), cfg, cfg.final_eval_deals,
+                             seed=cfg.seed + 1, workers=cfg.eval_workers) \
         if cfg.final_eval_deals else []
     for r in finals:
         logger.log_eval({"update": counters["update"], "env_steps": counters["env_steps"],
