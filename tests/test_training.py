@@ -211,3 +211,12 @@ def test_resume_from_a_corrupt_checkpoint_is_a_clear_error(
     (out / ck.LATEST_FILE).write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{broken")
     assert main(["train", "--resume", str(out)]) == 2
     assert "corrupt" in capsys.readouterr().err
+
+
+def test_backend_switch(capsys: pytest.CaptureFixture) -> None:
+    assert main(["train", "--show-config", "--set", "seed=9"]) == 0
+    assert "seed = 9" in capsys.readouterr().out
+    assert main(["train", "--iterations", "3"]) == 2  # an RLlib-only flag with the torch backend
+    assert "--iterations only apply to --backend rllib" in capsys.readouterr().err
+    assert main(["train", "--backend", "rllib", "--show-config"]) == 0
+    assert '"iterations"' in capsys.readouterr().out

@@ -5,19 +5,30 @@
     piquet train --resume runs/piquet              # continue a stopped run
     piquet train --show-config                     # print the effective config as TOML
 
-``--backend`` selects the trainer; ``torch`` (the built-in PPO of :mod:`training.ppo`) is the
-only one so far.
+``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
+:mod:`training.ppo`) or ``rllib`` (Ray RLlib, :mod:`training.rllib.cli`, which adds its own flags
+and reads its own config fields).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import types
 from pathlib import Path
 
 from training.config import TrainConfig, apply_overrides, load_toml, to_toml
 
-BACKENDS = ("torch",)
+BACKENDS = ("torch", "rllib")
+
+
+def _rllib_cli() -> types.ModuleType | None:
+    """The RLlib backend's CLI module (importing it needs no Ray), or None if absent."""
+    try:
+        from training.rllib import cli
+    except ImportError:  # pragma: no cover - a trimmed install without the RLlib backend
+        return None
+    return cli
 
 
 def build_config(args: argparse.Namespace) -> TrainConfig:
@@ -39,6 +50,17 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
 def _run(args: argparse.Namespace) -> int:
     from training.checkpoint import CheckpointError
 
+    rllib = _rllib_cli()
+    if args.backend == "rllib":
+        if rllib is None:  # pragma: no cover
+            print("piquet train: the rllib backend is not installed", file=sys.stderr)
+            return 2
+        return rllib.run_rllib(args)
+    stray = rllib.rllib_flags_given(args) if rllib is not None else []
+    if stray:
+        print(f"piquet train: {', '.join(stray)} only apply to --backend rllib", file=sys.stderr)
+        return 2
+
     try:
         cfg = build_config(args)
     except (ValueError, CheckpointError) as exc:
@@ -47,19 +69,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
-    if args.backend == "torch":
-        from training.ppo import train
+    from training.ppo import train
 
-        try:
-            result = train(cfg, resume=args.resume)
-        except CheckpointError as exc:
-            print(f"piquet train: {exc}", file=sys.stderr)
-            return 2
-        print(f"peak resident memory: {result.peak_rss_mib:,.0f} MiB; "
-              f"throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}")
-        return 0
-    print(f"piquet train: unknown backend {args.backend!r}", file=sys.stderr)  # pragma: no cover
-    return 2
+    try:
+        result = train(cfg, resume=args.resume)
+    except CheckpointError as exc:
+        print(f"piquet train: {exc}", file=sys.stderr)
+        return 2
+    print(f"peak resident memory: {result.peak_rss_mib:,.0f} MiB; "
+          f"throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}")
+    return 0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -70,7 +89,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="override one config field (repeatable), e.g. --set updates=10")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
-    p.add_argument("--backend", choices=BACKENDS, default="torch", help="training backend")
+    p.add_argument("--backend", choices=BACKENDS, default="torch",
+                   help="training backend: torch (built in) or rllib (needs Ray RLlib)")
     p.add_argument("--show-config", action="store_true",
                    help="print the effective config as TOML and exit")
+    rllib = _rllib_cli()
+    if rllib is not None:
+        rllib.add_rllib_arguments(p)
     p.set_defaults(func=_run)
