@@ -69,8 +69,8 @@ later ranges shift; `piquet_env.observation.encoder_for(rules).fields` lists the
 - 32-63 `discards`: own discards (this deal).
 - 64-95 `talon_seen`: talon cards the player looked at (elder's untaken part), wherever they are
   now.
-- 96-127 `opp_known`: cards known to be in the opponent's hand now (shown by him, or taken by
-  him from talon cards the player saw).
+- 96-127 `opp_known`: cards known to be in the opponent's hand now (declared or scored by him,
+  his carte blanche before his exchange, or taken by him from talon cards the player saw).
 - 128-159 `opp_shown`: every card the opponent has shown this deal (carte blanche, declared and
   scored combinations), played since or not.
 - 160-191 `own_shown`: every card the player has shown to the opponent this deal.

@@ -33,6 +33,7 @@ import numpy as np
 
 from piquet_env.combinations import POINT, SEQUENCE, SET, Combo
 from piquet_env.game import scoring as sc
+from piquet_env.game.knowledge import opponent_known
 from piquet_env.game.state import Game, Phase
 from piquet_env.rules import Rules
 
@@ -111,8 +112,9 @@ class ObservationEncoder:
             ("discards", "own discards (this deal)"),
             ("talon_seen", "talon cards the player looked at (elder's untaken part), wherever they "
                            "are now"),
-            ("opp_known", "cards known to be in the opponent's hand now (shown by him, or taken "
-                          "by him from talon cards the player saw)"),
+            ("opp_known", "cards known to be in the opponent's hand now (declared or scored by "
+                          "him, his carte blanche before his exchange, or taken by him from talon "
+                          "cards the player saw)"),
             ("opp_shown", "every card the opponent has shown this deal (carte blanche, declared "
                           "and scored combinations), played since or not"),
             ("own_shown", "every card the player has shown to the opponent this deal"),
@@ -237,11 +239,10 @@ class ObservationEncoder:
     def _bit_bytes(self, g: Game, p: int) -> bytes:
         """The 0/1 block as ``_n_bytes`` little-endian bytes, bit ``i`` for entry ``i``."""
         o = 1 - p
-        seen = g.seen_talon[p]
-        shown_o = g.shown[o]
         trick = g.trick
-        planes = (g.hands[p], g.discards[p], seen, g.hands[o] & (shown_o | seen), shown_o,
-                  g.shown[p], g.played[p], g.played[o], 1 << trick[0] if trick else 0)
+        planes = (g.hands[p], g.discards[p], g.seen_talon[p], opponent_known(g, p),
+                  g.shown[o] | g.blanche[o], g.shown[p] | g.blanche[p], g.played[p], g.played[o],
+                  1 << trick[0] if trick else 0)
         # Flags, relative to the flag block (see __init__ for the order).
         phase = g.phase
         to_act = g.current_player == p

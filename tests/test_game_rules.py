@@ -176,7 +176,7 @@ def test_carte_blanche_classic():
     elder = "AS TS 9S 8S AH TH 9H 7H AD TD 9D 8D"  # no K, Q or J
     g = deal(CLASSIC, elder, "KS QS JS 7S KH QH JH 8H KD QD JD 7D", "AC KC QC JC TC 9C 8C 7C")
     assert g.deal_score(0).carte_blanche == 10
-    assert g.shown[0] == parse_mask(elder)
+    assert g.blanche[0] == parse_mask(elder) and g.shown[0] == 0
     assert g.deal_score(1).carte_blanche == 0
     std = deal(STANDARD, elder, "KS QS JS 7S KH QH JH 8H KD QD JD 7D", "AC KC QC JC TC 9C 8C 7C")
     assert std.deal_score(0).carte_blanche == 0

@@ -6,7 +6,13 @@
 - :mod:`.record`: the JSON event log and :func:`replay`.
 """
 
-from piquet_env.game.knowledge import determinize, hidden_cards, opponent_known, talon_known
+from piquet_env.game.knowledge import (
+    determinize,
+    hidden_cards,
+    opponent_known,
+    opponent_unplaced,
+    talon_known,
+)
 from piquet_env.game.record import load_events, replay, to_json
 from piquet_env.game.scoring import DealScore, settle
 from piquet_env.game.state import Game, IllegalActionError, Phase, check_deal
@@ -21,6 +27,7 @@ __all__ = [
     "hidden_cards",
     "load_events",
     "opponent_known",
+    "opponent_unplaced",
     "replay",
     "settle",
     "talon_known",

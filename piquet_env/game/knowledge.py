@@ -1,13 +1,18 @@
 """What one player knows, and complete deals sampled consistently with it (for search agents).
 
 A player knows his own hand and discards, every card played, the cards his opponent has shown
-(carte blanche, declared and scored combinations), the untaken cards of elder's part of the talon if
+(declared and scored combinations, a carte blanche), the untaken cards of elder's part of the talon if
 he is elder and looked at them, and all public counts. Every other card is *hidden* from him: it is in
 the opponent's hand, the opponent's discards or the talon, and he cannot tell which.
 
+One case is in between: a carte blanche is shown before its holder exchanges, and the exchange is
+face down, so afterwards the opponent knows each card of it is in the holder's hand *or discards*
+(:func:`opponent_unplaced`), not which, until it is played or shown again.
+
 :func:`determinize` deals the hidden cards afresh among those hidden places, keeping everything the
-player knows: the counts, the opponent's known cards, the suits he showed void in, and his declared
-and scored combinations (a declared best stays his best; a won category scores the same).
+player knows: the counts, the opponent's known cards, the carte blanche cards out of the talon, the
+suits the opponent showed void in, and his declared and scored combinations (a declared best stays
+his best; a won category scores the same).
 """
 
 from __future__ import annotations
@@ -22,11 +27,23 @@ from piquet_env.game.state import Game, Phase
 _CATEGORY_FIELDS = (sc.POINT, sc.SEQUENCE, sc.SET)
 
 
-def opponent_known(game: Game, player: int) -> int:
-    """Cards ``player`` knows to be in his opponent's hand now (shown, or taken from the talon
-    cards he saw)."""
+def opponent_unplaced(game: Game, player: int) -> int:
+    """Cards ``player`` knows to be in his opponent's hand or discards, not which: the opponent's
+    carte blanche once he has exchanged, less what he has played or shown again since."""
     o = 1 - player
-    return game.hands[o] & (game.shown[o] | game.seen_talon[player])
+    if not game.exchanged[o]:
+        return 0
+    return game.blanche[o] & ~game.shown[o] & ~game.played[o]
+
+
+def opponent_known(game: Game, player: int) -> int:
+    """Cards ``player`` knows to be in his opponent's hand now: shown (declared, scored, or a carte
+    blanche before the exchange), or taken by him from the talon cards ``player`` saw."""
+    o = 1 - player
+    known = game.shown[o] | game.seen_talon[player]
+    if not game.exchanged[o]:
+        known |= game.blanche[o]
+    return game.hands[o] & known
 
 
 def talon_known(game: Game, player: int) -> int:
@@ -38,7 +55,8 @@ def talon_known(game: Game, player: int) -> int:
 
 
 def hidden_cards(game: Game, player: int) -> int:
-    """Bitmask of the cards whose place ``player`` does not know."""
+    """Bitmask of the cards whose exact place ``player`` does not know (this includes
+    :func:`opponent_unplaced`)."""
     o = 1 - player
     everywhere = game.hands[o] | game.discards[o]
     for c in game.talon:
@@ -69,34 +87,56 @@ def determinize(game: Game, player: int, rng: random.Random, max_tries: int = 10
 
     The copy records no events and shuffles future deals with a fresh seed from ``rng``, so it leaks
     nothing. Up to ``max_tries`` samples are drawn to satisfy the opponent's declarations; if none
-    does (very rare), the last sample is returned, which still honours the counts, the known cards and
-    the voids.
+    does (very rare), the last sample is returned, which still honours the counts, the known cards,
+    the carte blanche and the voids.
     """
+    if max_tries < 1:
+        raise ValueError(f"max_tries must be at least 1, got {max_tries}")
     o = 1 - player
     hidden_hand = game.hands[o] & ~opponent_known(game, player)
     seen = game.seen_talon[player]
     talon_slots = [i for i, c in enumerate(game.talon) if not seen >> c & 1]
-    n_hand = hidden_hand.bit_count()
-    n_discards = game.discards[o].bit_count()
     pool = cards_of(hidden_hand) + cards_of(game.discards[o]) + [game.talon[i] for i in talon_slots]
-    n_other = len(pool) - n_hand
-    voids = game.voids[o]
-    restricted = [c for c in pool if c != JOKER and voids >> (c >> 3) & 1]
-    free = [c for c in pool if c == JOKER or not voids >> (c >> 3) & 1]
-    if len(restricted) > n_other:
-        raise RuntimeError("inconsistent knowledge: more void-suit cards than hidden places")
+    slots = (hidden_hand.bit_count(), game.discards[o].bit_count(), len(talon_slots))
+    voids, unplaced = game.voids[o], opponent_unplaced(game, player)
     sample = game
     for _ in range(max_tries):
-        rng.shuffle(free)
-        cut = n_other - len(restricted)
-        others = restricted + free[:cut]
-        rng.shuffle(others)
-        new_hand = free[cut:]
-        mapping = dict(zip(pool, new_hand + others))
-        sample = _apply(game, o, mapping, hidden_hand, n_discards, others, talon_slots, rng)
+        hand, discards, talon = _deal_hidden(pool, slots, voids, unplaced, rng)
+        mapping = dict(zip(pool, hand + discards + talon))
+        sample = _apply(game, o, mapping, hidden_hand, discards, talon, talon_slots, rng)
         if _consistent(game, sample, o):
             break
     return sample
+
+
+def _deal_hidden(
+    pool: list[int], slots: tuple[int, int, int], voids: int, unplaced: int, rng: random.Random
+) -> tuple[list[int], list[int], list[int]]:
+    """Split ``pool`` into the opponent's hidden hand, his discards and the unseen talon slots, at
+    random, so that no card of a void suit is in his hand and no ``unplaced`` card in the talon."""
+    _, n_discards, n_talon = slots  # the hand takes what is left
+    void = [c for c in pool if c != JOKER and voids >> (c >> 3) & 1]
+    void_set = set(void)
+    discards = [c for c in void if unplaced >> c & 1]  # void and unplaced: only the discards
+    rest = [c for c in pool if c not in void_set or not unplaced >> c & 1]
+    rest = [c for c in rest if c not in discards]
+    talon_ok = [c for c in rest if not unplaced >> c & 1]
+    if len(discards) > n_discards or len(talon_ok) < n_talon:
+        raise RuntimeError("inconsistent knowledge: the hidden cards do not fit the hidden places")
+    for _ in range(1000):
+        talon = rng.sample(talon_ok, n_talon)
+        taken = set(talon)
+        left = [c for c in rest if c not in taken]
+        must = [c for c in left if c in void_set]  # void cards not in the talon: discards
+        if len(discards) + len(must) <= n_discards:
+            break
+    else:
+        raise RuntimeError("inconsistent knowledge: too many void-suit cards for the hidden places")
+    free = [c for c in left if c not in void_set]
+    rng.shuffle(free)
+    cut = n_discards - len(discards) - len(must)
+    discards = discards + must + free[:cut]
+    return free[cut:], discards, talon
 
 
 def _remap(mask: int, mapping: dict[int, int]) -> int:
@@ -111,8 +151,8 @@ def _apply(
     o: int,
     mapping: dict[int, int],
     hidden_hand: int,
-    n_discards: int,
-    others: list[int],
+    discards: list[int],
+    talon_cards: list[int],
     talon_slots: list[int],
     rng: random.Random,
 ) -> Game:
@@ -126,9 +166,9 @@ def _apply(
     for c in cards_of(hidden_hand):
         new_hand |= 1 << mapping[c]
     g.hands[o] = known | new_hand
-    g.discards[o] = sum(1 << c for c in others[:n_discards])
+    g.discards[o] = sum(1 << c for c in discards)
     talon = list(g.talon)
-    for i, c in zip(talon_slots, others[n_discards:]):
+    for i, c in zip(talon_slots, talon_cards):
         talon[i] = c
     g.talon = talon
     g.seen_talon[o] = _remap(g.seen_talon[o], mapping)

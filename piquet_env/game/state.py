@@ -64,7 +64,9 @@ _LIST_SLOTS = (
     "discards",
     "seen_talon",
     "shown",
+    "blanche",
     "taken",
+    "exchanged",
     "dealt",
     "trick",
     "played",
@@ -127,6 +129,7 @@ class Game:
         "_preset",
         "_rng",
         "best",
+        "blanche",
         "current_player",
         "deal_number",
         "deal_scores",
@@ -137,6 +140,7 @@ class Game:
         "discards",
         "elder",
         "events",
+        "exchanged",
         "hands",
         "last_trick",
         "leader",
@@ -368,7 +372,9 @@ class Game:
         self.discards = [0, 0]
         self.seen_talon = [0, 0]
         self.shown = [0, 0]
+        self.blanche = [0, 0]
         self.taken = [0, 0]
+        self.exchanged = [False, False]
         self.n_discarded = 0
         self.decl_step = 0
         self.declared: list[list[combos.Combo | None]] = [[None, None] for _ in range(3)]
@@ -396,7 +402,7 @@ class Game:
             for p in (e, y):
                 if not self.hands[p] & COURT_MASK:
                     self._score(p, sc.CARTE_BLANCHE, sc.CARTE_BLANCHE_BONUS, "carte blanche")
-                    self.shown[p] |= self.hands[p]
+                    self.blanche[p] = self.hands[p]
         if rules.exchange:
             self.current_player = e
         else:  # orbis: the talon stays set aside, unseen, for the whole deal
@@ -428,6 +434,7 @@ class Game:
         taken = to_mask(took)
         self.hands[p] |= taken
         self.taken[p] = k
+        self.exchanged[p] = True
         self.n_discarded = 0
         if p == self.elder:
             # Elder may look at the untaken cards of his part: they become known to him.
