@@ -49,8 +49,8 @@ _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
         "address",
         {
             "metavar": "ADDRESS",
-            "help": "Ray cluster to join ('auto', HOST:6379 or "
-            "ray://HOST:10001); default: start a local Ray instance",
+            "help": "Ray cluster to join ('auto' or HOST:6379); "
+            "default: start a local Ray instance",
         },
     ),
     "--num-cpus": (
@@ -214,6 +214,14 @@ def run_rllib(args: argparse.Namespace) -> int:
         result = train(cfg, resume=getattr(args, "resume", None))
     except CheckpointError as exc:
         print(f"piquet train: {exc}", file=sys.stderr)
+        return 2
+    except ConnectionError as exc:
+        print(
+            f"piquet train: cannot join the Ray cluster at {cfg.address!r} ({exc}). Is it up "
+            f"(ray status)? A cluster with token authentication also needs RAY_AUTH_MODE=token "
+            f"and its token (RAY_AUTH_TOKEN, or ~/.ray/auth_token) here.",
+            file=sys.stderr,
+        )
         return 2
     print(
         f"{result.iterations} iterations, {result.env_steps:,} env steps; throughput with "

@@ -33,7 +33,8 @@ class RLlibConfig:
 
     # --- Ray ---------------------------------------------------------------------------------
     address: str | None = None
-    """Ray cluster address (``"auto"``, ``"HOST:6379"``, ``"ray://HOST:10001"``); None: local."""
+    """Ray cluster address (``"auto"``, ``"HOST:6379"``, anything ``ray.init`` takes); None:
+    start a local Ray instance."""
     num_env_runners: int = 1
     """Env-runner actors sampling in parallel (0: sample on the driver)."""
     num_envs_per_env_runner: int = 8

@@ -83,8 +83,9 @@ class RLlibResult:
 
 
 def init_ray(cfg: RLlibConfig) -> bool:
-    """Connect to ``cfg.address`` or start a local Ray instance; return whether we started or
-    connected (and so must shut it down). Already-initialized Ray is reused as is."""
+    """Connect to ``cfg.address``, or start a new local Ray instance (even when a cluster runs on
+    this machine: joining it takes ``address="auto"``); return whether we started or connected
+    (and so must shut it down). Already-initialized Ray is reused as is."""
     import ray
 
     if ray.is_initialized():
@@ -94,7 +95,7 @@ def init_ray(cfg: RLlibConfig) -> bool:
         ray.init(address=cfg.address, ignore_reinit_error=True)
     else:
         cpus = cfg.num_cpus or max(os.cpu_count() or 1, cfg.num_env_runners)
-        ray.init(num_cpus=cpus, include_dashboard=False, ignore_reinit_error=True)
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, ignore_reinit_error=True)
     return True
 
 
@@ -137,9 +138,11 @@ def train(
     resume: str | Path | None = None,
     log: Callable[[str], None] | None = _print,
 ) -> RLlibResult:
-    """Run RLlib PPO self-play for ``cfg`` (or continue the run in ``resume``); see the module
-    docstring for outputs. Ray is started (or connected to) and shut down here unless it was
-    already initialized by the caller."""
+    """Run RLlib PPO self-play for ``cfg`` (or continue the run in ``resume``, a run directory
+    or checkpoint file); see the module docstring for outputs. ``log`` gets one line per
+    iteration (None: quiet). Ray is started (or connected to) and shut down here unless the
+    caller initialized it. Raises :class:`~training.checkpoint.CheckpointError` for a bad
+    ``resume`` and ``ConnectionError`` when ``cfg.address`` cannot be joined."""
     start_it, counters = 0, {}
     ckpt = None
     if resume is not None:
