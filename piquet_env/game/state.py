@@ -119,6 +119,24 @@ class Game:
     :func:`check_deal`), ``first_elder`` the elder of the first deal (otherwise the cut decides),
     ``deal_number`` and ``totals`` start a partie part-way through. ``record=False`` skips the event
     log (for search).
+
+    State, read-only for callers (card sets are bitmasks, per-player lists are indexed by player):
+
+    - ``phase``, ``current_player`` (-1 when over), ``deal_number`` (0-based), ``planned_deals``,
+      ``totals``, ``deal_scores`` (a ``(DealScore, DealScore)`` per finished deal), ``result``.
+    - ``hands``, ``discards``, ``talon`` (list, top first; under ``orbis`` it stays aside),
+      ``dealt`` (hands as dealt), ``taken`` and ``exchanged`` (per player), ``n_discarded`` (in the
+      exchange under way), ``seen_talon`` (the talon cards each player looked at).
+    - ``shown`` (cards of each player's declared and scored combinations), ``blanche`` (a carte
+      blanche hand, shown), ``decl_step`` (0..5: category ``decl_step // 2``, elder then younger),
+      ``declared[category][player]`` (the declared :class:`~piquet_env.combinations.Combo` or
+      ``None``), ``decided[category][player]``.
+    - ``leader``, ``trick`` (the card led, if any), ``played``, ``tricks_won``, ``last_trick``
+      ``(leader, lead, follow, winner)``, ``voids`` (4-bit suit masks a player showed void in),
+      ``scores`` (per-player lists indexed by :mod:`~piquet_env.game.scoring` fields),
+      ``repique`` (who made one, or ``None``), ``pique_open`` (a pique is still possible).
+
+    A player's view of hidden cards goes through :mod:`piquet_env.game.knowledge`.
     """
 
     __slots__ = (
