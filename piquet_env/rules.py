@@ -5,7 +5,7 @@ combine with either: ``orbis`` (no exchange), ``saison`` (12 deals) and ``norman
 joker).
 
 >>> make_rules("classic", variants=("normand", "saison")).name
-'classic+normand+saison'
+'classic+saison+normand'
 >>> make_rules("classic+orbis") == make_rules("classic", variants=["orbis"])
 True
 """
