@@ -50,8 +50,12 @@ class TrainConfig:
     """Directory for checkpoints, logs, the learning curve and the summary."""
     updates: int = 150
     """PPO updates (each one collects ``games_per_update`` complete games)."""
-    max_minutes: float = 7.5
+    max_minutes: float = 8.0
     """Stop PPO early after this many minutes of wall time (0: no limit). Final evaluation follows."""
+    time_budget_minutes: float = 14.0
+    """Wall-time budget of the whole run (0: none). PPO stops early enough for the final
+    evaluation to fit, at the speed measured by the evaluation before the first update, and the
+    final evaluation shrinks (to no fewer than 20 pairs) if time is short, e.g. on a busy machine."""
     torch_threads: int = 1
     """``torch.set_num_threads`` for the run. One thread is fastest for the small batched forward
     passes of self-play, and avoids thread oversubscription when other processes share the cores."""

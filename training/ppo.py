@@ -270,8 +270,20 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
     if resume is None:
         save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
         if cfg.eval_every:  # where PPO starts from (the warm start's policy)
+            t0 = time.perf_counter()
             for r in evaluate_policy(model, cfg, cfg.eval_deals, seed=10_000):
                 logger.log_eval({"update": 0, "env_steps": 0, "minutes": 0.0, **r})
+            counters["eval_s_per_pair"] = (time.perf_counter() - t0) / cfg.eval_deals
+
+    def budget_left() -> float:
+        """Seconds left of ``time_budget_minutes`` (infinite without a budget)."""
+        if not cfg.time_budget_minutes:
+            return float("inf")
+        return 60 * cfg.time_budget_minutes - (time.perf_counter() - t_start)
+
+    # Time kept for the final evaluation (at the measured speed) and the closing writes.
+    reserve = counters.get("eval_s_per_pair", 0.0) * cfg.final_eval_deals + 20.0
+    last_update_s = 0.0
 
     # 3. The PPO loop.
     progress = None
@@ -283,6 +295,10 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
     while counters["update"] < cfg.updates:
         if cfg.max_minutes and (time.perf_counter() - loop_start) > 60 * cfg.max_minutes:
             say(f"stopping after {cfg.max_minutes} minutes (max_minutes)")
+            break
+        if budget_left() < reserve + last_update_s:
+            say(f"stopping to keep the final evaluation within time_budget_minutes "
+                f"({cfg.time_budget_minutes})")
             break
         update = counters["update"]
         if cfg.anneal_lr:
@@ -320,6 +336,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
                                  "minutes": counters["train_seconds"] / 60, **r})
         if update % cfg.checkpoint_every == 0 or update == cfg.updates:
             save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
+        last_update_s = time.perf_counter() - t0
     if progress is not None:
         progress.close()
     save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
@@ -328,9 +345,13 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
     steps_per_s = counters["env_steps"] / train_seconds if train_seconds else 0.0
 
     # 4. Final evaluation, learning curve, summary.
-    finals = evaluate_policy(str(out_dir / ck.POLICY_FILE), cfg, cfg.final_eval_deals,
-                             seed=cfg.seed + 1, workers=cfg.eval_workers) \
-        if cfg.final_eval_deals else []
+    n_final = cfg.final_eval_deals
+    per_pair = counters.get("eval_s_per_pair", 0.0)
+    if n_final and per_pair and budget_left() < per_pair * n_final + 20.0:
+        n_final = max(min(n_final, 20), int((budget_left() - 20.0) / per_pair))
+        say(f"final evaluation shortened to {n_final} pairs to fit time_budget_minutes")
+    finals = evaluate_policy(str(out_dir / ck.POLICY_FILE), cfg, n_final, seed=cfg.seed + 1,
+                             workers=cfg.eval_workers) if n_final else []
     for r in finals:
         logger.log_eval({"update": counters["update"], "env_steps": counters["env_steps"],
                          "minutes": train_seconds / 60, **r})
