@@ -15,6 +15,7 @@ Modelled on CleanRL's ``ppo.py``: every hyperparameter is a field of
 from __future__ import annotations
 
 import json
+import os
 import random
 import resource
 import time
@@ -147,14 +148,24 @@ def evaluate_policy(model: ActorCritic | str, cfg: TrainConfig, n_pairs: int, se
     else:
         agent = model
     rows = []
-    for opponent in [o.strip() for o in cfg.eval_opponents.split(",") if o.strip()]:
-        rep = evaluate(agent, opponent, rules, n_pairs, mode=cfg.eval_mode, seed=seed,
-                       workers=workers)
-        pts = rep.points
-        rows.append({"opponent": opponent, "n_pairs": n_pairs, "n_deals": rep.n_deals,
-                     "mean_diff": pts.mean, "ci_low": pts.low, "ci_high": pts.high,
-                     "win_rate": rep.win_rate, "significant": pts.excludes(0.0),
-                     "summary": rep.summary().replace(rep.agent_a, "policy")})
+    # Worker processes start a fresh torch: give it the run's thread count (batch-1 inference
+    # gains nothing from more, and oversubscribed cores make it many times slower).
+    saved = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(cfg.torch_threads)
+    try:
+        for opponent in [o.strip() for o in cfg.eval_opponents.split(",") if o.strip()]:
+            rep = evaluate(agent, opponent, rules, n_pairs, mode=cfg.eval_mode, seed=seed,
+                           workers=workers)
+            pts = rep.points
+            rows.append({"opponent": opponent, "n_pairs": n_pairs, "n_deals": rep.n_deals,
+                         "mean_diff": pts.mean, "ci_low": pts.low, "ci_high": pts.high,
+                         "win_rate": rep.win_rate, "significant": pts.excludes(0.0),
+                         "summary": rep.summary().replace(rep.agent_a, "policy")})
+    finally:
+        if saved is None:
+            del os.environ["OMP_NUM_THREADS"]
+        else:
+            os.environ["OMP_NUM_THREADS"] = saved
     return rows
 
 
