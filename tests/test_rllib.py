@@ -433,7 +433,13 @@ def ray_run(tmp_path_factory):
         win_rate_threshold=0.0,
         min_games=1,
     )
-    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        ignore_reinit_error=True,
+        log_to_driver=False,
+    )
     try:
         first = train(cfg, log=None)
         first_ckpt = ck.read_checkpoint(out / ck.LATEST_FILE)
