@@ -394,6 +394,18 @@ def test_cli_bad_settings_exit_2(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_cli_unreachable_cluster_exits_2_with_a_hint(monkeypatch, capsys):
+    import training.rllib.train as train_module
+
+    def refuse(cfg, resume=None):
+        raise ConnectionError(f"Failed to connect to Ray cluster at {cfg.address}")
+
+    monkeypatch.setattr(train_module, "train", refuse)
+    assert cli.main(["--address", "127.0.0.1:9", "--eval-games", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot join the Ray cluster at '127.0.0.1:9'" in err and "RAY_AUTH_MODE=token" in err
+
+
 def test_add_rllib_arguments_keeps_existing_flags():
     p = argparse.ArgumentParser()
     p.add_argument("--out", default="mine")
