@@ -135,7 +135,7 @@ class TrainConfig:
     eval_deals: int = 30
     """Duplicate pairs of games (in ``eval_mode``) per periodic evaluation, also run before the
     first update."""
-    final_eval_deals: int = 100
+    final_eval_deals: int = 300
     """Duplicate pairs of games in the final evaluation (partie pairs: 12 deals each)."""
     eval_mode: str = "partie"
     """Mode of the evaluation games: ``"partie"`` (the states the default run trains on) or
