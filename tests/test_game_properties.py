@@ -204,3 +204,29 @@ def test_determinize_respects_declared_bests():
 
 def test_joker_never_counts_as_void_card():
     assert parse_card("JK") == JOKER
+
+
+@settings(max_examples=200, deadline=None)
+@given(presets, seeds, st.integers(0, 60))
+def test_determinize_does_not_depend_on_where_hidden_cards_are(rules, seed, steps):
+    """Two games that differ only in cards hidden from the player give the same samples for the
+    same random seed: a sample reveals nothing of the true deal."""
+    rng = random.Random(seed)
+    g = Game(rules, seed=seed, mode="deal")
+    for _ in range(steps):
+        if g.is_over:
+            return
+        g.apply(rng.choice(g.legal_actions()))
+    p = g.current_player if g.current_player >= 0 else 0
+    other = determinize(g, p, random.Random(seed + 1))
+    a = determinize(g, p, random.Random(5))
+    b = determinize(other, p, random.Random(5))
+    assert (a.hands, a.discards, a.talon) == (b.hands, b.discards, b.talon)
+
+
+def test_clone_continues_the_same_future_deals():
+    g = Game(all_presets()[0], seed=4)
+    c = g.clone()
+    random_play(g, random.Random(1))
+    random_play(c, random.Random(1))
+    assert g.events == c.events

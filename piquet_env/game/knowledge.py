@@ -115,6 +115,7 @@ def _deal_hidden(
     """Split ``pool`` into the opponent's hidden hand, his discards and the unseen talon slots, at
     random, so that no card of a void suit is in his hand and no ``unplaced`` card in the talon."""
     _, n_discards, n_talon = slots  # the hand takes what is left
+    pool = sorted(pool)  # the sample must not depend on where the hidden cards really are
     void = [c for c in pool if c != JOKER and voids >> (c >> 3) & 1]
     void_set = set(void)
     discards = [c for c in void if unplaced >> c & 1]  # void and unplaced: only the discards
@@ -160,7 +161,7 @@ def _apply(
     g.record = False
     g.events = []
     g._preset = []
-    g._rng = random.Random(rng.getrandbits(64))
+    g._rng = random.Random(rng.getrandbits(64))  # future deals unknown to the player
     known = g.hands[o] & ~hidden_hand
     new_hand = 0
     for c in cards_of(hidden_hand):

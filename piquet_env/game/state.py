@@ -146,6 +146,7 @@ class Game:
         "_pass",
         "_preset",
         "_rng",
+        "_rng_state",
         "best",
         "blanche",
         "current_player",
@@ -209,7 +210,8 @@ class Game:
             raise ValueError(f"totals must be two non-negative ints, got {totals!r}")
         self.rules = rules
         self.mode = mode
-        self._rng = random.Random(seed)
+        self._rng: random.Random | None = random.Random(seed)
+        self._rng_state: tuple | None = None
         self._preset = [check_deal(d, rules) for d in deals]
         self.record = record
         self.events: list[dict] = []
@@ -365,7 +367,7 @@ class Game:
         """Cut for deal; the lower card deals (is younger). Returns the first elder."""
         pack = list(range(self._n))
         while True:
-            a, b = self._rng.sample(pack, 2)
+            a, b = self._random().sample(pack, 2)
             ra = 8 if a == JOKER else rank(a)
             rb = 8 if b == JOKER else rank(b)
             if ra != rb:
@@ -380,7 +382,7 @@ class Game:
             e_hand, y_hand, talon = self._preset.pop(0)
         else:
             pack = list(range(self._n))
-            self._rng.shuffle(pack)
+            self._random().shuffle(pack)
             e_hand, y_hand, talon = pack[:12], pack[12:24], pack[24:]
         e, y = self.elder, 1 - self.elder
         self.hands = [0, 0]
@@ -641,6 +643,13 @@ class Game:
                 )
             self._decide(self.current_player, choices[0])
 
+    def _random(self) -> random.Random:
+        """The game's random generator (rebuilt from a clone's saved state on first use)."""
+        if self._rng is None:
+            self._rng = random.Random()
+            self._rng.setstate(self._rng_state)
+        return self._rng
+
     def _log(self, **event: object) -> None:
         if self.record:
             self.events.append(event)
@@ -654,8 +663,10 @@ class Game:
             setattr(g, name, getattr(self, name).copy())
         for name in _NESTED_SLOTS:
             setattr(g, name, [x.copy() for x in getattr(self, name)])
-        g._rng = random.Random()
-        g._rng.setstate(self._rng.getstate())
+        # The copy's generator is rebuilt from this state only if it shuffles (most clones in a
+        # search never reach another deal): creating a Random costs more than the rest of a clone.
+        g._rng = None
+        g._rng_state = self._rng.getstate() if self._rng is not None else self._rng_state
         return g
 
     def __repr__(self) -> str:
@@ -666,5 +677,7 @@ class Game:
 
 
 _SCALAR_SLOTS = tuple(
-    n for n in Game.__slots__ if n not in _LIST_SLOTS and n not in _NESTED_SLOTS and n != "_rng"
+    n
+    for n in Game.__slots__
+    if n not in _LIST_SLOTS and n not in _NESTED_SLOTS and n not in ("_rng", "_rng_state")
 )
