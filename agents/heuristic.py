@@ -49,16 +49,9 @@ SINK_THRESHOLD = 0.95
 def exchange_plan(game: Game, player: int, rng: random.Random) -> list[int]:
     """The cards ``player`` means to discard in this exchange (in order), from his full hand."""
     full = game.hands[player] | game.discards[player]
-    n_talon = len(game.talon)
-    rules = game.rules
-    if player == game.elder:
-        lo, hi = 1, min(rules.elder_max_exchange, n_talon)
-    else:
-        hi = n_talon if rules.younger_max_exchange is None else min(rules.younger_max_exchange,
-                                                                    n_talon)
-        lo = min(rules.younger_min_exchange, hi)
+    lo, hi = game.exchange_limits(player)
     order = greedy_discards(full, hi)
-    pool = [c for c in range(rules.n_cards) if not full >> c & 1]
+    pool = [c for c in range(game.rules.n_cards) if not full >> c & 1]
     draws = []
     for _ in range(EXCHANGE_SAMPLES):
         rng.shuffle(pool)

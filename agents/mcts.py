@@ -206,14 +206,7 @@ class MCTSAgent:
     def exchange_candidates(self, game: Game, player: int) -> list[list[int]]:
         """The discard plans the search weighs (see the module docstring)."""
         full = game.hands[player] | game.discards[player]
-        n_talon = len(game.talon)
-        rules = game.rules
-        if player == game.elder:
-            lo, hi = 1, min(rules.elder_max_exchange, n_talon)
-        else:
-            ymax = rules.younger_max_exchange
-            hi = n_talon if ymax is None else min(ymax, n_talon)
-            lo = min(rules.younger_min_exchange, hi)
+        lo, hi = game.exchange_limits(player)
         order = greedy_discards(full, min(hi + self.exchange_alternatives, 12))
         plans: list[list[int]] = []
         seen: set[frozenset[int]] = set()
