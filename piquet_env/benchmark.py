@@ -99,22 +99,34 @@ def live_memory(kwargs: dict, n: int, seed: int) -> dict:
     return {"n_envs": n, "rss_added_mib": added / 2**20, "per_env_kib": added / n / 1024}
 
 
-def engine_play(rules: Rules, seconds: float, seed: int) -> dict:
-    """The same random play through the bare engine (no event log), for reference."""
+def bench_engine(rules: str | Rules = "standard", variants: tuple[str, ...] = (),
+                 seconds: float = 5.0, seed: int = 0, record: bool = True) -> dict[str, float]:
+    """Random legal parties through the bare engine for about ``seconds`` (``piquet bench
+    engine``): decisions/s, deals/s and the counts. ``record=False`` skips the event log, as
+    search clones do."""
+    r = make_rules(rules, variants)
     rng = random.Random(seed)
-    steps = episodes = 0
+    decisions = deals = parties = 0
     start = time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
-        g = Game(rules, seed=rng.getrandbits(32), record=False)
+        g = Game(r, seed=rng.getrandbits(32), record=record)
         while not g.is_over:
             legal = g.legal_actions()
             g.apply(legal[int(rng.random() * len(legal))])
-            steps += 1
-        episodes += 1
+            decisions += 1
+        deals += len(g.deal_scores)
+        parties += 1
     elapsed = time.perf_counter() - start
-    return {"steps_per_s": steps / elapsed, "steps": steps, "episodes": episodes,
-            "seconds": elapsed}
+    return {"decisions_per_s": decisions / elapsed, "deals_per_s": deals / elapsed,
+            "decisions": decisions, "deals": deals, "parties": parties, "seconds": elapsed}
+
+
+def engine_play(rules: Rules, seconds: float, seed: int) -> dict:
+    """The same random play through the bare engine (no event log), for reference."""
+    res = bench_engine(rules, (), seconds, seed, record=False)
+    return {"steps_per_s": res["decisions_per_s"], "steps": res["decisions"],
+            "episodes": res["parties"], "seconds": res["seconds"]}
 
 
 def bench_env(rules: str = "standard", variants: tuple[str, ...] = (), seconds: float = 5.0,

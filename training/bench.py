@@ -1,49 +1,15 @@
-"""``piquet bench engine``: random legal play through the pure engine on one core.
+"""``piquet bench engine|env``: speed on one core, printed (the measurements live in
+:mod:`piquet_env.benchmark`).
 
-Prints decisions per second and deals per second. The environment benchmark (``piquet bench env``)
-is added by :mod:`piquet_env.env`'s benchmark function when available.
+``engine`` plays random legal parties through the pure engine and prints decisions/s and deals/s;
+``env`` plays through the PettingZoo env and prints agent-steps/s and the memory of 1,000 envs.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
-import time
 
-from piquet_env.game import Game
-from piquet_env.rules import make_rules
-
-
-def bench_engine(
-    rules: str = "standard",
-    variants: tuple[str, ...] = (),
-    seconds: float = 5.0,
-    seed: int = 0,
-    record: bool = True,
-) -> dict[str, float]:
-    """Play random parties for about ``seconds``; return decisions/s, deals/s and counts."""
-    r = make_rules(rules, variants)
-    rng = random.Random(seed)
-    decisions = deals = games = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while time.perf_counter() < deadline:
-        g = Game(r, seed=rng.getrandbits(32), record=record)
-        while not g.is_over:
-            legal = g.legal_actions()
-            g.apply(legal[int(rng.random() * len(legal))])
-            decisions += 1
-        deals += len(g.deal_scores)
-        games += 1
-    elapsed = time.perf_counter() - start
-    return {
-        "decisions_per_s": decisions / elapsed,
-        "deals_per_s": deals / elapsed,
-        "decisions": decisions,
-        "deals": deals,
-        "parties": games,
-        "seconds": elapsed,
-    }
+from piquet_env.benchmark import bench_engine, bench_env, print_env_report
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -58,8 +24,6 @@ def _run(args: argparse.Namespace) -> int:
             f"({res['decisions']:,} decisions, {res['parties']:,} parties in {res['seconds']:.1f} s)"
         )
         return 0
-    from piquet_env.benchmark import bench_env, print_env_report
-
     print_env_report(bench_env(args.rules, tuple(args.variant), args.seconds, args.seed))
     return 0
 
