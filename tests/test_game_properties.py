@@ -230,3 +230,13 @@ def test_clone_continues_the_same_future_deals():
     random_play(g, random.Random(1))
     random_play(c, random.Random(1))
     assert g.events == c.events
+
+
+def test_bench_engine_cli_prints_numbers(capsys):
+    """`piquet bench engine` runs and prints decisions/s (the figure itself is not judged)."""
+    from training.cli import main
+
+    assert main(["bench", "engine", "--seconds", "0.2", "--rules", "classic", "--variant",
+                 "normand"]) == 0
+    out = capsys.readouterr().out
+    assert "engine (classic+normand, event log on):" in out and "decisions/s" in out
