@@ -20,7 +20,7 @@ import torch
 from agents.policy import ActorCritic
 from training import checkpoint as ck
 from training.rllib.config import RLlibConfig
-from training.rllib.selfplay import MAIN, SelfPlayCallback, mapping_fn, set_weights, snapshot_ids
+from training.rllib.selfplay import MAIN, SelfPlayCallback, set_weights, snapshot_ids
 
 CHECKPOINT_KIND = "rllib"
 """``meta["trainer"]`` of checkpoints written here."""
@@ -134,8 +134,6 @@ def save_run_checkpoint(
 def restore_run_checkpoint(algorithm: Any, ckpt: ck.Checkpoint) -> dict[str, Any]:
     """Load ``main``, its optimizer state and the league of a checkpoint into a fresh
     ``algorithm``; return its counters."""
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
     set_module_state(algorithm, MAIN, ckpt.section("model"))
     callback = algorithm.callbacks
     if isinstance(callback, list):  # pragma: no cover - RLlib may keep a list of callbacks
@@ -143,17 +141,7 @@ def restore_run_checkpoint(algorithm: Any, ckpt: ck.Checkpoint) -> dict[str, Any
     for sid in ckpt.meta.get("snapshots", []):
         if sid not in algorithm.config.policies:
             league = [*snapshot_ids(list(algorithm.config.policies)), sid]
-            algorithm.add_module(
-                module_id=sid,
-                module_spec=RLModuleSpec.from_module(algorithm.get_module(MAIN)),
-                new_agent_to_module_mapping_fn=mapping_fn(
-                    league,
-                    self_play_weight=callback.self_play_weight,
-                    latest_weight=callback.latest_weight,
-                    pool_size=callback.pool_size,
-                ),
-                new_should_module_be_updated=[MAIN],
-            )
+            callback.add_league_module(algorithm, sid, league)
         set_module_state(algorithm, sid, ckpt.section(f"snapshot.{sid}"))
     set_optimizer_state(algorithm, ckpt)
     return dict(ckpt.meta.get("counters", {}))

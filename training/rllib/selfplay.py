@@ -198,9 +198,14 @@ class SelfPlayCallback(RLlibCallback):
         """Freeze a copy of ``main`` as the next snapshot; remap seats to the grown league."""
         version = int(snaps[-1][len(SNAPSHOT_PREFIX) :]) + 1 if snaps else 0
         new_id = snapshot_id(version)
-        league = [*snaps, new_id]
+        self.add_league_module(algorithm, new_id, [*snaps, new_id])
+        copy_weights(algorithm, MAIN, new_id)
+        return new_id
+
+    def add_league_module(self, algorithm: Any, module_id: str, league: list[str]) -> None:
+        """Add ``module_id`` (shaped like ``main``, never trained) and map seats over ``league``."""
         algorithm.add_module(
-            module_id=new_id,
+            module_id=module_id,
             module_spec=RLModuleSpec.from_module(algorithm.get_module(MAIN)),
             new_agent_to_module_mapping_fn=mapping_fn(
                 league,
@@ -210,5 +215,3 @@ class SelfPlayCallback(RLlibCallback):
             ),
             new_should_module_be_updated=[MAIN],
         )
-        copy_weights(algorithm, MAIN, new_id)
-        return new_id
