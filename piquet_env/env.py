@@ -162,6 +162,7 @@ from piquet_env.rules import Rules, make_rules
 
 AGENTS = ("player_0", "player_1")
 _INDEX = {"player_0": 0, "player_1": 1}
+_INT8 = np.dtype(np.int8)
 EPISODES = ("partie", "deal")
 REWARDS = ("result", "deal_points")
 RENDER_VIEWS = ("player", "spectator")
@@ -295,6 +296,9 @@ class raw_env(AECEnv):
         self._no_actions = bytes(self.encoder.n_actions)
         self._rng = random.Random()
         self.game: Game | None = None
+        self._legal: list[int] = []
+        """Legal action ids of the agent to act, refreshed after every reset and step: exactly
+        what its action mask marks (the wrappers in ``adapters.fast_wrappers`` read it)."""
 
     # ------------------------------------------------------------------ PettingZoo API
 
@@ -333,8 +337,7 @@ class raw_env(AECEnv):
         if p == g.current_player:
             for a in self._legal:
                 mask[a] = 1
-        return {"observation": self.encoder.encode(g, p),
-                "action_mask": np.frombuffer(mask, dtype=np.int8)}
+        return {"observation": self.encoder.encode(g, p), "action_mask": np.frombuffer(mask, _INT8)}
 
     def state(self) -> np.ndarray:
         """The full-information vector (both hands, discards and the talon; see the docstring)."""
@@ -415,7 +418,7 @@ class raw_env(AECEnv):
         else:
             names = self._names[0]
         pname = PHASE_NAMES[phase]
-        acting = [names[a] for a in legal]
+        acting = list(map(names.__getitem__, legal))
         i0 = {"phase": pname, "to_act": p == 0, "legal_actions": acting if p == 0 else []}
         i1 = {"phase": pname, "to_act": p == 1, "legal_actions": acting if p == 1 else []}
         pending = self._pending

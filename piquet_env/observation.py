@@ -47,6 +47,7 @@ _EXCHANGE, _DECLARE, _PLAY, _OVER = Phase.EXCHANGE, Phase.DECLARE, Phase.PLAY, P
 _CATEGORY_FIELDS = (sc.POINT, sc.SEQUENCE, sc.SET)
 _SCORE_FIELD_NAMES = ("carte blanche", "point", "sequence", "set", "leads", "tricks", "repique",
                       "pique", "capot", "cards")
+_U8, _U16 = np.dtype(np.uint8), np.dtype("<u2")
 _POINT_SCALE = 100.0
 """Points (deal scores, partie totals, point pip values) are divided by this."""
 
@@ -327,19 +328,19 @@ class ObservationEncoder:
 
     def encode(self, game: Game, player: int) -> np.ndarray:
         """The observation of ``player`` (0 or 1): a new float32 array of shape ``(size,)``."""
-        # Four numpy calls in all: numpy's per-call overhead, not the data, is the cost here.
-        bits = np.unpackbits(np.frombuffer(self._bit_bytes(game, player), np.uint8),
-                             count=self.n_bits, bitorder="little")
-        scalars = np.frombuffer(self._scalars(game, player), np.uint16) * self._scale
+        # Five numpy calls, arguments positional: numpy's per-call overhead, not the data, is the
+        # cost here.
+        bits = np.unpackbits(np.frombuffer(self._bit_bytes(game, player), _U8), None, self.n_bits,
+                             "little")
+        scalars = np.frombuffer(self._scalars(game, player), _U16) * self._scale
         return np.concatenate((bits, scalars))
 
     def encode_into(self, game: Game, player: int, out: np.ndarray) -> None:
         """Write the observation of ``player`` into ``out`` (float32, shape ``(size,)``)."""
         nb = self.n_bits
-        out[:nb] = np.unpackbits(np.frombuffer(self._bit_bytes(game, player), np.uint8),
-                                 count=nb, bitorder="little")
-        np.multiply(np.frombuffer(self._scalars(game, player), np.uint16), self._scale,
-                    out=out[nb:])
+        out[:nb] = np.unpackbits(np.frombuffer(self._bit_bytes(game, player), _U8), None, nb,
+                                 "little")
+        np.multiply(np.frombuffer(self._scalars(game, player), _U16), self._scale, out=out[nb:])
 
     def action_mask(self, game: Game, player: int) -> np.ndarray:
         """int8 mask over the ``n_actions`` ids: 1 for each legal action of ``player``; all zeros

@@ -18,6 +18,10 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
 HOT_ATTRIBUTES = ("agent_selection", "rewards", "terminations", "truncations", "infos", "agents",
                   "_cumulative_rewards")
@@ -41,33 +45,26 @@ def _direct_after_reset(name: str) -> property:
 
 
 class TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    """TerminateIllegalWrapper for an env whose observation is a dict with ``action_mask``."""
+    """TerminateIllegalWrapper around :class:`~piquet_env.env.raw_env`.
+
+    The parent remembers the last observation to read its ``action_mask`` at the next step; this
+    one reads the raw env's legal action ids (``raw._legal``, exactly what that mask marks), so
+    ``observe`` is a pure pass-through.
+    """
 
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
         super().__init__(env, illegal_reward)
         self._raw = env.unwrapped
-
-    def observe(self, agent: str) -> Any:
-        """The raw observation; remembered (with the info) when ``agent`` is the one to act."""
-        raw = self._raw
-        obs = raw.observe(agent)
-        if agent == raw.agent_selection:
-            self._prev_obs = obs
-            self._prev_info = raw.infos.get(agent, {})
-        return obs
+        self.observe = env.observe  # pure pass-through: hand out the inner method itself
 
     def step(self, action: Any) -> None:
-        """Step the raw env, or end the game if ``action`` is masked out (as the parent does)."""
+        """Step the raw env, or end the game if ``action`` is not legal (as the parent does)."""
         raw = self._raw
         agent = raw.agent_selection
-        if self._prev_obs is None:
-            self.observe(agent)
-        mask = self._prev_obs["action_mask"]
-        self._prev_obs = self._prev_info = None
         done = raw.terminations[agent] or raw.truncations[agent]
         if self._terminated and done:
             raw._was_dead_step(action)
-        elif not done and not mask[action]:
+        elif not done and action not in raw._legal:
             EnvLogger.warn_on_illegal_move()
             raw._cumulative_rewards[agent] = 0
             raw.terminations = dict.fromkeys(raw.agents, True)
@@ -87,19 +84,17 @@ class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._raw = env.unwrapped
-
-    def observe(self, agent: str) -> Any:
-        """Pass-through."""
-        return self.env.observe(agent)
+        self.observe = env.observe  # a pure pass-through: hand out the inner method itself
+        self._inner_step = env.step
 
     def step(self, action: Any) -> None:
         """Assert that ``action`` is in the action space (or ``None`` for a finished agent)."""
         raw = self._raw
         agent = raw.agent_selection
         assert (action is None and (raw.terminations[agent] or raw.truncations[agent])) or (
-            raw.action_space(agent).contains(action)
+            raw.action_spaces[agent].contains(action)
         ), "action is not in action space"
-        self.env.step(action)
+        self._inner_step(action)
 
 
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
@@ -109,6 +104,8 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._raw = env.unwrapped
+        self._inner_step = env.step
+        self._inner_observe = env.observe
 
     def step(self, action: Any) -> None:
         """Step, unless reset has not been called or every agent is done (as the parent)."""
@@ -119,22 +116,55 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             EnvLogger.warn_step_after_terminated_truncated()
         else:
             self._has_updated = True
-            self.env.step(action)
+            self._inner_step(action)
 
     def observe(self, agent: str) -> Any:
         """Observe through the wrappers (after reset)."""
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
-        return self.env.observe(agent)
+        return self._inner_observe(agent)
 
     def last(self, observe: bool = True) -> tuple:
         """As ``AECEnv.last``: observation (through the wrappers), cumulative reward,
         termination, truncation and info of the agent to act."""
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
         raw = self._raw
-        agent = self.agent_selection
-        observation = self.observe(agent) if observe else None
+        agent = raw.agent_selection
+        observation = self._inner_observe(agent) if observe else None
         return (observation, raw._cumulative_rewards[agent], raw.terminations[agent],
                 raw.truncations[agent], raw.infos[agent])
+
+    def agent_iter(self, max_iter: int = 2**63) -> _AgentIterable:
+        """Iterate over the agent to act, as the parent's iterable (step or reset between)."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    """PettingZoo's order-enforcing iterable over the agent to act, with a faster iterator."""
+
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing agent iterator, reading the raw env directly."""
+
+    def __init__(self, env: OrderEnforcing, max_iter: int) -> None:
+        super().__init__(env, max_iter)
+        self._raw = env._raw
+
+    def __next__(self) -> str:
+        raw = self._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        env = self.env
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
 
 
 for _name in HOT_ATTRIBUTES:

@@ -409,15 +409,16 @@ class Game:
         self.repique: int | None = None
         self.pique_open = True
         self.last_trick: tuple[int, int, int, int] | None = None
-        self._log(
-            type="deal",
-            deal=self.deal_number,
-            elder=e,
-            elder_hand=cards_str(e_hand),
-            younger_hand=cards_str(y_hand),
-            talon=" ".join(card_str(c) for c in talon),
-            totals=list(self.totals),
-        )
+        if self.record:
+            self._log(
+                type="deal",
+                deal=self.deal_number,
+                elder=e,
+                elder_hand=cards_str(e_hand),
+                younger_hand=cards_str(y_hand),
+                talon=" ".join(card_str(c) for c in talon),
+                totals=list(self.totals),
+            )
         if rules.carte_blanche:
             for p in (e, y):
                 if not self.hands[p] & COURT_MASK:
@@ -584,7 +585,8 @@ class Game:
         self.scores[p][field] += points
         if self.record and label is not None:
             self._log(type="score", player=p, category=label, points=points)
-        self._update_pique_open()
+        if self.pique_open:
+            self._update_pique_open()
 
     def _end_deal(self) -> None:
         sc.finish_deal(self.scores, (self.tricks_won[0], self.tricks_won[1]), self.rules)
@@ -592,12 +594,13 @@ class Game:
         self.deal_scores.append(ds)
         self.totals[0] += ds[0].total
         self.totals[1] += ds[1].total
-        self._log(
-            type="deal_end",
-            deal=self.deal_number,
-            scores=[ds[0].to_dict(), ds[1].to_dict()],
-            totals=list(self.totals),
-        )
+        if self.record:
+            self._log(
+                type="deal_end",
+                deal=self.deal_number,
+                scores=[ds[0].to_dict(), ds[1].to_dict()],
+                totals=list(self.totals),
+            )
         self.deal_number += 1
         if self.mode == "deal":
             diff = ds[0].total - ds[1].total
