@@ -6,14 +6,25 @@ them) and counts agent-steps per second; for comparison it also times the unwrap
 the same env with PettingZoo's wrapper classes exactly as shipped. It then measures the resident
 memory (RSS) added by 1,000 live environments parked mid-game.
 
-Command: ``piquet bench env [--rules classic] [--variant normand] [--seconds 5] [--seed 0]``.
+It also runs PettingZoo's own ``pettingzoo.test.performance_benchmark`` on ``env()`` (five
+seconds, its loop: ``flatnonzero(mask).tolist()`` and ``random.choice`` per step, dead steps
+counted), the figure PettingZoo environments are usually quoted with.
+
+The machine's speed drifts (shared virtual cores): the report gives the mean over all rounds and
+the slowest and fastest round, so a noisy run shows as one.
+
+Command: ``piquet bench env [--rules classic] [--variant normand] [--seconds 5] [--seed 0]
+[--no-pettingzoo]``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import io
 import os
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -99,6 +110,20 @@ def live_memory(kwargs: dict, n: int, seed: int) -> dict:
     return {"n_envs": n, "rss_added_mib": added / 2**20, "per_env_kib": added / n / 1024}
 
 
+def pettingzoo_benchmark(kwargs: dict) -> float:
+    """Turns per second reported by PettingZoo's ``performance_benchmark`` on ``env(**kwargs)``
+    (it runs for five seconds and prints; the printed figure is parsed)."""
+    from pettingzoo.test import performance_benchmark
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        performance_benchmark(env(**kwargs))
+    match = re.search(r"([0-9.]+) turns per second", out.getvalue())
+    if match is None:
+        raise RuntimeError(f"performance_benchmark printed no turns/s: {out.getvalue()!r}")
+    return float(match.group(1))
+
+
 def bench_engine(rules: str | Rules = "standard", variants: tuple[str, ...] = (),
                  seconds: float = 5.0, seed: int = 0, record: bool = True) -> dict[str, float]:
     """Random legal parties through the bare engine for about ``seconds`` (``piquet bench
@@ -130,12 +155,12 @@ def engine_play(rules: Rules, seconds: float, seed: int) -> dict:
 
 
 def bench_env(rules: str = "standard", variants: tuple[str, ...] = (), seconds: float = 5.0,
-              seed: int = 0, n_live: int = N_LIVE) -> dict:
+              seed: int = 0, n_live: int = N_LIVE, pettingzoo: bool = True) -> dict:
     """Throughput of ``env()`` (agent-steps/s), and for comparison of ``raw_env``, of the env
     with PettingZoo's plain wrapper classes and of the bare engine, on one core; then the memory
     of ``n_live`` (1,000) live envs. ``seconds`` is the time given to ``env()``; the measurements
     are interleaved in ten rounds so that a busy machine slows them alike. Returns a dict for
-    :func:`print_env_report`."""
+    :func:`print_env_report`. ``pettingzoo`` adds PettingZoo's own performance benchmark."""
     r = make_rules(rules, variants)
     kwargs = {"rules": r}
     runs: dict[str, Callable[[float, int], dict]] = {
@@ -145,7 +170,7 @@ def bench_env(rules: str = "standard", variants: tuple[str, ...] = (), seconds: 
         "engine": lambda t, s: engine_play(r, t, s),
     }
     share = {"env": 1.0, "raw_env": 0.5, "plain_wrappers": 0.5, "engine": 0.5}
-    totals = {k: {"steps": 0, "episodes": 0, "seconds": 0.0} for k in runs}
+    totals = {k: {"steps": 0, "episodes": 0, "seconds": 0.0, "rounds": []} for k in runs}
     rounds = 10
     unpin = _pin_one_core()
     try:
@@ -154,12 +179,14 @@ def bench_env(rules: str = "standard", variants: tuple[str, ...] = (), seconds: 
                 res = run(seconds * share[name] / rounds, seed + i)
                 for key in ("steps", "episodes", "seconds"):
                     totals[name][key] += res[key]
+                totals[name]["rounds"].append(res["steps_per_s"])
         memory = live_memory(kwargs, n_live, seed)
+        pz = pettingzoo_benchmark(kwargs) if pettingzoo else None
     finally:
         unpin()
     for t in totals.values():
         t["steps_per_s"] = t["steps"] / t["seconds"]
-    return {"rules": r.name, **totals, "memory": memory}
+    return {"rules": r.name, **totals, "memory": memory, "pettingzoo_turns_per_s": pz}
 
 
 def print_env_report(result: dict) -> None:
@@ -170,11 +197,15 @@ def print_env_report(result: dict) -> None:
     print(f"env ({result['rules']}), random legal play on one core, observation and mask "
           f"included:")
     print(f"  env():              {main['steps_per_s']:>9,.0f} agent-steps/s "
-          f"({main['steps']:,} steps, {main['episodes']:,} parties in {main['seconds']:.1f} s)")
+          f"({main['steps']:,} steps, {main['episodes']:,} parties in {main['seconds']:.1f} s; "
+          f"rounds {min(main['rounds']):,.0f} to {max(main['rounds']):,.0f})")
     print(f"  raw_env (no wrap):  {raw['steps_per_s']:>9,.0f} agent-steps/s")
     print(f"  env() with PettingZoo's plain wrapper classes: {plain['steps_per_s']:,.0f} "
           f"agent-steps/s")
     print(f"  bare engine, same play: {engine['steps_per_s']:,.0f} decisions/s "
           f"(env() runs at {main['steps_per_s'] / engine['steps_per_s']:.0%} of it)")
+    if result.get("pettingzoo_turns_per_s") is not None:
+        print(f"  PettingZoo's performance_benchmark(env()): "
+              f"{result['pettingzoo_turns_per_s']:,.0f} turns/s (its own, heavier loop)")
     print(f"  memory: {mem['n_envs']:,} live envs mid-game add {mem['rss_added_mib']:.1f} MiB RSS "
           f"({mem['per_env_kib']:.1f} KiB each)")

@@ -311,9 +311,11 @@ def test_benchmark_smoke(capsys):
     assert result["rules"] == "classic+normand"
     assert result["env"]["steps"] > 0 and result["env"]["steps_per_s"] > 0
     assert result["memory"]["n_envs"] == 10
+    assert len(result["env"]["rounds"]) == 10
+    assert result["pettingzoo_turns_per_s"] > 0  # PettingZoo's own benchmark ran and was parsed
     print_env_report(result)
     out = capsys.readouterr().out
-    assert "agent-steps/s" in out and "10 live envs" in out
+    assert "agent-steps/s" in out and "10 live envs" in out and "performance_benchmark" in out
 
 
 def test_readme_example_runs():
