@@ -2,7 +2,9 @@
 
 The pure engine lives in :mod:`piquet_env.cards`, :mod:`piquet_env.rules`,
 :mod:`piquet_env.combinations`, :mod:`piquet_env.actions` and :mod:`piquet_env.game`. The PettingZoo
-environment (``env``, ``raw_env``) is imported lazily so that the engine alone needs no numpy.
+environment lives in :mod:`piquet_env.piquet_v0` (PettingZoo's naming: environment name and version);
+``env`` and ``raw_env`` are also importable from here, lazily, so that the engine alone needs no
+numpy.
 """
 
 from __future__ import annotations
@@ -20,6 +22,6 @@ __all__ = ["CLASSIC", "STANDARD", "Game", "Phase", "Rules", "env", "make_rules",
 def __getattr__(name: str) -> Any:
     if name in ("env", "raw_env"):
         # import_module, not "from piquet_env import env", which would come back here and recurse
-        module = importlib.import_module("piquet_env.env")
+        module = importlib.import_module("piquet_env.piquet_v0")
         return getattr(module, name)
     raise AttributeError(f"module 'piquet_env' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """``piquet bench env``: throughput and memory of the PettingZoo environment on one core.
 
-:func:`bench_env` plays uniformly random legal actions through :func:`piquet_env.env.env` (the
+:func:`bench_env` plays uniformly random legal actions through :func:`piquet_env.piquet_v0.env` (the
 wrapped environment, observation and action mask computed at every step, as a learner would read
 them) and counts agent-steps per second; for comparison it also times the unwrapped ``raw_env`` and
 the same env with PettingZoo's wrapper classes exactly as shipped. It then measures the resident
@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from piquet_env.env import env, plain_env, raw_env
 from piquet_env.game import Game
+from piquet_env.piquet_v0 import env, plain_env, raw_env
 from piquet_env.rules import Rules, make_rules
 
 N_LIVE = 1000

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import random
 import subprocess
@@ -14,13 +13,14 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils import wrappers
 
+from piquet_env import piquet_v0
 from piquet_env.cards import card_str, cards_of, parse_mask
-from piquet_env.env import env, plain_env, raw_env
 from piquet_env.game import IllegalActionError
 from piquet_env.observation import encoder_for
+from piquet_env.piquet_v0 import env, plain_env, raw_env
 from piquet_env.rules import STANDARD
 
-env_module = importlib.import_module("piquet_env.env")
+env_module = piquet_v0
 ELDER = "AS KS QS JS TS 9S 8S 7S AH KH QH JH"
 YOUNGER = "AD KD QD JD AC KC QC JC 7H 8H 9H TH"
 TALON = "7D 8D 9D TD 7C 8C 9C TC"
@@ -52,7 +52,10 @@ def test_imports_metadata_and_wrappers():
     from piquet_env import raw_env as package_raw_env
 
     assert package_raw_env is raw_env
-    assert isinstance(package_env(), wrappers.OrderEnforcingWrapper)  # module or function
+    assert package_env is env
+    from piquet_env import piquet_v0
+
+    assert piquet_v0.env is env and piquet_v0.raw_env is raw_env
     meta = raw_env.metadata
     assert meta["name"] == "piquet_v0" and meta["is_parallelizable"] is False
     assert meta["render_modes"] == ["human", "ansi"]

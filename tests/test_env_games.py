@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from piquet_env.cards import parse_card
-from piquet_env.env import env
+from piquet_env.piquet_v0 import env
 from piquet_env.rules import all_presets
 
 PRESETS = all_presets()

@@ -5,7 +5,7 @@
   ``action_masks()`` method for sb3-contrib's MaskablePPO. Importing this package registers the
   Gymnasium ids ``Piquet-v0`` (whole partie) and ``PiquetDeal-v0`` (one deal).
 - :mod:`piquet_env.adapters.fast_wrappers`: PettingZoo's classic-env wrappers with direct access
-  to the raw env (used by :func:`piquet_env.env.env`).
+  to the raw env (used by :func:`piquet_env.piquet_v0.env`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """PettingZoo's three classic-env wrappers, with the per-step work done directly on the raw env.
 
-:func:`piquet_env.env.env` wraps :class:`~piquet_env.env.raw_env` in TerminateIllegalWrapper,
+:func:`piquet_env.piquet_v0.env` wraps :class:`~piquet_env.piquet_v0.raw_env` in TerminateIllegalWrapper,
 AssertOutOfBoundsWrapper and OrderEnforcingWrapper, as PettingZoo's classic environments do. As
 shipped, every read of ``agent_selection``, ``terminations``, ``rewards`` ... on a wrapper fails
 its normal lookup and climbs the stack through ``__getattr__``, and every ``step``/``observe``
@@ -45,7 +45,7 @@ def _direct_after_reset(name: str) -> property:
 
 
 class TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    """TerminateIllegalWrapper around :class:`~piquet_env.env.raw_env`.
+    """TerminateIllegalWrapper around :class:`~piquet_env.piquet_v0.raw_env`.
 
     The parent remembers the last observation to read its ``action_mask`` at the next step; this
     one reads the raw env's legal action ids (``raw._legal``, exactly what that mask marks), so

@@ -1,13 +1,13 @@
 """A single-agent Gymnasium view of Piquet: the learner holds one seat, an agent plays the other.
 
-:class:`PiquetGymEnv` wraps the AEC environment (:class:`piquet_env.env.raw_env`, same options and
+:class:`PiquetGymEnv` wraps the AEC environment (:class:`piquet_env.piquet_v0.raw_env`, same options and
 rewards). The learner's seat is fixed (``seat="player_0"`` or ``"player_1"``) or drawn at every
 reset (``seat="random"``, the default). The opponent is any :class:`agents.base.Agent` (or an
 agent spec such as ``"heuristic"`` for :func:`agents.registry.make_agent`); by default a uniform
 random agent. Its moves are played inside :meth:`~PiquetGymEnv.step` until the learner is to act
 again or the episode ends.
 
-- Observation: the learner's float32 observation vector (``Box``, see :mod:`piquet_env.env`).
+- Observation: the learner's float32 observation vector (``Box``, see :mod:`piquet_env.piquet_v0`).
 - Action: ``Discrete(n_actions)``, the engine's action ids; :meth:`~PiquetGymEnv.action_masks`
   returns the legal ones as a boolean array (sb3-contrib's MaskablePPO calls it). An illegal action
   ends the episode with reward ``illegal_reward`` (default -1, as PettingZoo's
@@ -31,7 +31,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from piquet_env.env import AGENTS, raw_env
+from piquet_env.piquet_v0 import AGENTS, raw_env
 from piquet_env.rules import Rules
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class PiquetGymEnv(gymnasium.Env):
     """Single-agent Piquet: the learner against ``opponent`` (see the module docstring).
 
     Options: ``rules``, ``variants``, ``episode``, ``reward``, ``reward_scale``, ``render_mode`` and
-    ``render_view`` as for :class:`piquet_env.env.raw_env`; ``seat`` (``"random"``,
+    ``render_view`` as for :class:`piquet_env.piquet_v0.raw_env`; ``seat`` (``"random"``,
     ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (an Agent, an agent spec string, or
     ``None`` for a uniform random agent); ``illegal_reward`` (the learner's reward for an illegal
     action, which ends the episode).

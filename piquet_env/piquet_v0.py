@@ -141,8 +141,6 @@ import copy
 import functools
 import math
 import random
-import sys
-import types
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -485,22 +483,7 @@ def _register() -> None:
     except ImportError:  # older PettingZoo: no registry
         return
     if "piquet-v0" not in aec_registry:
-        register("aec", "piquet-v0", entry_point="piquet_env.env:env")
+        register("aec", "piquet-v0", entry_point="piquet_env.piquet_v0:env")
 
 
 _register()
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`env`.
-
-    Importing ``piquet_env.env`` binds the package attribute ``piquet_env.env`` to this module,
-    which shadows the function of the same name; making the module callable keeps
-    ``from piquet_env import env; env()`` working whatever was imported first.
-    """
-
-    def __call__(self, **kwargs: Any) -> AECEnv:
-        return env(**kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
