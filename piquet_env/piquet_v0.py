@@ -4,7 +4,7 @@
 A PettingZoo AEC environment for Piquet, the two-player French trick-taking card game (rules:
 ``RULES.md``; engine: :mod:`piquet_env.game`).
 
-| Import             | `from piquet_env import env` (or `pettingzoo.make("aec", "piquet-v0")`) |
+| Import             | `from piquet_env import piquet_v0` (or `from piquet_env import env`)    |
 |--------------------|------------------------------------------------------------------------|
 | Actions            | Discrete                                                               |
 | Parallel API       | No                                                                     |
@@ -16,6 +16,8 @@ A PettingZoo AEC environment for Piquet, the two-player French trick-taking card
 `env(**options)` is `raw_env(**options)` wrapped in PettingZoo's TerminateIllegalWrapper (an
 illegal action ends the game: -1 for the offender, 0 for the other), AssertOutOfBoundsWrapper and
 OrderEnforcingWrapper, as PettingZoo's classic environments are.
+Importing this module registers it with PettingZoo's registry: `pettingzoo.make("aec",
+"piquet-v0", **options)` then builds `env(**options)`.
 
 ## Options
 
