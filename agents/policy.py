@@ -8,7 +8,7 @@ the very same distribution.
 
 :class:`PolicyAgent` wraps a network for play anywhere an :class:`~agents.base.Agent` is expected
 (evaluation, ladder, human play); ``PolicyAgent.load(path)`` reads a checkpoint written by
-``piquet train`` (see :mod:`training.checkpoint`).
+``piquet train`` (see :mod:`agents.checkpoint`).
 """
 
 from __future__ import annotations
@@ -160,9 +160,9 @@ class PolicyAgent:
         """Load the policy of a checkpoint (a ``.safetensors`` file or a run directory).
 
         ``rules``, if given, must be the rules the policy was trained for. Raises
-        :class:`training.checkpoint.CheckpointError` for a missing, corrupt or mismatched file.
+        :class:`agents.checkpoint.CheckpointError` for a missing, corrupt or mismatched file.
         """
-        from training.checkpoint import load_policy  # the checkpoint format lives with training
+        from agents.checkpoint import load_policy  # imports this module: import at call time
 
         model, ckpt_rules = load_policy(path, rules=rules)
         label = name or f"policy:{Path(path).name}"

@@ -9,10 +9,10 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from agents import checkpoint as ck
 from agents.policy import ActorCritic, PolicyAgent
 from piquet_env.observation import OBS_VERSION, encoder_for
 from piquet_env.rules import STANDARD, make_rules
-from training import checkpoint as ck
 
 ENC = encoder_for(STANDARD)
 

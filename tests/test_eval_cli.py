@@ -76,11 +76,11 @@ def test_the_piquet_console_script_runs_eval():
 
 
 def test_eval_accepts_a_checkpoint_path(tmp_path, capsys):
+    from agents.checkpoint import save_policy
     from agents.policy import ActorCritic
     from piquet_env.actions import n_actions
     from piquet_env.observation import encoder_for
     from piquet_env.rules import STANDARD
-    from training.checkpoint import save_policy
 
     model = ActorCritic(encoder_for(STANDARD).size, n_actions(STANDARD), hidden=(8,))
     path = save_policy(tmp_path / "tiny.safetensors", model, STANDARD)

@@ -186,9 +186,9 @@ def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
     scripted player."""
     import torch
 
+    from agents.checkpoint import save_policy
     from agents.policy import ActorCritic
     from piquet_env.observation import encoder_for
-    from training.checkpoint import save_policy
 
     rules = make_rules("classic")
     enc = encoder_for(rules)

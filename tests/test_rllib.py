@@ -20,9 +20,9 @@ if not os.environ.get("CI"):  # CI installs the rllib extra: there a missing Ray
 
 from ray.rllib.core.columns import Columns
 
+from agents import checkpoint as ck
 from agents.policy import MASKED_LOGIT, ActorCritic, PolicyAgent
 from piquet_env.piquet_v0 import env as piquet_env
-from training import checkpoint as ck
 from training.rllib import cli
 from training.rllib.config import RLlibConfig
 from training.rllib.env import make_env

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from agents import checkpoint as ck
 from agents.policy import ActorCritic
 from agents.random_agent import RandomAgent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, Rules, make_rules
-from training import checkpoint as ck
 from training.cli import main
 from training.config import TrainConfig, apply_overrides, load_toml, to_toml
 from training.imitation import discounted_returns

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents import checkpoint as ck
 from agents.policy import ActorCritic, PolicyAgent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
-from training import checkpoint as ck
 from training.config import TrainConfig, to_toml
 from training.imitation import behaviour_clone, collect_demonstrations
 from training.logging_utils import RunLogger, plot_learning_curve, summary_table

@@ -3,7 +3,7 @@
 :class:`Collector` drives ``num_envs`` :class:`~piquet_env.game.Game` objects directly (no
 PettingZoo wrapper, for speed) and plays a fixed number of *complete* games per call, so every
 rollout starts from fresh games whose seeds come from the collector's numpy RNG: a run stopped
-between updates resumes exactly (see :mod:`training.checkpoint`).
+between updates resumes exactly (see :mod:`agents.checkpoint`).
 
 Each seat of a game is controlled by a :class:`Seat`: the learner's network (its decisions are
 recorded with observation, mask, action, log-probability and value), a frozen snapshot network, or

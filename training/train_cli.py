@@ -35,7 +35,7 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
     """The run's config: the checkpoint's (on ``--resume``) or the default, then ``--config``,
     then each ``--set``."""
     if args.resume:
-        from training.checkpoint import LATEST_FILE, read_checkpoint
+        from agents.checkpoint import LATEST_FILE, read_checkpoint
 
         path = Path(args.resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
@@ -48,7 +48,7 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from training.checkpoint import CheckpointError
+    from agents.checkpoint import CheckpointError
 
     rllib = _rllib_cli()
     if args.backend == "rllib":

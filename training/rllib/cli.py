@@ -162,7 +162,7 @@ def build_config(args: argparse.Namespace) -> RLlibConfig:
     cfg = RLlibConfig()
     resume = getattr(args, "resume", None)
     if resume:
-        from training.checkpoint import LATEST_FILE, read_checkpoint
+        from agents.checkpoint import LATEST_FILE, read_checkpoint
 
         path = Path(resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
@@ -190,7 +190,7 @@ def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
 
 def run_rllib(args: argparse.Namespace) -> int:
     """Run ``piquet train --backend rllib`` with parsed ``args``; return the exit status."""
-    from training.checkpoint import CheckpointError
+    from agents.checkpoint import CheckpointError
 
     try:
         cfg = build_config(args)

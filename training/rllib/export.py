@@ -3,7 +3,7 @@
 RLlib keeps each module's weights on its learners; :func:`module_state` reads ``main`` (or a
 snapshot) back as the state dict of the project's :class:`~agents.policy.ActorCritic`, which the
 RLModule holds as ``model`` (:mod:`training.rllib.module`), so nothing is converted.
-:func:`export_policy` writes it with :func:`training.checkpoint.save_policy`: the file loads with
+:func:`export_policy` writes it with :func:`agents.checkpoint.save_policy`: the file loads with
 :meth:`agents.policy.PolicyAgent.load` and plays in ``piquet eval``, ``ladder`` and ``play``.
 :func:`save_run_checkpoint` / :func:`restore_run_checkpoint` keep ``main``, its Adam state, the
 league and the counters in one piquet checkpoint (safetensors; nothing is pickled).
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents import checkpoint as ck
 from agents.policy import ActorCritic
-from training import checkpoint as ck
 from training.rllib.config import RLlibConfig
 from training.rllib.selfplay import MAIN, SelfPlayCallback, set_weights, snapshot_ids
 

@@ -11,7 +11,7 @@ updates ``main`` on the driver.
 Outputs in ``out_dir``:
 
 - ``checkpoints/latest.safetensors``: every ``checkpoint_every`` iterations and at the end, a
-  piquet checkpoint (:mod:`training.checkpoint`) holding ``main`` (as ``model.*``, so it also
+  piquet checkpoint (:mod:`agents.checkpoint`) holding ``main`` (as ``model.*``, so it also
   loads as a policy), every snapshot of the league (``snapshot.<id>.*``) and the iteration and
   env-step counters, and ``main``'s optimizer state; ``--resume`` continues from it (RLlib's
   internal counters and smoothed metrics restart; the env runners are reseeded with
@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from training import checkpoint as ck
+from agents import checkpoint as ck
 from training.rllib.config import RLlibConfig, algo_config
 from training.rllib.export import (
     CHECKPOINT_KIND,
@@ -141,7 +141,7 @@ def train(
     """Run RLlib PPO self-play for ``cfg`` (or continue the run in ``resume``, a run directory
     or checkpoint file); see the module docstring for outputs. ``log`` gets one line per
     iteration (None: quiet). Ray is started (or connected to) and shut down here unless the
-    caller initialized it. Raises :class:`~training.checkpoint.CheckpointError` for a bad
+    caller initialized it. Raises :class:`~agents.checkpoint.CheckpointError` for a bad
     ``resume`` and ``ConnectionError`` when ``cfg.address`` cannot be joined."""
     start_it, counters = 0, {}
     ckpt = None
