@@ -1,12 +1,14 @@
 """PettingZoo's three classic-env wrappers, with the per-step work done directly on the raw env.
 
-:func:`piquet_env.piquet_v0.env` wraps :class:`~piquet_env.piquet_v0.raw_env` in TerminateIllegalWrapper,
-AssertOutOfBoundsWrapper and OrderEnforcingWrapper, as PettingZoo's classic environments do. As
-shipped, every read of ``agent_selection``, ``terminations``, ``rewards`` ... on a wrapper fails
-its normal lookup and climbs the stack through ``__getattr__``, and every ``step``/``observe``
-passes through each layer; that costs more than the game itself. The subclasses here are the same
-wrappers (``isinstance`` holds, the checks and outcomes are identical) with those reads and
-pass-throughs going straight to the raw environment. ``tests/test_env_api.py`` plays the same
+:func:`piquet_env.piquet_v0.env` wraps :class:`~piquet_env.piquet_v0.raw_env` in
+TerminateIllegalWrapper, AssertOutOfBoundsWrapper and OrderEnforcingWrapper, as PettingZoo's
+classic environments do. As shipped, every read of ``agent_selection``, ``terminations``,
+``rewards`` ... on a wrapper fails its normal lookup and climbs the stack through ``__getattr__``,
+and every ``step``/``observe`` passes through each layer; that costs more than the game itself.
+The subclasses here are the same wrappers (``isinstance`` holds, the checks and outcomes are
+identical) with those reads going straight to the raw environment, ``observe`` handed down as the
+raw env's own method, and the illegal-move check reading the raw env's legal ids (exactly what the
+action mask marks) instead of a remembered observation. ``tests/test_env_api.py`` plays the same
 episodes, an illegal move included, through these and through PettingZoo's classes and compares
 every observation, reward, flag and info.
 """
