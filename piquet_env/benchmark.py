@@ -1,8 +1,8 @@
 """``piquet bench env``: throughput and memory of the PettingZoo environment on one core.
 
-:func:`bench_env` plays uniformly random legal actions through :func:`piquet_env.piquet_v0.env` (the
-wrapped environment, observation and action mask computed at every step, as a learner would read
-them) and counts agent-steps per second; for comparison it also times the unwrapped ``raw_env`` and
+:func:`bench_env` plays uniformly random legal actions through :func:`piquet_env.piquet_v0.env`
+(the wrapped environment, observation and action mask computed at every step, as a learner would
+read them) and counts agent-steps per second; for comparison it also times the unwrapped ``raw_env`` and
 the same env with PettingZoo's wrapper classes exactly as shipped. It then measures the resident
 memory (RSS) added by 1,000 live environments parked mid-game.
 

@@ -9,9 +9,9 @@ The vector has two blocks. The first ``encoder.n_bits`` entries are 0/1 features
 of ``n_cards`` entries each (card id ``suit * 8 + rank``, clubs 7 first, spades A last, then the
 joker under ``normand``), flags and one-hot codes. The rest are scaled counts and points. Every
 field, with its index range and meaning, is listed in :attr:`ObservationEncoder.fields`, printed by
-:func:`field_table` (``python -m piquet_env.observation``) and tabled in :mod:`piquet_env.piquet_v0`'s
-docstring. :meth:`ObservationEncoder.state` is the full-information vector for centralized critics
-(:attr:`ObservationEncoder.state_fields`).
+:func:`field_table` (``python -m piquet_env.observation``) and tabled in
+:mod:`piquet_env.piquet_v0`'s docstring. :meth:`ObservationEncoder.state` is the
+full-information vector for centralized critics (:attr:`ObservationEncoder.state_fields`).
 
 "me" is the observing player, "opp" his opponent. The encoder is built once per rules object:
 use :func:`encoder_for`.

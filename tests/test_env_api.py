@@ -72,7 +72,10 @@ def test_imports_metadata_and_wrappers():
 
 
 def test_fresh_package_import():
-    code = "from piquet_env import env, raw_env; e = env(); e.reset(seed=0); print(e.agent_selection)"
+    code = ("from piquet_env import env, raw_env; e = env(); e.reset(seed=0); print(e.agent_selection)\n"
+            "import pettingzoo; from piquet_env import piquet_v0\n"
+            "m = pettingzoo.make('aec', 'piquet-v0', rules='classic'); m.reset(seed=0)\n"
+            "assert piquet_v0.env is env and m.unwrapped.rules.name == 'classic'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-500:]
 
