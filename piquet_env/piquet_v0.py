@@ -167,6 +167,7 @@ EPISODES = ("partie", "deal")
 REWARDS = ("result", "deal_points")
 RENDER_VIEWS = ("player", "spectator")
 PHASE_NAMES = ("exchange", "declarations", "play", "over")
+_DECLARE, _PLAY = Phase.DECLARE, Phase.PLAY
 ILLEGAL_REWARD = -1
 """Reward of an agent whose illegal action ends the game under :func:`env`'s wrapper."""
 
@@ -411,10 +412,10 @@ class raw_env(AECEnv):
         p = g.current_player
         phase = g.phase
         self._legal = legal = g.legal_actions()
-        if phase == Phase.PLAY:
+        if phase == _PLAY:
             names = self._names[1]
-        elif phase == Phase.DECLARE:
-            names = self._names[2 + g.category]
+        elif phase == _DECLARE:
+            names = self._names[2 + (g.decl_step >> 1)]  # the category being decided
         else:
             names = self._names[0]
         pname = PHASE_NAMES[phase]
