@@ -28,6 +28,15 @@ def random_play(game: Game, rng: random.Random, check=None) -> Game:
     return game
 
 
+def random_moves(game: Game, rng: random.Random, steps: int) -> bool:
+    """Apply up to ``steps`` random legal actions; False if the game ended before all were made."""
+    for _ in range(steps):
+        if game.is_over:
+            return False
+        game.apply(rng.choice(game.legal_actions()))
+    return True
+
+
 def check_cards_accounted(g: Game) -> None:
     places = [
         g.hands[0],
@@ -140,10 +149,7 @@ def test_replay_detects_a_tampered_log():
 def test_clone_is_independent(rules, seed, steps):
     rng = random.Random(seed)
     g = Game(rules, seed=seed, mode="deal")
-    for _ in range(steps):
-        if g.is_over:
-            break
-        g.apply(rng.choice(g.legal_actions()))
+    random_moves(g, rng, steps)
     c = g.clone()
     snapshot = (list(g.hands), list(g.talon), [list(s) for s in g.scores], len(g.events))
     random_play(c, random.Random(seed + 7))
@@ -157,10 +163,8 @@ def test_clone_is_independent(rules, seed, steps):
 def test_determinize_keeps_what_the_player_knows(rules, seed, steps, who):
     rng = random.Random(seed)
     g = Game(rules, seed=seed, mode="deal")
-    for _ in range(steps):
-        if g.is_over:
-            return
-        g.apply(rng.choice(g.legal_actions()))
+    if not random_moves(g, rng, steps):
+        return
     p, o = who, 1 - who
     d = determinize(g, p, random.Random(seed))
     check_cards_accounted(d)
@@ -213,10 +217,8 @@ def test_determinize_does_not_depend_on_where_hidden_cards_are(rules, seed, step
     same random seed: a sample reveals nothing of the true deal."""
     rng = random.Random(seed)
     g = Game(rules, seed=seed, mode="deal")
-    for _ in range(steps):
-        if g.is_over:
-            return
-        g.apply(rng.choice(g.legal_actions()))
+    if not random_moves(g, rng, steps):
+        return
     p = g.current_player if g.current_player >= 0 else 0
     other = determinize(g, p, random.Random(seed + 1))
     a = determinize(g, p, random.Random(5))
