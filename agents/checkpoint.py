@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from piquet_agents.network import ActorCritic
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
-from agents.policy import ActorCritic
 from piquet_env.rules import Rules
 
 FORMAT = "piquet-checkpoint"
@@ -71,8 +71,9 @@ def _digest(tensors: dict[str, torch.Tensor]) -> str:
     return h.hexdigest()
 
 
-def save_checkpoint(path: str | Path, tensors: dict[str, torch.Tensor], meta: dict[str, Any]
-                    ) -> Path:
+def save_checkpoint(
+    path: str | Path, tensors: dict[str, torch.Tensor], meta: dict[str, Any]
+) -> Path:
     """Write ``tensors`` and JSON-serializable ``meta`` to ``path`` atomically; return the path.
 
     ``meta`` gets the format tag, version and checksum added. Tensors are copied to contiguous CPU
@@ -117,8 +118,9 @@ def resolve(path: str | Path) -> Path:
     return path
 
 
-def read_checkpoint(path: str | Path, *, rules: Rules | None = None,
-                    check_obs_version: bool = True) -> Checkpoint:
+def read_checkpoint(
+    path: str | Path, *, rules: Rules | None = None, check_obs_version: bool = True
+) -> Checkpoint:
     """Read and verify a checkpoint.
 
     Raises :class:`CheckpointError` if the file is missing, unreadable as safetensors, lacks
@@ -133,17 +135,22 @@ def read_checkpoint(path: str | Path, *, rules: Rules | None = None,
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{path} is corrupt or not a safetensors file ({exc})") from None
     if raw is None:
-        raise CheckpointError(f"{path} is a safetensors file but not a piquet checkpoint "
-                              f"(no 'piquet' metadata)")
+        raise CheckpointError(
+            f"{path} is a safetensors file but not a piquet checkpoint (no 'piquet' metadata)"
+        )
     try:
         meta = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{path} is corrupt: its metadata is not valid JSON ({exc})") from None
+        raise CheckpointError(
+            f"{path} is corrupt: its metadata is not valid JSON ({exc})"
+        ) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a piquet checkpoint")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path} has checkpoint format version {meta.get('format_version')}, "
-                              f"this install reads version {FORMAT_VERSION}")
+        raise CheckpointError(
+            f"{path} has checkpoint format version {meta.get('format_version')}, "
+            f"this install reads version {FORMAT_VERSION}"
+        )
     if meta.get("sha256") != _digest(tensors):
         raise CheckpointError(f"{path} is corrupt: the tensor data does not match its checksum")
     if check_obs_version:
@@ -151,24 +158,32 @@ def read_checkpoint(path: str | Path, *, rules: Rules | None = None,
         if meta.get("obs_version") != ours:
             raise CheckpointError(
                 f"{path} was made for observation format {meta.get('obs_version')!r}, but this "
-                f"install encodes format {ours!r}; retrain or use a matching version")
+                f"install encodes format {ours!r}; retrain or use a matching version"
+            )
     if rules is not None and meta.get("rules") != rules.to_dict():
         theirs = meta.get("rules", {})
         name = Rules.from_dict(theirs).name if isinstance(theirs, dict) else theirs
-        raise CheckpointError(f"{path} was trained for rules {name!r}, not {rules.name!r} "
-                              f"(rules: {theirs})")
+        raise CheckpointError(
+            f"{path} was trained for rules {name!r}, not {rules.name!r} (rules: {theirs})"
+        )
     return Checkpoint(tensors, meta)
 
 
-def policy_meta(model: ActorCritic, rules: Rules, config: dict[str, Any] | None = None
-                ) -> dict[str, Any]:
+def policy_meta(
+    model: ActorCritic, rules: Rules, config: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Metadata describing a policy: architecture, rules, observation version and config."""
-    return {"arch": model.arch(), "rules": rules.to_dict(), "obs_version": current_obs_version(),
-            "config": config or {}}
+    return {
+        "arch": model.arch(),
+        "rules": rules.to_dict(),
+        "obs_version": current_obs_version(),
+        "config": config or {},
+    }
 
 
-def save_policy(path: str | Path, model: ActorCritic, rules: Rules,
-                config: dict[str, Any] | None = None) -> Path:
+def save_policy(
+    path: str | Path, model: ActorCritic, rules: Rules, config: dict[str, Any] | None = None
+) -> Path:
     """Write a play-only checkpoint (weights, architecture, rules, observation version)."""
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     return save_checkpoint(path, tensors, policy_meta(model, rules, config))
@@ -180,7 +195,9 @@ def model_from(ckpt: Checkpoint, prefix: str = "model") -> ActorCritic:
         model = ActorCritic.from_arch(ckpt.meta["arch"])
         model.load_state_dict(ckpt.section(prefix))
     except (KeyError, TypeError, RuntimeError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint network does not match its architecture ({exc})") from None
+        raise CheckpointError(
+            f"checkpoint network does not match its architecture ({exc})"
+        ) from None
     return model
 
 
@@ -192,35 +209,3 @@ def load_policy(path: str | Path, rules: Rules | None = None) -> tuple[ActorCrit
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: bad rules in metadata ({exc})") from None
     return model_from(ckpt).eval(), ckpt_rules
-
-
-# ---------------------------------------------------------------------------- optimizer state
-
-
-def optimizer_to_tensors(optimizer: torch.optim.Optimizer, prefix: str = "optim"
-                         ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """Split an optimizer's ``state_dict`` into tensors and JSON (its param groups and any
-    non-tensor per-parameter values)."""
-    sd = optimizer.state_dict()
-    tensors: dict[str, torch.Tensor] = {}
-    scalars: dict[str, dict[str, Any]] = {}
-    for idx, state in sd["state"].items():
-        for key, value in state.items():
-            if isinstance(value, torch.Tensor):
-                tensors[f"{prefix}.{idx}.{key}"] = value
-            else:
-                scalars.setdefault(str(idx), {})[key] = value
-    return tensors, {"param_groups": sd["param_groups"], "scalars": scalars}
-
-
-def optimizer_from_tensors(optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor],
-                           meta: dict[str, Any]) -> None:
-    """Restore what :func:`optimizer_to_tensors` saved into ``optimizer``."""
-    state: dict[int, dict[str, Any]] = {}
-    for name, value in tensors.items():
-        idx, key = name.split(".", 1)
-        state.setdefault(int(idx), {})[key] = value
-    for idx, values in meta.get("scalars", {}).items():
-        state.setdefault(int(idx), {}).update(values)
-    groups = [dict(g, betas=tuple(g["betas"])) if "betas" in g else g for g in meta["param_groups"]]
-    optimizer.load_state_dict({"state": state, "param_groups": groups})

@@ -4,7 +4,7 @@
 the expected points of its point, sequences and sets (each weighted by how often such a combination
 wins its category), plus the tricks it should take. :func:`greedy_discards` removes, one at a time,
 the card whose loss costs the least value; the heuristic's exchange then chooses how many to take by
-sampling the talon (see :mod:`agents.heuristic`).
+sampling the talon (see :mod:`piquet_agents.heuristic`).
 
 >>> from piquet_env.cards import parse_mask, cards_str, to_mask
 >>> hand = parse_mask("AS KS QS JS 9S AH KH 8H 7D 8D 7C 9C")

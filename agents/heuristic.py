@@ -1,28 +1,29 @@
 """A solid, human-style Piquet player built from rules of thumb (no search).
 
 Exchange
-    The hand is valued by :func:`agents.hand_value.hand_value`: the expected points of its point,
-    sequences and sets plus the tricks its honours and long suits should take. For each number of
-    cards it may exchange, the agent drops the cards that cost the least value
-    (:func:`~agents.hand_value.greedy_discards`) and estimates the value after the draw by sampling
-    the unseen cards; it takes the number with the best estimate. Elder, who draws five, thereby
-    uses the full exchange whenever drawing pays (he breaks ties towards more cards); younger, whose
-    guards and honours weigh more against three random cards, keeps what reinforces his hand and
-    often takes fewer.
+    The hand is valued by :func:`piquet_agents.hand_value.hand_value`: the expected points of its
+    point, sequences and sets plus the tricks its honours and long suits should take. For each
+    number of cards it may exchange, the agent drops the cards that cost the least value
+    (:func:`~piquet_agents.hand_value.greedy_discards`) and estimates the value after the draw by
+    sampling the unseen cards; it takes the number with the best estimate. Elder, who draws five,
+    thereby uses the full exchange whenever drawing pays (he breaks ties towards more cards);
+    younger, whose guards and honours weigh more against three random cards, keeps what reinforces
+    his hand and often takes fewer.
 
 Declarations
     Younger always declares when allowed: he may declare only what ties or beats elder's
-    combination, and a tie still cancels elder's points. Elder sinks a category only when hiding pays:
-    when sampled hands of younger, consistent with everything elder knows, beat his combination
-    nearly always (declaring would then score nothing and only show his cards).
+    combination, and a tie still cancels elder's points. Elder sinks a category only when hiding
+    pays: when sampled hands of younger, consistent with everything elder knows, beat his
+    combination nearly always (declaring would then score nothing and only show his cards).
 
 Play
-    See :mod:`agents.heuristic_play`: run masters from the long suit (which goes for capot when every
-    card is a master), establish the long suit, win tricks cheaply (the last trick, a trick against
-    capot and against pique above all), follow low, and discard keeping masters and guards.
+    See :mod:`piquet_agents.heuristic_play`: run masters from the long suit (which goes for capot
+    when every card is a master), establish the long suit, win tricks cheaply (the last trick, a
+    trick against capot and against pique above all), follow low, and discard keeping masters and
+    guards.
 
 >>> from piquet_env.game import Game
->>> from agents.play import play_game
+>>> from piquet_agents.play import play_game
 >>> g = play_game(Game(seed=5, mode="deal"), [HeuristicAgent(seed=0), HeuristicAgent(seed=1)])
 >>> g.is_over
 True
@@ -32,9 +33,10 @@ from __future__ import annotations
 
 import random
 
-from agents.base import Turn
-from agents.hand_value import greedy_discards, hand_value
-from agents.heuristic_play import choose_card
+from piquet_agents.base import Turn
+from piquet_agents.hand_value import greedy_discards, hand_value
+from piquet_agents.heuristic_play import choose_card
+
 from piquet_env import combinations as combos
 from piquet_env.game import Game, Phase, determinize
 

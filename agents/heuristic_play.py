@@ -21,8 +21,8 @@ Following
 4. *Follow low.* When the lead cannot be beaten, play the lowest card of the suit.
 5. *Discard what is worth least.* With no card of the led suit, throw the card with the lowest keep
    value: masters and guards (a king with a small card, a queen with two) are kept, a card of a long
-   suit that will become a winner is kept, and small cards of short suits go first. The joker is kept
-   for the last trick, or played at once when the opponent is on his way to a capot or a pique.
+   suit that will become a winner is kept, and small cards of short suits go first. The joker is
+   kept for the last trick, or played at once when the opponent is on his way to a capot or a pique.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def choose_card(game: Game, player: int, legal: list[int]) -> int:
     # Void in the led suit: play the joker only when a trick is needed now.
     if JOKER in legal:
         danger = (game.tricks_won[player] == 0 and game.tricks_won[o] >= 8) or (
-            game.pique_open and player != game.elder)
+            game.pique_open and player != game.elder
+        )
         if danger or tricks_left == 1:
             return JOKER
     others = [c for c in legal if c != JOKER] or legal
@@ -111,6 +112,7 @@ def choose_card(game: Game, player: int, legal: list[int]) -> int:
 def _lead(hand: int, opp: int, legal: list[int], tricks_left: int) -> int:
     masters = [c for c in legal if c != JOKER and is_master(c, opp)]
     if masters:
+
         def length(c: int) -> tuple[int, int]:
             return ((hand & SUIT_MASKS[c >> 3]).bit_count(), c & 7)
 

@@ -5,18 +5,18 @@ knows (:func:`piquet_env.game.knowledge.determinize`), then walks one shared tre
 actions taken since the decision: at each node only the actions legal in this determinization
 compete, by UCT with *availability* counts (how often an action was legal when its node was
 visited), the player to act maximizing his own value. One new node is added, the deal is played out
-by the rollout policy (:mod:`agents.rollout`), and the deal's point difference, divided by
+by the rollout policy (:mod:`piquet_agents.playouts`), and the deal's point difference, divided by
 ``scale``, is backed up. The most visited action is played.
 
 The exchange is searched over whole discard plans, since discarding card by card in any order
 would spread the budget over permutations of the same set: the candidates are, for each number of
-cards the player may take, the least valuable cards by :func:`agents.hand_value.greedy_discards`,
-and the sets that swap one of them for one of the next few candidates. All the plans still in the
-running are rolled out on the same determinization with the same rollout randomness (common random
-numbers: the luck of the draw cancels between plans), and the worse half is dropped after rounds
-3, 6, 12 and 24 (successive halving); the exchange gets ``exchange_budget`` times the iterations
-of one decision, each rollout counting as one. The best plan is then
-played out over the following exchange decisions without searching again.
+cards the player may take, the least valuable cards by
+:func:`piquet_agents.hand_value.greedy_discards`, and the sets that swap one of them for one of the
+next few candidates. All the plans still in the running are rolled out on the same determinization
+with the same rollout randomness (common random numbers: the luck of the draw cancels between
+plans), and the worse half is dropped after rounds 3, 6, 12 and 24 (successive halving); the
+exchange gets ``exchange_budget`` times the iterations of one decision, each rollout counting as
+one. The best plan is then played out over the following exchange decisions without searching again.
 
 The value is the deal's score difference, also in partie mode (the partie's totals are not
 weighed). ``iterations`` bounds the iterations per decision, ``time_limit`` (seconds) the time;
@@ -25,7 +25,7 @@ search stops early once its most visited action can no longer be overtaken in th
 (which changes nothing but the time spent).
 
 >>> from piquet_env.game import Game
->>> from agents.base import Turn
+>>> from piquet_agents.base import Turn
 >>> g = Game(seed=3, mode="deal")
 >>> a = MCTSAgent(iterations=20, seed=0)
 >>> a.act(Turn(g, g.current_player)) in g.legal_actions()
@@ -38,9 +38,10 @@ import math
 import random
 import time
 
-from agents.base import Turn
-from agents.hand_value import greedy_discards
-from agents.rollout import POLICIES, rollout
+from piquet_agents.base import Turn
+from piquet_agents.hand_value import greedy_discards
+from piquet_agents.playouts import POLICIES, rollout
+
 from piquet_env.game import Game, Phase, determinize
 
 ROLLOUT_POLICIES = tuple(POLICIES)
@@ -81,16 +82,24 @@ class MCTSAgent:
 
     ``iterations``: iterations per decision (0 or ``None`` for no bound, then ``time_limit`` must be
     set); ``time_limit``: seconds per decision; ``c``: UCT exploration constant; ``scale``: deal
-    points per unit of value; ``rollout``: the rollout policy (see :mod:`agents.rollout`);
+    points per unit of value; ``rollout``: the rollout policy (see :mod:`piquet_agents.playouts`);
     ``exchange_alternatives``: how many next-best cards the exchange plans may swap in;
     ``exchange_budget``: the exchange, one decision for the whole discard, gets this many times
     ``iterations`` rollouts; ``seed``: randomness of the determinizations and rollouts.
     """
 
-    def __init__(self, iterations: int | None = 200, time_limit: float | None = None,
-                 seed: int | None = None, c: float = 0.7, scale: float = 30.0,
-                 rollout: str = "heuristic", name: str | None = None,
-                 exchange_alternatives: int = 2, exchange_budget: float = 4.0) -> None:
+    def __init__(
+        self,
+        iterations: int | None = 200,
+        time_limit: float | None = None,
+        seed: int | None = None,
+        c: float = 0.7,
+        scale: float = 30.0,
+        rollout: str = "heuristic",
+        name: str | None = None,
+        exchange_alternatives: int = 2,
+        exchange_budget: float = 4.0,
+    ) -> None:
         if iterations is not None and (not isinstance(iterations, int) or iterations < 0):
             raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
         if not iterations and time_limit is None:
@@ -98,8 +107,9 @@ class MCTSAgent:
         if time_limit is not None and time_limit <= 0:
             raise ValueError(f"time_limit must be positive seconds, got {time_limit!r}")
         if rollout not in ROLLOUT_POLICIES:
-            raise ValueError(f"unknown rollout policy {rollout!r}; expected one of "
-                             f"{ROLLOUT_POLICIES}")
+            raise ValueError(
+                f"unknown rollout policy {rollout!r}; expected one of {ROLLOUT_POLICIES}"
+            )
         if c < 0 or scale <= 0:
             raise ValueError(f"c must be >= 0 and scale > 0, got c={c}, scale={scale}")
         self.iterations = iterations or None
@@ -128,8 +138,9 @@ class MCTSAgent:
         deadline = (time.perf_counter() + self.time_limit) if self.time_limit else math.inf
         return limit, deadline
 
-    def _value(self, g: Game, player: int, deal_index: int,
-               rng: random.Random | None = None) -> float:
+    def _value(
+        self, g: Game, player: int, deal_index: int, rng: random.Random | None = None
+    ) -> float:
         """The deal's point difference for ``player`` after a rollout, in units of ``scale``."""
         rollout(g, rng or self._rng, deal_index, self.rollout)
         ds = g.deal_scores[deal_index]
@@ -156,8 +167,10 @@ class MCTSAgent:
         rng = self._rng
         c = self.c
         it = 0
-        while it < limit and (it & 7 or (time.perf_counter() < deadline
-                                          and not _decided(root, len(legal), limit - it))):
+        while it < limit and (
+            it & 7
+            or (time.perf_counter() < deadline and not _decided(root, len(legal), limit - it))
+        ):
             it += 1
             g = determinize(game, player, rng)
             node = root
@@ -221,18 +234,21 @@ class MCTSAgent:
             add(order[:k])
             if k == 0:
                 continue
-            for alt in order[k:k + self.exchange_alternatives]:
+            for alt in order[k : k + self.exchange_alternatives]:
                 for i in range(k):
-                    add([*order[:i], *order[i + 1:k], alt])
+                    add([*order[:i], *order[i + 1 : k], alt])
         return plans
 
     def _exchange(self, game: Game, player: int, legal: list[int]) -> int:
         full = game.hands[player] | game.discards[player]
         key = (player, full, game.deal_number)
         done = game.discards[player]
-        if self._plan is None or self._plan[0] != key or not all(
-                done >> c & 1 or game.hands[player] >> c & 1 for c in self._plan[1]) or (
-                done & ~sum(1 << c for c in self._plan[1])):
+        if (
+            self._plan is None
+            or self._plan[0] != key
+            or not all(done >> c & 1 or game.hands[player] >> c & 1 for c in self._plan[1])
+            or (done & ~sum(1 << c for c in self._plan[1]))
+        ):
             self._plan = (key, self._choose_plan(game, player))
         for c in self._plan[1]:
             if game.hands[player] >> c & 1:
@@ -242,9 +258,12 @@ class MCTSAgent:
 
     def _choose_plan(self, game: Game, player: int) -> list[int]:
         """Weigh the candidate plans on common determinizations (successive halving)."""
-        plans = [pl for pl in self.exchange_candidates(game, player)
-                 if all(game.discards[player] >> c & 1 or game.hands[player] >> c & 1 for c in pl)
-                 and not game.discards[player] & ~sum(1 << c for c in pl)]
+        plans = [
+            pl
+            for pl in self.exchange_candidates(game, player)
+            if all(game.discards[player] >> c & 1 or game.hands[player] >> c & 1 for c in pl)
+            and not game.discards[player] & ~sum(1 << c for c in pl)
+        ]
         if len(plans) == 1:
             return plans[0]
         n = game.rules.n_cards
@@ -277,5 +296,7 @@ class MCTSAgent:
         return plans[max(alive, key=lambda j: totals[j])]
 
     def __repr__(self) -> str:
-        return (f"MCTSAgent(iterations={self.iterations!r}, time_limit={self.time_limit!r}, "
-                f"c={self.c}, scale={self.scale}, seed={self.seed!r})")
+        return (
+            f"MCTSAgent(iterations={self.iterations!r}, time_limit={self.time_limit!r}, "
+            f"c={self.c}, scale={self.scale}, seed={self.seed!r})"
+        )

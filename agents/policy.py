@@ -1,143 +1,31 @@
-"""The masked actor-critic network and :class:`PolicyAgent`, the agent that plays with it.
+"""The agent that plays with a trained network: :class:`PolicyAgent`.
 
-:class:`ActorCritic` is an MLP trunk (widths and activation configurable) with a policy head over
-the action ids and a value head. Illegal actions get exactly zero probability: their logits are
-replaced by a large negative number before the softmax, so ``exp`` underflows to 0 and entropies
-stay finite. The mask used to act is stored with each training step, so the PPO update recomputes
-the very same distribution.
-
-:class:`PolicyAgent` wraps a network for play anywhere an :class:`~agents.base.Agent` is expected
-(evaluation, ladder, human play); ``PolicyAgent.load(path)`` reads a checkpoint written by
-``piquet train`` (see :mod:`agents.checkpoint`).
+It wraps an :class:`~piquet_agents.network.ActorCritic` for play anywhere an
+:class:`~piquet_agents.base.Agent` is expected (evaluation, ladder, human play);
+``PolicyAgent.load(path)`` reads a checkpoint written by ``piquet train`` (see
+:mod:`piquet_agents.checkpoint`).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from torch import nn
+from piquet_agents.checkpoint import load_policy
+from piquet_agents.network import MASKED_LOGIT, ActorCritic
 
 if TYPE_CHECKING:
-    from agents.base import Turn
+    from piquet_agents.base import Turn
+
     from piquet_env.rules import Rules
 
-MASKED_LOGIT = -1e9
-"""Logit given to illegal actions: its probability underflows to exactly 0."""
-
-_ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
-
-
-def _layer(n_in: int, n_out: int, gain: float) -> nn.Linear:
-    layer = nn.Linear(n_in, n_out)
-    nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
-    return layer
-
-
-def _mlp(n_in: int, hidden: tuple[int, ...], activation: str) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for h in hidden:
-        layers += [_layer(n_in, h, math.sqrt(2)), _ACTIVATIONS[activation]()]
-        n_in = h
-    return nn.Sequential(*layers)
-
-
-class ActorCritic(nn.Module):
-    """Masked actor-critic: ``obs -> trunk -> logits over actions``, and a value.
-
-    ``hidden`` gives the MLP's layer widths and ``activation`` its nonlinearity (``"tanh"`` or
-    ``"relu"``). With ``state_size = 0`` the value head shares the actor's trunk and reads the
-    observation. With ``state_size > 0`` the critic is a separate MLP over the full-information
-    state (:meth:`piquet_env.observation.ObservationEncoder.state`, both hands and the talon): an
-    *asymmetric* actor-critic, used only in training, where the hidden cards explain away most of
-    the luck of the deal in the advantages; the actor still sees only the player's observation.
-    Weights are orthogonally initialised as in CleanRL (policy head gain 0.01, value head 1), so a
-    fresh network plays close to uniformly over legal actions.
-    """
-
-    def __init__(self, obs_size: int, n_actions: int, hidden: Sequence[int] = (256, 256),
-                 activation: str = "tanh", state_size: int = 0) -> None:
-        super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
-        if not hidden or any(int(h) <= 0 for h in hidden):
-            raise ValueError(f"hidden must be a non-empty list of positive widths, got {hidden!r}")
-        self.obs_size, self.n_actions = int(obs_size), int(n_actions)
-        self.hidden, self.activation = tuple(int(h) for h in hidden), activation
-        self.state_size = int(state_size)
-        self.trunk = _mlp(self.obs_size, self.hidden, activation)
-        self.policy_head = _layer(self.hidden[-1], self.n_actions, 0.01)
-        self.critic_trunk = (_mlp(self.state_size, self.hidden, activation) if self.state_size
-                             else None)
-        self.value_head = _layer(self.hidden[-1], 1, 1.0)
-
-    def arch(self) -> dict[str, Any]:
-        """The constructor arguments, JSON-serializable (stored in checkpoints)."""
-        return {"obs_size": self.obs_size, "n_actions": self.n_actions,
-                "hidden": list(self.hidden), "activation": self.activation,
-                "state_size": self.state_size}
-
-    @classmethod
-    def from_arch(cls, arch: dict[str, Any]) -> ActorCritic:
-        """Rebuild a network from :meth:`arch` output, to load weights into. Its initial weights
-        are drawn from a forked RNG, so torch's global random stream is left untouched."""
-        with torch.random.fork_rng(devices=[]):
-            return cls(arch["obs_size"], arch["n_actions"], arch["hidden"], arch["activation"],
-                       arch.get("state_size", 0))
-
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor, state: torch.Tensor | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits ``[B, n_actions]`` and values ``[B]`` (an asymmetric critic needs
-        ``state``)."""
-        z = self.trunk(obs)
-        logits = self.policy_head(z).masked_fill(mask == 0, MASKED_LOGIT)
-        return logits, self._value(z, state)
-
-    def _value(self, z: torch.Tensor, state: torch.Tensor | None) -> torch.Tensor:
-        if self.critic_trunk is not None:
-            if state is None:
-                raise ValueError("this critic reads the full state: pass state=")
-            z = self.critic_trunk(state)
-        return self.value_head(z).squeeze(-1)
-
-    def evaluate_actions(self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor,
-                         state: torch.Tensor | None = None
-                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Log-probabilities of ``actions``, entropies and values, under the stored masks."""
-        logits, value = self(obs, mask, state)
-        logp_all = torch.log_softmax(logits, dim=-1)
-        logp = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)
-        entropy = -(logp_all.exp() * logp_all).sum(-1)
-        return logp, entropy, value
-
-    @torch.no_grad()
-    def act(self, obs: torch.Tensor, mask: torch.Tensor, state: torch.Tensor | None = None, *,
-            greedy: bool = False, generator: torch.Generator | None = None,
-            with_value: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Choose actions for a batch: ``(actions, log-probabilities, values)``.
-
-        ``greedy`` takes the most probable legal action; otherwise one is sampled (from
-        ``generator`` if given, else torch's global RNG). ``with_value=False`` skips the critic
-        (values ``None``), as play does.
-        """
-        z = self.trunk(obs)
-        logits = self.policy_head(z).masked_fill(mask == 0, MASKED_LOGIT)
-        logp_all = torch.log_softmax(logits, dim=-1)
-        if greedy:
-            actions = logp_all.argmax(-1)
-        else:
-            actions = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(1)
-        value = self._value(z, state) if with_value else None
-        return actions, logp_all.gather(1, actions.unsqueeze(1)).squeeze(1), value
+__all__ = ["MASKED_LOGIT", "ActorCritic", "PolicyAgent"]
 
 
 class PolicyAgent:
-    """An :class:`~agents.base.Agent` that plays with an :class:`ActorCritic`.
+    """An :class:`~piquet_agents.base.Agent` that plays with an :class:`ActorCritic`.
 
     ``greedy=True`` (the default) plays the most probable legal action; ``greedy=False`` samples
     from the policy, reproducibly given ``seed`` (see :meth:`reset`). The network must have been
@@ -145,8 +33,15 @@ class PolicyAgent:
     differ).
     """
 
-    def __init__(self, model: ActorCritic, rules: Rules, *, greedy: bool = True,
-                 seed: int | None = None, name: str = "policy") -> None:
+    def __init__(
+        self,
+        model: ActorCritic,
+        rules: Rules,
+        *,
+        greedy: bool = True,
+        seed: int | None = None,
+        name: str = "policy",
+    ) -> None:
         self.model = model.eval()
         self.rules = rules
         self.greedy = greedy
@@ -155,31 +50,40 @@ class PolicyAgent:
         self.reset(seed)
 
     @classmethod
-    def load(cls, path: str | Path, *, rules: Rules | None = None, greedy: bool = True,
-             seed: int | None = None, name: str | None = None) -> PolicyAgent:
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        rules: Rules | None = None,
+        greedy: bool = True,
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> PolicyAgent:
         """Load the policy of a checkpoint (a ``.safetensors`` file or a run directory).
 
         ``rules``, if given, must be the rules the policy was trained for. Raises
-        :class:`agents.checkpoint.CheckpointError` for a missing, corrupt or mismatched file.
+        :class:`piquet_agents.checkpoint.CheckpointError` for a missing, corrupt or mismatched file.
         """
-        from agents.checkpoint import load_policy  # imports this module: import at call time
-
         model, ckpt_rules = load_policy(path, rules=rules)
         label = name or f"policy:{Path(path).name}"
         return cls(model, ckpt_rules, greedy=greedy, seed=seed, name=label)
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the sampling RNG (no effect on greedy play)."""
-        self._gen.manual_seed(int(seed) if seed is not None
-                              else int(np.random.SeedSequence().generate_state(1)[0]))
+        self._gen.manual_seed(
+            int(seed) if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+        )
 
     def act(self, turn: Turn) -> int:
         """The policy's action for ``turn`` (always one of ``turn.legal_actions``)."""
         if turn.game.rules != self.rules:
-            raise ValueError(f"policy {self.name!r} was trained for rules {self.rules.name!r}, "
-                             f"not {turn.game.rules.name!r}")
+            raise ValueError(
+                f"policy {self.name!r} was trained for rules {self.rules.name!r}, "
+                f"not {turn.game.rules.name!r}"
+            )
         obs = torch.from_numpy(np.asarray(turn.observation, dtype=np.float32))[None]
         mask = torch.from_numpy(np.asarray(turn.action_mask, dtype=np.int8))[None]
-        action, _, _ = self.model.act(obs, mask, greedy=self.greedy, generator=self._gen,
-                                      with_value=False)
+        action, _, _ = self.model.act(
+            obs, mask, greedy=self.greedy, generator=self._gen, with_value=False
+        )
         return int(action[0])

@@ -1,9 +1,9 @@
 """Build agents from short text specs, as the command line and the evaluation workers do.
 
 Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
-``:key=value`` options of :class:`~agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
+``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
 ``mcts:0:time=0.2``), or the path of a policy checkpoint or run directory (loaded by
-:meth:`agents.policy.PolicyAgent.load`).
+:meth:`piquet_agents.policy.PolicyAgent.load`).
 
 >>> from piquet_env.rules import STANDARD
 >>> make_agent("random", STANDARD, seed=1).name
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 
-from agents.base import Agent
+from piquet_agents.base import Agent
+
 from piquet_env.rules import Rules
 
 BUILTIN = ("random", "heuristic", "mcts")
@@ -24,7 +25,7 @@ _MCTS_OPTIONS = {"c": float, "time": float, "rollout": str, "scale": float}
 
 
 def _parse_mcts(spec: str, seed: int | None) -> Agent:
-    from agents.mcts import MCTSAgent
+    from piquet_agents.mcts import MCTSAgent
 
     parts = spec.split(":")
     kwargs: dict[str, object] = {}
@@ -32,18 +33,24 @@ def _parse_mcts(spec: str, seed: int | None) -> Agent:
         try:
             kwargs["iterations"] = int(parts[1])
         except ValueError:
-            raise ValueError(f"agent spec {spec!r}: iterations {parts[1]!r} is not an integer "
-                             f"(expected mcts:ITERATIONS, e.g. mcts:200)") from None
+            raise ValueError(
+                f"agent spec {spec!r}: iterations {parts[1]!r} is not an integer "
+                f"(expected mcts:ITERATIONS, e.g. mcts:200)"
+            ) from None
     for opt in parts[2:]:
         key, sep, value = opt.partition("=")
         if not sep or key not in _MCTS_OPTIONS:
-            raise ValueError(f"agent spec {spec!r}: bad option {opt!r}; options are "
-                             f"{', '.join(k + '=...' for k in _MCTS_OPTIONS)}")
+            raise ValueError(
+                f"agent spec {spec!r}: bad option {opt!r}; options are "
+                f"{', '.join(k + '=...' for k in _MCTS_OPTIONS)}"
+            )
         try:
             kwargs["time_limit" if key == "time" else key] = _MCTS_OPTIONS[key](value)
         except ValueError:
-            raise ValueError(f"agent spec {spec!r}: option {key}={value!r} is not a "
-                             f"{_MCTS_OPTIONS[key].__name__}") from None
+            raise ValueError(
+                f"agent spec {spec!r}: option {key}={value!r} is not a "
+                f"{_MCTS_OPTIONS[key].__name__}"
+            ) from None
     return MCTSAgent(seed=seed, name=spec, **kwargs)
 
 
@@ -58,23 +65,26 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
     spec = spec.strip()
     head = spec.split(":")[0].lower()
     if head == "random" and spec.lower() == "random":
-        from agents.random_agent import RandomAgent
+        from piquet_agents.random_agent import RandomAgent
 
         return RandomAgent(seed=seed)
     if head == "heuristic" and spec.lower() == "heuristic":
-        from agents.heuristic import HeuristicAgent
+        from piquet_agents.heuristic import HeuristicAgent
 
         return HeuristicAgent(seed=seed)
     if head == "mcts" and not os.path.exists(spec):
         return _parse_mcts(spec, seed)
     if os.path.exists(spec):
         try:
-            from agents.policy import PolicyAgent
+            from piquet_agents.policy import PolicyAgent
         except ImportError as e:
-            raise ValueError(f"agent spec {spec!r} is a checkpoint, but policy agents are "
-                             f"unavailable ({e})") from e
+            raise ValueError(
+                f"agent spec {spec!r} is a checkpoint, but policy agents are unavailable ({e})"
+            ) from e
         # PolicyAgent.load checks the rules and raises CheckpointError (a ValueError) for a
         # missing, corrupt or mismatched checkpoint.
         return PolicyAgent.load(spec, rules=rules, seed=seed)
-    raise ValueError(f"unknown agent spec {spec!r}: expected random, heuristic, mcts:ITERATIONS "
-                     f"or the path of an existing checkpoint")
+    raise ValueError(
+        f"unknown agent spec {spec!r}: expected random, heuristic, mcts:ITERATIONS "
+        f"or the path of an existing checkpoint"
+    )

@@ -2,9 +2,9 @@
 
 The pure engine lives in :mod:`piquet_env.cards`, :mod:`piquet_env.rules`,
 :mod:`piquet_env.combinations`, :mod:`piquet_env.actions` and :mod:`piquet_env.game`. The PettingZoo
-environment lives in :mod:`piquet_env.piquet_v0` (PettingZoo's naming: environment name and version);
-``env`` and ``raw_env`` are also importable from here, lazily, so that the engine alone needs no
-numpy.
+environment lives in :mod:`piquet_env.piquet_v0` (PettingZoo's naming: environment name and
+version); ``env`` and ``raw_env`` are also importable from here, lazily, so that the engine alone
+needs no numpy.
 """
 
 from __future__ import annotations

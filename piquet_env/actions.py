@@ -1,9 +1,9 @@
 """Action ids: one integer per decision, fixed for a rule set.
 
-Ids ``0 .. n_cards-1`` are cards (:mod:`piquet_env.cards` ids), used both to discard in the exchange and
-to play a card to a trick. Then come three ids: ``DONE`` (finish exchanging), ``DECLARE`` and ``PASS``.
-With 32 cards that is 35 actions (``DONE=32, DECLARE=33, PASS=34``); with the ``normand`` joker, 36
-(``DONE=33, DECLARE=34, PASS=35``).
+Ids ``0 .. n_cards-1`` are cards (:mod:`piquet_env.cards` ids), used both to discard in the
+exchange and to play a card to a trick. Then come three ids: ``DONE`` (finish exchanging),
+``DECLARE`` and ``PASS``. With 32 cards that is 35 actions (``DONE=32, DECLARE=33, PASS=34``); with
+the ``normand`` joker, 36 (``DONE=33, DECLARE=34, PASS=35``).
 
 >>> from piquet_env.rules import STANDARD
 >>> n_actions(STANDARD), action_name(27, STANDARD), parse_action("declare", STANDARD)
@@ -39,7 +39,8 @@ def pass_action(rules: Rules) -> int:
 
 
 def action_name(action: int, rules: Rules) -> str:
-    """Readable name of an action id: a card name (``'QH'``), ``'done'``, ``'declare'`` or ``'pass'``."""
+    """Readable name of an action id: a card name (``'QH'``), ``'done'``, ``'declare'`` or
+    ``'pass'``."""
     if (
         not isinstance(action, int)
         or isinstance(action, bool)

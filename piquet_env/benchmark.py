@@ -2,9 +2,9 @@
 
 :func:`bench_env` plays uniformly random legal actions through :func:`piquet_env.piquet_v0.env`
 (the wrapped environment, observation and action mask computed at every step, as a learner would
-read them) and counts agent-steps per second; for comparison it also times the unwrapped ``raw_env`` and
-the same env with PettingZoo's wrapper classes exactly as shipped. It then measures the resident
-memory (RSS) added by 1,000 live environments parked mid-game.
+read them) and counts agent-steps per second; for comparison it also times the unwrapped
+``raw_env`` and the same env with PettingZoo's wrapper classes exactly as shipped. It then measures
+the resident memory (RSS) added by 1,000 live environments parked mid-game.
 
 It also runs PettingZoo's own ``pettingzoo.test.performance_benchmark`` on ``env()`` (five
 seconds, its loop: ``flatnonzero(mask).tolist()`` and ``random.choice`` per step, dead steps
@@ -81,8 +81,12 @@ def random_play(make: Callable[..., Any], kwargs: dict, seconds: float, seed: in
             steps += 1
         episodes += 1
     elapsed = time.perf_counter() - start
-    return {"steps_per_s": steps / elapsed, "steps": steps, "episodes": episodes,
-            "seconds": elapsed}
+    return {
+        "steps_per_s": steps / elapsed,
+        "steps": steps,
+        "episodes": episodes,
+        "seconds": elapsed,
+    }
 
 
 def live_memory(kwargs: dict, n: int, seed: int) -> dict:
@@ -124,8 +128,13 @@ def pettingzoo_benchmark(kwargs: dict) -> float:
     return float(match.group(1))
 
 
-def bench_engine(rules: str | Rules = "standard", variants: tuple[str, ...] = (),
-                 seconds: float = 5.0, seed: int = 0, record: bool = True) -> dict[str, float]:
+def bench_engine(
+    rules: str | Rules = "standard",
+    variants: tuple[str, ...] = (),
+    seconds: float = 5.0,
+    seed: int = 0,
+    record: bool = True,
+) -> dict[str, float]:
     """Random legal parties through the bare engine for about ``seconds`` (``piquet bench
     engine``): decisions/s, deals/s and the counts. ``record=False`` skips the event log, as
     search clones do."""
@@ -143,19 +152,35 @@ def bench_engine(rules: str | Rules = "standard", variants: tuple[str, ...] = ()
         deals += len(g.deal_scores)
         parties += 1
     elapsed = time.perf_counter() - start
-    return {"decisions_per_s": decisions / elapsed, "deals_per_s": deals / elapsed,
-            "decisions": decisions, "deals": deals, "parties": parties, "seconds": elapsed}
+    return {
+        "decisions_per_s": decisions / elapsed,
+        "deals_per_s": deals / elapsed,
+        "decisions": decisions,
+        "deals": deals,
+        "parties": parties,
+        "seconds": elapsed,
+    }
 
 
 def engine_play(rules: Rules, seconds: float, seed: int) -> dict:
     """The same random play through the bare engine (no event log), for reference."""
     res = bench_engine(rules, (), seconds, seed, record=False)
-    return {"steps_per_s": res["decisions_per_s"], "steps": res["decisions"],
-            "episodes": res["parties"], "seconds": res["seconds"]}
+    return {
+        "steps_per_s": res["decisions_per_s"],
+        "steps": res["decisions"],
+        "episodes": res["parties"],
+        "seconds": res["seconds"],
+    }
 
 
-def bench_env(rules: str = "standard", variants: tuple[str, ...] = (), seconds: float = 5.0,
-              seed: int = 0, n_live: int = N_LIVE, pettingzoo: bool = True) -> dict:
+def bench_env(
+    rules: str = "standard",
+    variants: tuple[str, ...] = (),
+    seconds: float = 5.0,
+    seed: int = 0,
+    n_live: int = N_LIVE,
+    pettingzoo: bool = True,
+) -> dict:
     """Throughput of ``env()`` (agent-steps/s), and for comparison of ``raw_env``, of the env
     with PettingZoo's plain wrapper classes and of the bare engine, on one core; then the memory
     of ``n_live`` (1,000) live envs. ``seconds`` is the time given to ``env()``; the measurements
@@ -191,21 +216,34 @@ def bench_env(rules: str = "standard", variants: tuple[str, ...] = (), seconds: 
 
 def print_env_report(result: dict) -> None:
     """Print :func:`bench_env`'s numbers."""
-    main, raw, plain, mem = (result["env"], result["raw_env"], result["plain_wrappers"],
-                             result["memory"])
+    main, raw, plain, mem = (
+        result["env"],
+        result["raw_env"],
+        result["plain_wrappers"],
+        result["memory"],
+    )
     engine = result["engine"]
-    print(f"env ({result['rules']}), random legal play on one core, observation and mask "
-          f"included:")
-    print(f"  env():              {main['steps_per_s']:>9,.0f} agent-steps/s "
-          f"({main['steps']:,} steps, {main['episodes']:,} parties in {main['seconds']:.1f} s; "
-          f"rounds {min(main['rounds']):,.0f} to {max(main['rounds']):,.0f})")
+    print(f"env ({result['rules']}), random legal play on one core, observation and mask included:")
+    print(
+        f"  env():              {main['steps_per_s']:>9,.0f} agent-steps/s "
+        f"({main['steps']:,} steps, {main['episodes']:,} parties in {main['seconds']:.1f} s; "
+        f"rounds {min(main['rounds']):,.0f} to {max(main['rounds']):,.0f})"
+    )
     print(f"  raw_env (no wrap):  {raw['steps_per_s']:>9,.0f} agent-steps/s")
-    print(f"  env() with PettingZoo's plain wrapper classes: {plain['steps_per_s']:,.0f} "
-          f"agent-steps/s")
-    print(f"  bare engine, same play: {engine['steps_per_s']:,.0f} decisions/s "
-          f"(env() runs at {main['steps_per_s'] / engine['steps_per_s']:.0%} of it)")
+    print(
+        f"  env() with PettingZoo's plain wrapper classes: {plain['steps_per_s']:,.0f} "
+        f"agent-steps/s"
+    )
+    print(
+        f"  bare engine, same play: {engine['steps_per_s']:,.0f} decisions/s "
+        f"(env() runs at {main['steps_per_s'] / engine['steps_per_s']:.0%} of it)"
+    )
     if result.get("pettingzoo_turns_per_s") is not None:
-        print(f"  PettingZoo's performance_benchmark(env()): "
-              f"{result['pettingzoo_turns_per_s']:,.0f} turns/s (its own, heavier loop)")
-    print(f"  memory: {mem['n_envs']:,} live envs mid-game add {mem['rss_added_mib']:.1f} MiB RSS "
-          f"({mem['per_env_kib']:.1f} KiB each)")
+        print(
+            f"  PettingZoo's performance_benchmark(env()): "
+            f"{result['pettingzoo_turns_per_s']:,.0f} turns/s (its own, heavier loop)"
+        )
+    print(
+        f"  memory: {mem['n_envs']:,} live envs mid-game add {mem['rss_added_mib']:.1f} MiB RSS "
+        f"({mem['per_env_kib']:.1f} KiB each)"
+    )

@@ -1,9 +1,9 @@
 """Cards as small integers and hands as bitmasks; parsing and formatting.
 
-A card is an ``int``: ``suit * 8 + rank`` with suits ``C D H S`` (0..3) and ranks ``7 8 9 T J Q K A``
-(0..7, low to high), so card ids 0..31 cover the 32-card pack. The joker of the ``normand`` variant is
-card 32 (:data:`JOKER`). A set of cards (a hand, a discard pile) is an ``int`` bitmask with bit ``c``
-set for card ``c``; all set operations are single integer operations.
+A card is an ``int``: ``suit * 8 + rank`` with suits ``C D H S`` (0..3) and ranks ``7 8 9 T J Q K
+A`` (0..7, low to high), so card ids 0..31 cover the 32-card pack. The joker of the ``normand``
+variant is card 32 (:data:`JOKER`). A set of cards (a hand, a discard pile) is an ``int`` bitmask
+with bit ``c`` set for card ``c``; all set operations are single integer operations.
 
 >>> parse_card("TS"), parse_card("10s"), card_str(31)
 (27, 27, 'AS')
@@ -63,7 +63,8 @@ def card_str(card: int) -> str:
 
 
 def card_symbol(card: int) -> str:
-    """Name of a card with a Unicode suit symbol and a ``10``: ``'10♠'``, ``'A♥'``; the joker stays ``'JK'``."""
+    """Name of a card with a Unicode suit symbol and a ``10``: ``'10♠'``, ``'A♥'``; the joker stays
+    ``'JK'``."""
     if card == JOKER:
         return "JK"
     r = RANKS[card & 7]

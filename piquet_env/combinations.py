@@ -35,10 +35,10 @@ RANK_MASKS = tuple(sum(1 << (s * 8 + r) for s in range(4)) for r in range(8))
 class Combo(NamedTuple):
     """One combination held by a player.
 
-    ``size`` is the number of cards (point length, sequence length, 3 or 4 for a set); ``height`` is the
-    pip total (point), the top rank index (sequence) or the rank index (set). Two combos of the same
-    category compare by ``(size, height)``: see :attr:`key`. ``suit`` is the suit index, or -1 for a
-    set. ``cards`` is the bitmask of the cards it consists of.
+    ``size`` is the number of cards (point length, sequence length, 3 or 4 for a set); ``height``
+    is the pip total (point), the top rank index (sequence) or the rank index (set). Two combos of
+    the same category compare by ``(size, height)``: see :attr:`key`. ``suit`` is the suit index,
+    or -1 for a set. ``cards`` is the bitmask of the cards it consists of.
     """
 
     category: int
@@ -82,7 +82,8 @@ _RUNS = tuple(_runs(b) for b in range(256))
 
 
 def point(hand: int) -> Combo | None:
-    """The best point: the longest suit, ties broken by the higher pip total (then the higher suit)."""
+    """The best point: the longest suit, ties broken by the higher pip total (then the higher
+    suit)."""
     best_c = None
     for s in range(4):
         byte = hand >> (8 * s) & 0xFF
@@ -94,7 +95,8 @@ def point(hand: int) -> Combo | None:
 
 
 def sequences(hand: int) -> list[Combo]:
-    """Every sequence (maximal run of 3+ cards in one suit), each counted once at its full length."""
+    """Every sequence (maximal run of 3+ cards in one suit), each counted once at its full
+    length."""
     out = []
     for s in range(4):
         byte = hand >> (8 * s) & 0xFF

@@ -1,8 +1,8 @@
 """What one player knows as a fixed-size float32 vector; the action mask; the full state.
 
 :class:`ObservationEncoder` turns a :class:`~piquet_env.game.Game` seen from one player into a
-vector of ``encoder.size`` float32 values. It reads only what that player knows (his own hand and discards,
-the talon cards he looked at, the cards the opponent showed, public counts and scores, see
+vector of ``encoder.size`` float32 values. It reads only what that player knows (his own hand and
+discards, the talon cards he looked at, the cards the opponent showed, public counts and scores, see
 :mod:`piquet_env.game.knowledge`), never the opponent's hidden cards or the talon's order.
 
 The vector has two blocks. The first ``encoder.n_bits`` entries are 0/1 features: nine card planes
@@ -45,8 +45,18 @@ Field = tuple[str, int, int, str]
 
 _EXCHANGE, _DECLARE, _PLAY, _OVER = Phase.EXCHANGE, Phase.DECLARE, Phase.PLAY, Phase.OVER
 _CATEGORY_FIELDS = (sc.POINT, sc.SEQUENCE, sc.SET)
-_SCORE_FIELD_NAMES = ("carte blanche", "point", "sequence", "set", "leads", "tricks", "repique",
-                      "pique", "capot", "cards")
+_SCORE_FIELD_NAMES = (
+    "carte blanche",
+    "point",
+    "sequence",
+    "set",
+    "leads",
+    "tricks",
+    "repique",
+    "pique",
+    "capot",
+    "cards",
+)
 _U8, _U16 = np.dtype(np.uint8), np.dtype("<u2")
 _POINT_SCALE = 100.0
 """Points (deal scores, partie totals, point pip values) are divided by this."""
@@ -111,13 +121,21 @@ class ObservationEncoder:
         planes = (
             ("hand", "own hand"),
             ("discards", "own discards (this deal)"),
-            ("talon_seen", "talon cards the player looked at (elder's untaken part), wherever they "
-                           "are now"),
-            ("opp_known", "cards known to be in the opponent's hand now (declared or scored by "
-                          "him, his carte blanche before his exchange, or taken by him from talon "
-                          "cards the player saw)"),
-            ("opp_shown", "every card the opponent has shown this deal (carte blanche, declared "
-                          "and scored combinations), played since or not"),
+            (
+                "talon_seen",
+                "talon cards the player looked at (elder's untaken part), wherever they are now",
+            ),
+            (
+                "opp_known",
+                "cards known to be in the opponent's hand now (declared or scored by "
+                "him, his carte blanche before his exchange, or taken by him from talon "
+                "cards the player saw)",
+            ),
+            (
+                "opp_shown",
+                "every card the opponent has shown this deal (carte blanche, declared "
+                "and scored combinations), played since or not",
+            ),
             ("own_shown", "every card the player has shown to the opponent this deal"),
             ("own_played", "cards the player has played to tricks this deal"),
             ("opp_played", "cards the opponent has played to tricks this deal"),
@@ -130,29 +148,43 @@ class ObservationEncoder:
         lay.add("opp_voids", 4, "suits (C D H S) the opponent showed void in")
         lay.add("elder", 1, "1 if the player is elder hand this deal, 0 if younger")
         lay.add("phase", 4, "phase one-hot: exchange, declarations, play, over")
-        lay.add("category", 3, "declarations: category being decided, one-hot (point, sequence, "
-                               "set)")
+        lay.add(
+            "category", 3, "declarations: category being decided, one-hot (point, sequence, set)"
+        )
         lay.add("to_act", 1, "1 if the player is the one to act")
         lay.add("leader", 1, "play: 1 if the player leads (or led) the current trick")
-        lay.add("pique_possible", 2, "pique still possible for (me, opp): elder only, open until "
-                                     "younger scores, elder reaches 30 in play, or a repique")
-        lay.add("repique_possible", 2, "repique not yet ruled out for (me, opp) by the public "
-                                       "scores and decisions (0 once play begins)")
-        lay.add("capot_possible", 2, "capot still possible for (me, opp): the other has won no "
-                                     "trick this deal and it is not over")
+        lay.add(
+            "pique_possible",
+            2,
+            "pique still possible for (me, opp): elder only, open until "
+            "younger scores, elder reaches 30 in play, or a repique",
+        )
+        lay.add(
+            "repique_possible",
+            2,
+            "repique not yet ruled out for (me, opp) by the public "
+            "scores and decisions (0 once play begins)",
+        )
+        lay.add(
+            "capot_possible",
+            2,
+            "capot still possible for (me, opp): the other has won no "
+            "trick this deal and it is not over",
+        )
         lay.add("last_deal", 1, "1 in the last deal of the partie (or of a single-deal game)")
         # ---- bit block: declarations
         self._decl: list[list[int]] = [[0, 0], [0, 0], [0, 0]]
         cat_desc = {
             POINT: "decided, declared, length one-hot (1..8), suit one-hot (C D H S)",
             SEQUENCE: "decided, declared, length one-hot (3..8), top card rank one-hot (7..A), "
-                      "suit one-hot (C D H S)",
+            "suit one-hot (C D H S)",
             SET: "decided, declared, trio/quatorze, rank one-hot (10 J Q K A)",
         }
         for cat, cname in ((POINT, "point"), (SEQUENCE, "sequence"), (SET, "set")):
             for who, wname in ((0, "me"), (1, "opp")):
                 self._decl[cat][who] = lay.add(
-                    f"decl_{cname}_{wname}", _DECL_WIDTHS[cat],
+                    f"decl_{cname}_{wname}",
+                    _DECL_WIDTHS[cat],
                     f"{cname} declaration of {wname}: {cat_desc[cat]} (decided and not declared "
                     f"= passed)",
                 )
@@ -176,21 +208,38 @@ class ObservationEncoder:
             scales.extend([1.0 / scale] * width)
             highs.extend([high] * width)
 
-        scalar("decl_point_value", 2, _POINT_SCALE, 1.0,
-               "pip value of the point declared by (me, opp), 0 if none")
+        scalar(
+            "decl_point_value",
+            2,
+            _POINT_SCALE,
+            1.0,
+            "pip value of the point declared by (me, opp), 0 if none",
+        )
         scalar("tricks_won", 2, 12, 1.0, "tricks won this deal by (me, opp)")
-        scalar("deal_points_me", sc.N_SCORE_FIELDS, _POINT_SCALE, 1.0,
-               "my points this deal by source: " + ", ".join(_SCORE_FIELD_NAMES))
-        scalar("deal_points_opp", sc.N_SCORE_FIELDS, _POINT_SCALE, 1.0,
-               "the opponent's points this deal, same sources")
+        scalar(
+            "deal_points_me",
+            sc.N_SCORE_FIELDS,
+            _POINT_SCALE,
+            1.0,
+            "my points this deal by source: " + ", ".join(_SCORE_FIELD_NAMES),
+        )
+        scalar(
+            "deal_points_opp",
+            sc.N_SCORE_FIELDS,
+            _POINT_SCALE,
+            1.0,
+            "the opponent's points this deal, same sources",
+        )
         scalar("deal_total", 2, _POINT_SCALE, 3.0, "points this deal so far of (me, opp)")
-        scalar("partie_totals", 2, _POINT_SCALE, 50.0,
-               "partie totals of (me, opp) before this deal")
+        scalar(
+            "partie_totals", 2, _POINT_SCALE, 50.0, "partie totals of (me, opp) before this deal"
+        )
         scalar("deal_number", 1, rules.deals, 2.0, "deals played before this one")
         scalar("deals_left", 1, rules.deals, 1.0, "deals left including this one")
         scalar("exchanged", 2, 5, 2.0, "cards exchanged this deal by (elder, younger)")
-        scalar("discarding", 1, 5, 2.0,
-               "exchange: cards discarded so far in the exchange under way")
+        scalar(
+            "discarding", 1, 5, 2.0, "exchange: cards discarded so far in the exchange under way"
+        )
         scalar("talon_left", 1, rules.talon_size, 1.0, "cards left in the talon")
         self.high = np.asarray(highs, dtype=np.float32)
         """Upper bound of every observation entry (the lower bound is 0), for the Box space."""
@@ -205,15 +254,19 @@ class ObservationEncoder:
             ("obs_player_1", self.size, 2 * self.size, "observation of player 1"),
         ]
         start = 2 * self.size
-        for name, desc in (("hand_0", "hand of player 0"), ("hand_1", "hand of player 1"),
-                           ("discards_0", "discards of player 0"),
-                           ("discards_1", "discards of player 1"),
-                           ("talon", "cards in the talon"),
-                           ("talon_order", "position in the talon (1 = top) / talon size")):
+        for name, desc in (
+            ("hand_0", "hand of player 0"),
+            ("hand_1", "hand of player 1"),
+            ("discards_0", "discards of player 0"),
+            ("discards_1", "discards of player 1"),
+            ("talon", "cards in the talon"),
+            ("talon_order", "position in the talon (1 = top) / talon size"),
+        ):
             self.state_fields.append((name, start, start + n, desc))
             start += n
-        self.state_fields.append(("current_player", start, start + 2,
-                                  "one-hot of the player to act (zeros when over)"))
+        self.state_fields.append(
+            ("current_player", start, start + 2, "one-hot of the player to act (zeros when over)")
+        )
         self.state_size = start + 2
         self._combo_cache: dict[Combo, int] = {}
 
@@ -228,8 +281,9 @@ class ObservationEncoder:
         try:
             a, b = self._fields_by_name[name]
         except KeyError:
-            raise KeyError(f"no observation field {name!r}; fields: "
-                           f"{[f[0] for f in self.fields]}") from None
+            raise KeyError(
+                f"no observation field {name!r}; fields: {[f[0] for f in self.fields]}"
+            ) from None
         return slice(a, b)
 
     def _bits(self, g: Game, p: int) -> int:
@@ -241,9 +295,17 @@ class ObservationEncoder:
         """The 0/1 block as ``_n_bytes`` little-endian bytes, bit ``i`` for entry ``i``."""
         o = 1 - p
         trick = g.trick
-        planes = (g.hands[p], g.discards[p], g.seen_talon[p], opponent_known(g, p),
-                  g.shown[o] | g.blanche[o], g.shown[p] | g.blanche[p], g.played[p], g.played[o],
-                  1 << trick[0] if trick else 0)
+        planes = (
+            g.hands[p],
+            g.discards[p],
+            g.seen_talon[p],
+            opponent_known(g, p),
+            g.shown[o] | g.blanche[o],
+            g.shown[p] | g.blanche[p],
+            g.played[p],
+            g.played[o],
+            1 << trick[0] if trick else 0,
+        )
         # Flags, relative to the flag block (see __init__ for the order).
         phase = g.phase
         to_act = g.current_player == p
@@ -320,26 +382,40 @@ class ObservationEncoder:
         # deals left, this one included (a single-deal game counts its own deal)
         left = (g.result is None) if g.mode == "deal" else g.planned_deals - g.deal_number
         return self._pack(
-            cp.height if cp is not None else 0, co.height if co is not None else 0,
-            g.tricks_won[p], g.tricks_won[o], *sp, *so, sum(sp), sum(so),
-            g.totals[p], g.totals[o], g.deal_number, left,
-            g.taken[e], g.taken[1 - e], g.n_discarded, len(g.talon),
+            cp.height if cp is not None else 0,
+            co.height if co is not None else 0,
+            g.tricks_won[p],
+            g.tricks_won[o],
+            *sp,
+            *so,
+            sum(sp),
+            sum(so),
+            g.totals[p],
+            g.totals[o],
+            g.deal_number,
+            left,
+            g.taken[e],
+            g.taken[1 - e],
+            g.n_discarded,
+            len(g.talon),
         )
 
     def encode(self, game: Game, player: int) -> np.ndarray:
         """The observation of ``player`` (0 or 1): a new float32 array of shape ``(size,)``."""
         # Five numpy calls, arguments positional: numpy's per-call overhead, not the data, is the
         # cost here.
-        bits = np.unpackbits(np.frombuffer(self._bit_bytes(game, player), _U8), None, self.n_bits,
-                             "little")
+        bits = np.unpackbits(
+            np.frombuffer(self._bit_bytes(game, player), _U8), None, self.n_bits, "little"
+        )
         scalars = np.frombuffer(self._scalars(game, player), _U16) * self._scale
         return np.concatenate((bits, scalars))
 
     def encode_into(self, game: Game, player: int, out: np.ndarray) -> None:
         """Write the observation of ``player`` into ``out`` (float32, shape ``(size,)``)."""
         nb = self.n_bits
-        out[:nb] = np.unpackbits(np.frombuffer(self._bit_bytes(game, player), _U8), None, nb,
-                                 "little")
+        out[:nb] = np.unpackbits(
+            np.frombuffer(self._bit_bytes(game, player), _U8), None, nb, "little"
+        )
         np.multiply(np.frombuffer(self._scalars(game, player), _U16), self._scale, out=out[nb:])
 
     def action_mask(self, game: Game, player: int) -> np.ndarray:
@@ -359,15 +435,19 @@ class ObservationEncoder:
         n = self.n_cards
         out = np.zeros(self.state_size, dtype=np.float32)
         self.encode_into(game, 0, out[: self.size])
-        self.encode_into(game, 1, out[self.size: 2 * self.size])
+        self.encode_into(game, 1, out[self.size : 2 * self.size])
         start = 2 * self.size
-        bits = (game.hands[0] | game.hands[1] << n | game.discards[0] << 2 * n
-                | game.discards[1] << 3 * n)
+        bits = (
+            game.hands[0]
+            | game.hands[1] << n
+            | game.discards[0] << 2 * n
+            | game.discards[1] << 3 * n
+        )
         for c in game.talon:
             bits |= 1 << (4 * n + c)
         nb = 5 * n
         raw = np.frombuffer(bits.to_bytes((nb + 7) // 8, "little"), np.uint8)
-        out[start: start + nb] = np.unpackbits(raw, count=nb, bitorder="little")
+        out[start : start + nb] = np.unpackbits(raw, count=nb, bitorder="little")
         order = start + nb
         size = self.rules.talon_size
         for i, c in enumerate(game.talon):
@@ -396,7 +476,8 @@ def _repique_possible(g: Game, x: int) -> bool:
             credit[cat + 1] += sc.THRESHOLD
     if g.rules.repique_reckoning == "standard":
         return sum(credit) >= sc.THRESHOLD and not (
-            theirs[sc.CARTE_BLANCHE] or theirs[sc.POINT] or theirs[sc.SEQUENCE] or theirs[sc.SET])
+            theirs[sc.CARTE_BLANCHE] or theirs[sc.POINT] or theirs[sc.SEQUENCE] or theirs[sc.SET]
+        )
     running = 0
     for k in range(4):
         running += credit[k]

@@ -149,10 +149,10 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import logger, spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils import wrappers as pz_wrappers
 
+from piquet_env import wrappers
 from piquet_env.actions import SPECIAL_NAMES
-from piquet_env.adapters import fast_wrappers
 from piquet_env.cards import card_str
 from piquet_env.combinations import CATEGORY_NAMES
 from piquet_env.game import Game, Phase
@@ -176,21 +176,21 @@ def env(**kwargs: Any) -> AECEnv:
     """The Piquet AEC environment: :class:`raw_env` wrapped in TerminateIllegalWrapper,
     AssertOutOfBoundsWrapper and OrderEnforcingWrapper. Options as for :class:`raw_env`.
 
-    The wrappers are PettingZoo's own, subclassed (:mod:`piquet_env.adapters.fast_wrappers`) so
+    The wrappers are PettingZoo's own, subclassed (:mod:`piquet_env.wrappers`) so
     that the per-step attribute reads and pass-throughs go straight to the raw environment; their
     checks and outcomes are unchanged (``tests/test_env_api.py`` compares them with the plain
     stack, :func:`plain_env`).
     """
-    return fast_wrappers.wrap(raw_env(**kwargs), ILLEGAL_REWARD)
+    return wrappers.wrap(raw_env(**kwargs), ILLEGAL_REWARD)
 
 
 def plain_env(**kwargs: Any) -> AECEnv:
     """:func:`env` with PettingZoo's wrapper classes exactly as shipped (slower attribute access);
     for comparison and benchmarks."""
     e: AECEnv = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=ILLEGAL_REWARD)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    e = pz_wrappers.TerminateIllegalWrapper(e, illegal_reward=ILLEGAL_REWARD)
+    e = pz_wrappers.AssertOutOfBoundsWrapper(e)
+    return pz_wrappers.OrderEnforcingWrapper(e)
 
 
 class _Discrete(spaces.Discrete):
@@ -213,10 +213,12 @@ def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete, spaces.Box]:
     """Observation, action and state spaces of a rules object, built once (a Box with per-entry
     bounds is slow to build) and deep-copied per environment so each has its own random state."""
     enc = encoder_for(rules)
-    observation = spaces.Dict({
-        "observation": spaces.Box(low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32),
-        "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
-    })
+    observation = spaces.Dict(
+        {
+            "observation": spaces.Box(low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
+        }
+    )
     state = spaces.Box(low=0.0, high=np.inf, shape=(enc.state_size,), dtype=np.float32)
     return observation, _Discrete(enc.n_actions), state
 
@@ -227,9 +229,7 @@ def _action_names(rules: Rules) -> tuple[tuple[str, ...], ...]:
     cards = [card_str(c) for c in range(n)]
     exchange = tuple([f"discard {c}" for c in cards] + list(SPECIAL_NAMES))
     play = tuple([f"play {c}" for c in cards] + list(SPECIAL_NAMES))
-    declare = tuple(
-        (*cards, "done", f"declare {cat}", f"pass {cat}") for cat in CATEGORY_NAMES
-    )
+    declare = tuple((*cards, "done", f"declare {cat}", f"pass {cat}") for cat in CATEGORY_NAMES)
     return (exchange, play, *declare)
 
 
@@ -271,7 +271,9 @@ class raw_env(AECEnv):
         try:
             scale = float(reward_scale)
         except (TypeError, ValueError):
-            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}") from None
+            raise ValueError(
+                f"reward_scale must be a positive number, got {reward_scale!r}"
+            ) from None
         if not (math.isfinite(scale) and scale > 0):
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -299,7 +301,7 @@ class raw_env(AECEnv):
         self.game: Game | None = None
         self._legal: list[int] = []
         """Legal action ids of the agent to act, refreshed after every reset and step: exactly
-        what its action mask marks (the wrappers in ``adapters.fast_wrappers`` read it)."""
+        what its action mask marks (the wrappers in ``piquet_env.wrappers`` read it)."""
 
     # ------------------------------------------------------------------ PettingZoo API
 
@@ -318,8 +320,12 @@ class raw_env(AECEnv):
             self._rng = random.Random(seed)
         deals, first_elder = _deal_options(options)
         self.game = Game(
-            self.rules, seed=self._rng.getrandbits(64), mode=self.episode, deals=deals,
-            first_elder=first_elder, record=False,
+            self.rules,
+            seed=self._rng.getrandbits(64),
+            mode=self.episode,
+            deals=deals,
+            first_elder=first_elder,
+            record=False,
         )
         self.agents = list(AGENTS)
         self.rewards = {a: 0 for a in AGENTS}
@@ -390,8 +396,10 @@ class raw_env(AECEnv):
         """``ansi``: the table as a string; ``human``: print it. The acting player's view unless
         ``render_view="spectator"`` (or the game is over)."""
         if self.render_mode is None:
-            logger.warn("You are calling render without specifying a render_mode "
-                        "(raw_env(render_mode='ansi') or 'human').")
+            logger.warn(
+                "You are calling render without specifying a render_mode "
+                "(raw_env(render_mode='ansi') or 'human')."
+            )
             return None
         g = self.game
         view = None if self.render_view == "spectator" or g.is_over else g.current_player
@@ -456,16 +464,20 @@ def _deal_options(options: Any) -> tuple[list, int | None]:
         if isinstance(spec, Mapping):
             missing = [k for k in ("elder", "younger", "talon") if k not in spec]
             if missing:
-                raise ValueError(f"deal option {i} lacks {missing}; it needs 'elder', 'younger' "
-                                 "and 'talon' (and optionally 'first_elder')")
+                raise ValueError(
+                    f"deal option {i} lacks {missing}; it needs 'elder', 'younger' "
+                    "and 'talon' (and optionally 'first_elder')"
+                )
             deals.append((spec["elder"], spec["younger"], spec["talon"]))
             if i == 0 and spec.get("first_elder") is not None:
                 first_elder = _elder_option(spec["first_elder"])
         elif isinstance(spec, (list, tuple)) and len(spec) == 3:
             deals.append(tuple(spec))
         else:
-            raise ValueError(f"deal option {i} must be a dict with 'elder', 'younger' and 'talon' "
-                             f"(or a 3-tuple), got {spec!r}")
+            raise ValueError(
+                f"deal option {i} must be a dict with 'elder', 'younger' and 'talon' "
+                f"(or a 3-tuple), got {spec!r}"
+            )
     return deals, first_elder
 
 

@@ -16,11 +16,25 @@ from piquet_env.combinations import CATEGORY_NAMES, describe
 from piquet_env.game import Game, Phase
 from piquet_env.game.knowledge import opponent_known, talon_known
 
-_SCORE_NAMES = ("carte blanche", "point", "sequence", "set", "leads", "tricks", "repique", "pique",
-                "capot", "cards")
+_SCORE_NAMES = (
+    "carte blanche",
+    "point",
+    "sequence",
+    "set",
+    "leads",
+    "tricks",
+    "repique",
+    "pique",
+    "capot",
+    "cards",
+)
 """Names of the engine's per-deal score fields (:mod:`piquet_env.game.scoring` order)."""
-_PHASE_NAMES = {Phase.EXCHANGE: "exchange", Phase.DECLARE: "declarations", Phase.PLAY: "play",
-                Phase.OVER: "over"}
+_PHASE_NAMES = {
+    Phase.EXCHANGE: "exchange",
+    Phase.DECLARE: "declarations",
+    Phase.PLAY: "play",
+    Phase.OVER: "over",
+}
 
 
 def agent_name(player: int) -> str:
@@ -45,8 +59,10 @@ def render_text(game: Game, player: int | None = None) -> str:
     if player not in (None, 0, 1):
         raise ValueError(f"player must be 0, 1 or None (spectator), got {player!r}")
     phase = game.phase
-    head = (f"Piquet ({game.rules.name}) · deal {min(game.deal_number + 1, game.planned_deals)} of "
-            f"{game.planned_deals} · {_PHASE_NAMES[phase]}")
+    head = (
+        f"Piquet ({game.rules.name}) · deal {min(game.deal_number + 1, game.planned_deals)} of "
+        f"{game.planned_deals} · {_PHASE_NAMES[phase]}"
+    )
     if phase == Phase.DECLARE:
         head += f" ({CATEGORY_NAMES[game.category]})"
     if game.is_over:
@@ -60,8 +76,10 @@ def render_text(game: Game, player: int | None = None) -> str:
     lines.append(f"{'':<22}{'partie':>7}{'deal':>6}{'tricks':>8}   ({view})")
     for p in (0, 1):
         deal = sum(game.scores[p])
-        lines.append(f"{agent_name(p) + ' (' + _seat(game, p) + ')':<22}{game.totals[p]:>7}"
-                     f"{deal:>6}{game.tricks_won[p]:>8}")
+        lines.append(
+            f"{agent_name(p) + ' (' + _seat(game, p) + ')':<22}{game.totals[p]:>7}"
+            f"{deal:>6}{game.tricks_won[p]:>8}"
+        )
     lines.append("")
     for p in (0, 1):
         label = f"{agent_name(p)} hand:"
@@ -89,13 +107,16 @@ def render_text(game: Game, player: int | None = None) -> str:
         lines.append("")
         lines.extend(decl)
     if game.trick:
-        lines.append(f"{'trick:':<19}{agent_name(1 - game.current_player)} led "
-                     f"{card_symbol(game.trick[0])}")
+        lines.append(
+            f"{'trick:':<19}{agent_name(1 - game.current_player)} led {card_symbol(game.trick[0])}"
+        )
     if game.last_trick is not None:
         leader, lead, follow, winner = game.last_trick
-        lines.append(f"{'last trick:':<19}{card_symbol(lead)} ({agent_name(leader)}) "
-                     f"{card_symbol(follow)} ({agent_name(1 - leader)}), won by "
-                     f"{agent_name(winner)}")
+        lines.append(
+            f"{'last trick:':<19}{card_symbol(lead)} ({agent_name(leader)}) "
+            f"{card_symbol(follow)} ({agent_name(1 - leader)}), won by "
+            f"{agent_name(winner)}"
+        )
     return "\n".join(lines)
 
 

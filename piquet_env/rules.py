@@ -41,16 +41,17 @@ class Rules:
     younger_min_exchange: int = 0
     """Fewest cards younger must exchange (``classic``: 1)."""
     younger_max_exchange: int | None = 3
-    """Most cards younger may exchange; ``None`` means all the cards left in the talon (``classic``)."""
+    """Most cards younger may exchange; ``None`` means all the cards left in the talon
+    (``classic``)."""
     carte_blanche: bool = False
     """``classic``: a dealt hand without K, Q or J scores 10 at once and is shown."""
     trick_scoring: str = "standard"
     """``'standard'``: 1 per lead, 1 per trick won, last trick 2, capot replaces trick points.
-    ``'classic'``: 1 per lead, 1 per trick won that the opponent led, last trick +1, 10 for the cards
-    (7+ tricks), capot replaces the 10."""
+    ``'classic'``: 1 per lead, 1 per trick won that the opponent led, last trick +1, 10 for the
+    cards (7+ tricks), capot replaces the 10."""
     repique_reckoning: str = "standard"
-    """``'standard'``: repique needs the opponent's declarations to total 0. ``'classic'``: counted in
-    reckoning order (carte blanche, point, sequence, set)."""
+    """``'standard'``: repique needs the opponent's declarations to total 0. ``'classic'``: counted
+    in reckoning order (carte blanche, point, sequence, set)."""
     settlement: str = "standard"
     """``'standard'`` or ``'classic'`` rubicon settlement (RULES.md section 8)."""
     tie_break_deals: bool = False
@@ -80,7 +81,8 @@ class Rules:
             )
         if self.younger_min_exchange < 0 or (ymax is not None and self.younger_min_exchange > ymax):
             raise ValueError(
-                f"younger_min_exchange {self.younger_min_exchange} is outside 0..younger_max_exchange"
+                f"younger_min_exchange {self.younger_min_exchange} is outside "
+                "0..younger_max_exchange"
             )
 
     @property

@@ -7,14 +7,14 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from piquet_agents.base import Agent, Turn
+from piquet_agents.hand_value import declaration_value, greedy_discards, suit_tricks
+from piquet_agents.heuristic import HeuristicAgent, exchange_plan
+from piquet_agents.heuristic_play import is_master, opponent_possible
+from piquet_agents.play import IllegalAgentActionError, play_game
+from piquet_agents.random_agent import RandomAgent
+from piquet_agents.registry import make_agent
 
-from agents.base import Agent, Turn
-from agents.hand_value import declaration_value, greedy_discards, suit_tricks
-from agents.heuristic import HeuristicAgent, exchange_plan
-from agents.heuristic_play import is_master, opponent_possible
-from agents.play import IllegalAgentActionError, play_game
-from agents.random_agent import RandomAgent
-from agents.registry import make_agent
 from piquet_env.cards import cards_str, parse_card, parse_mask, to_mask
 from piquet_env.game import Game, Phase, determinize
 from piquet_env.rules import STANDARD, all_presets, make_rules
@@ -108,24 +108,33 @@ def test_suit_tricks_by_hand():
 def test_greedy_discards_keep_the_point_and_sequences():
     hand = parse_mask("AS KS QS JS 9S AH KH 8H 7D 8D 7C 9C")
     assert cards_str(to_mask(greedy_discards(hand, 5))) == "7C 9C 7D 8D 8H"
-    assert greedy_discards(hand, 3, keep=parse_mask("7C 9C")) == [parse_card(c) for c in
-                                                                   ("7D", "8D", "8H")]
+    assert greedy_discards(hand, 3, keep=parse_mask("7C 9C")) == [
+        parse_card(c) for c in ("7D", "8D", "8H")
+    ]
 
 
 # ---------------------------------------------------------------------------- exchange
 
 
 def test_elder_with_a_weak_hand_uses_the_full_exchange():
-    game = deal(STANDARD, "7C 8C 9C 7D 8D 9D 7H 8H 9H TS JS QS",
-                "AC KC QC JC AD KD QD JD AH KH QH JH", "TC TD TH AS KS 7S 8S 9S")
+    game = deal(
+        STANDARD,
+        "7C 8C 9C 7D 8D 9D 7H 8H 9H TS JS QS",
+        "AC KC QC JC AD KD QD JD AH KH QH JH",
+        "TC TD TH AS KS 7S 8S 9S",
+    )
     plan = exchange_plan(game, 0, random.Random(0))
     assert len(plan) == 5
     assert not to_mask(plan) & parse_mask("TS JS QS")  # the tierce in spades stays
 
 
 def test_elder_keeps_a_huitieme_and_exchanges_the_rest():
-    game = deal(STANDARD, "AS KS QS JS TS 9S 8S 7S 7C 8D 7H 9C",
-                "AC KC QC JC AD KD QD JD AH KH QH JH", "TC 8C TD 9D 7D TH 9H 8H")
+    game = deal(
+        STANDARD,
+        "AS KS QS JS TS 9S 8S 7S 7C 8D 7H 9C",
+        "AC KC QC JC AD KD QD JD AH KH QH JH",
+        "TC 8C TD 9D 7D TH 9H 8H",
+    )
     plan = exchange_plan(game, 0, random.Random(0))
     assert to_mask(plan) == parse_mask("7C 8D 7H 9C")
 
@@ -148,8 +157,12 @@ def test_exchange_plan_is_followed_step_by_step():
 
 
 def test_younger_always_declares_and_elder_declares_a_winner():
-    game = deal(STANDARD, "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
-                "AD KD QD JD AC KC QC JC 7H 8H 9H TH", "7C 8C 9C TC 7D 8D 9D TD")
+    game = deal(
+        STANDARD,
+        "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
+        "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
+        "7C 8C 9C TC 7D 8D 9D TD",
+    )
     exchange(game, "JH", "")
     agent = HeuristicAgent(0)
     assert agent.act(Turn(game, 0)) == STANDARD.n_cards + 1  # point of eight: declare
@@ -161,8 +174,12 @@ def test_younger_always_declares_and_elder_declares_a_winner():
 def test_elder_sinks_a_point_that_cannot_win():
     # Elder's best point is three hearts; younger holds every other card but the talon's, so
     # any hand he may hold has a point of five or more.
-    game = deal(ORBIS, "7H 8H 9H 7C 8C 9C 7D 8D 9D 7S 8S 9S",
-                "AC KC QC JC TC AD KD QD JD TD AH KH", "QH JH TH AS KS QS JS TS")
+    game = deal(
+        ORBIS,
+        "7H 8H 9H 7C 8C 9C 7D 8D 9D 7S 8S 9S",
+        "AC KC QC JC TC AD KD QD JD TD AH KH",
+        "QH JH TH AS KS QS JS TS",
+    )
     assert game.phase == Phase.DECLARE and game.current_player == 0
     assert HeuristicAgent(0).act(Turn(game, 0)) == ORBIS.n_cards + 2
 
@@ -179,30 +196,26 @@ def _in_play(elder: str, younger: str) -> Game:
 
 
 def test_follower_wins_with_the_lowest_winning_card():
-    game = _in_play("9H AC KC QC JC TC 9C 8C 7C AD KD QD",
-                    "KH TH 7H AS KS QS JS JD QH JH 8H 8D")
+    game = _in_play("9H AC KC QC JC TC 9C 8C 7C AD KD QD", "KH TH 7H AS KS QS JS JD QH JH 8H 8D")
     act(game, "9H")
     assert HeuristicAgent(0).act(Turn(game, 1)) == parse_card("TH")
 
 
 def test_follower_who_cannot_win_plays_low():
-    game = _in_play("AH AC KC QC JC TC 9C 8C 7C AD KD QD",
-                    "KH TH 7H AS KS QS JS JD QH JH 8H 8D")
+    game = _in_play("AH AC KC QC JC TC 9C 8C 7C AD KD QD", "KH TH 7H AS KS QS JS JD QH JH 8H 8D")
     act(game, "AH")
     assert HeuristicAgent(0).act(Turn(game, 1)) == parse_card("7H")
 
 
 def test_leader_cashes_a_master_of_his_longest_suit():
-    game = _in_play("AC KC QC JC TC 9C 7H 8H 9H 7D 8D 9D",
-                    "AH KH QH JH TH AS KS QS JS TS AD KD")
+    game = _in_play("AC KC QC JC TC 9C 7H 8H 9H 7D 8D 9D", "AH KH QH JH TH AS KS QS JS TS AD KD")
     assert HeuristicAgent(0).act(Turn(game, 0)) == parse_card("AC")
 
 
 def test_discard_keeps_a_master_and_a_guard():
     # Younger cannot follow clubs; he keeps AH (master), KS with its guard 7S and his diamonds
     # (all masters): the 7H goes.
-    game = _in_play("AC KC QC JC TC 9C 8C 7C QS JS TS 9S",
-                    "AH 7H KS 7S AD KD QD JD TD 9D 8D 7D")
+    game = _in_play("AC KC QC JC TC 9C 8C 7C QS JS TS 9S", "AH 7H KS 7S AD KD QD JD TD 9D 8D 7D")
     act(game, "AC")
     assert HeuristicAgent(0).act(Turn(game, 1)) == parse_card("7H")
 
@@ -211,8 +224,7 @@ def test_is_master_and_opponent_possible():
     opp = parse_mask("KH 7C")
     assert is_master(parse_card("AH"), opp) and not is_master(parse_card("QH"), opp)
     assert is_master(parse_card("8S"), opp)
-    game = _in_play("AC KC QC JC TC 9C 8C 7C QS JS TS 9S",
-                    "AH 7H KS 7S AD KD QD JD TD 9D 8D 7D")
+    game = _in_play("AC KC QC JC TC 9C 8C 7C QS JS TS 9S", "AH 7H KS 7S AD KD QD JD TD 9D 8D 7D")
     act(game, "AC", "7H")  # younger shows void in clubs
     possible = opponent_possible(game, 0)
     assert not possible & parse_mask("AC KC QC JC TC 9C 8C 7C")

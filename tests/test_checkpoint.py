@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from piquet_agents import checkpoint as ck
+from piquet_agents.policy import ActorCritic, PolicyAgent
+from piquet_training import optim_state
 from safetensors.torch import save_file
 
-from agents import checkpoint as ck
-from agents.policy import ActorCritic, PolicyAgent
 from piquet_env.observation import OBS_VERSION, encoder_for
 from piquet_env.rules import STANDARD, make_rules
 
@@ -32,9 +33,17 @@ def test_policy_round_trip_gives_identical_outputs(saved: tuple[Path, ActorCriti
     path, m = saved
     loaded, rules = ck.load_policy(path)
     assert rules == STANDARD
-    assert loaded.arch() == m.arch() == {"obs_size": ENC.size, "n_actions": ENC.n_actions,
-                                         "hidden": [16, 8], "activation": "tanh",
-                                         "state_size": 0}
+    assert (
+        loaded.arch()
+        == m.arch()
+        == {
+            "obs_size": ENC.size,
+            "n_actions": ENC.n_actions,
+            "hidden": [16, 8],
+            "activation": "tanh",
+            "state_size": 0,
+        }
+    )
     obs, mask = torch.randn(5, ENC.size), torch.ones(5, ENC.n_actions, dtype=torch.int8)
     for a, b in zip(m(obs, mask), loaded(obs, mask)):
         assert torch.equal(a, b)
@@ -106,8 +115,9 @@ def test_foreign_safetensors_file_is_not_a_piquet_checkpoint(tmp_path: Path) -> 
         ck.load_policy(path)
 
 
-def test_other_observation_version_is_refused(saved: tuple[Path, ActorCritic],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_other_observation_version_is_refused(
+    saved: tuple[Path, ActorCritic], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path, _ = saved
     monkeypatch.setattr(ck, "current_obs_version", lambda: OBS_VERSION + 1)
     with pytest.raises(ck.CheckpointError, match=f"observation format {OBS_VERSION}"):
@@ -139,12 +149,14 @@ def test_optimizer_state_round_trip() -> None:
         opt.zero_grad()
         loss.backward()
         opt.step()
-    tensors, meta = ck.optimizer_to_tensors(opt)
+    tensors, meta = optim_state.optimizer_to_tensors(opt)
     meta = json.loads(json.dumps(meta))
     m2 = model()
     m2.load_state_dict(m.state_dict())
     opt2 = torch.optim.Adam(m2.parameters(), lr=1.0)
-    ck.optimizer_from_tensors(opt2, {k.split(".", 1)[1]: v for k, v in tensors.items()}, meta)
+    optim_state.optimizer_from_tensors(
+        opt2, {k.split(".", 1)[1]: v for k, v in tensors.items()}, meta
+    )
     a, b = opt.state_dict(), opt2.state_dict()
     assert a["param_groups"] == b["param_groups"]
     for idx in a["state"]:

@@ -32,11 +32,14 @@ def random_action(obs: dict, rng: random.Random) -> int:
     return int(legal[rng.randrange(len(legal))])
 
 
-@pytest.mark.parametrize("kwargs", [
-    {},
-    {"rules": "classic", "variants": ["normand"], "reward": "deal_points"},
-    {"rules": "standard+orbis+saison", "episode": "deal", "reward_scale": 0.01},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"rules": "classic", "variants": ["normand"], "reward": "deal_points"},
+        {"rules": "standard+orbis+saison", "episode": "deal", "reward_scale": 0.01},
+    ],
+)
 def test_pettingzoo_api_test(kwargs):
     api_test(env(**kwargs), num_cycles=1000)
 
@@ -72,10 +75,13 @@ def test_imports_metadata_and_wrappers():
 
 
 def test_fresh_package_import():
-    code = ("from piquet_env import env, raw_env; e = env(); e.reset(seed=0); print(e.agent_selection)\n"
-            "import pettingzoo; from piquet_env import piquet_v0\n"
-            "m = pettingzoo.make('aec', 'piquet-v0', rules='classic'); m.reset(seed=0)\n"
-            "assert piquet_v0.env is env and m.unwrapped.rules.name == 'classic'")
+    code = (
+        "from piquet_env import env, raw_env\n"
+        "e = env(); e.reset(seed=0); print(e.agent_selection)\n"
+        "import pettingzoo; from piquet_env import piquet_v0\n"
+        "m = pettingzoo.make('aec', 'piquet-v0', rules='classic'); m.reset(seed=0)\n"
+        "assert piquet_v0.env is env and m.unwrapped.rules.name == 'classic'"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-500:]
 
@@ -94,18 +100,21 @@ def test_spaces():
     assert joker.observation_space("player_0")["observation"].shape == (442,)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"rules": "chess"}, "unknown rules preset"),
-    ({"variants": ["blitz"]}, "unknown variant"),
-    ({"episode": "hand"}, "episode must be one of"),
-    ({"reward": "win"}, "reward must be one of"),
-    ({"reward_scale": 0}, "reward_scale"),
-    ({"reward_scale": -1.0}, "reward_scale"),
-    ({"reward_scale": float("nan")}, "reward_scale"),
-    ({"reward_scale": "big"}, "reward_scale"),
-    ({"render_mode": "rgb_array"}, "render_mode"),
-    ({"render_view": "god"}, "render_view"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"rules": "chess"}, "unknown rules preset"),
+        ({"variants": ["blitz"]}, "unknown variant"),
+        ({"episode": "hand"}, "episode must be one of"),
+        ({"reward": "win"}, "reward must be one of"),
+        ({"reward_scale": 0}, "reward_scale"),
+        ({"reward_scale": -1.0}, "reward_scale"),
+        ({"reward_scale": float("nan")}, "reward_scale"),
+        ({"reward_scale": "big"}, "reward_scale"),
+        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"render_view": "god"}, "render_view"),
+    ],
+)
 def test_bad_options_raise_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         raw_env(**kwargs)
@@ -249,8 +258,17 @@ def test_fast_wrappers_behave_like_pettingzoos():
             log = []
             for i, agent in enumerate(e.agent_iter()):
                 obs, reward, term, trunc, info = e.last()
-                log.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(),
-                            reward, term, trunc, info))
+                log.append(
+                    (
+                        agent,
+                        obs["observation"].tobytes(),
+                        obs["action_mask"].tobytes(),
+                        reward,
+                        term,
+                        trunc,
+                        info,
+                    )
+                )
                 if term or trunc:
                     action = None
                 elif i == illegal_at:
@@ -357,5 +375,6 @@ def test_pickle_and_deepcopy_keep_the_whole_state():
         other.step(action)
         e_copy = copy.deepcopy(e)
         e_copy.step(action)
-        np.testing.assert_array_equal(other.last()[0]["observation"],
-                                      e_copy.last()[0]["observation"])
+        np.testing.assert_array_equal(
+            other.last()[0]["observation"], e_copy.last()[0]["observation"]
+        )

@@ -86,8 +86,7 @@ def test_deal_point_rewards_are_paid_at_each_deal_end():
         e.step(int(legal[rng.randrange(len(legal))]))
         if len(game.deal_scores) > n and not game.is_over:
             d0, d1 = game.deal_scores[-1]
-            assert raw.rewards == {"player_0": d0.total - d1.total,
-                                   "player_1": d1.total - d0.total}
+            assert raw.rewards == {"player_0": d0.total - d1.total, "player_1": d1.total - d0.total}
             seen_diffs.append(d0.total - d1.total)
         elif not game.is_over:
             assert raw.rewards == {"player_0": 0, "player_1": 0}
@@ -99,9 +98,12 @@ def test_deal_point_rewards_are_paid_at_each_deal_end():
 
 
 # RULES.md example 9: the classic maximum, 170 for elder and 0 for younger.
-HOYLE = {"elder": "AS AH AD AC KS KH KD KC QS QH QD 7C",
-         "younger": "JS TS 9S JH TH 9H JD TD 9D JC TC 9C",
-         "talon": "QC 8S 7S 8H 7H 8D 7D 8C", "first_elder": "player_1"}
+HOYLE = {
+    "elder": "AS AH AD AC KS KH KD KC QS QH QD 7C",
+    "younger": "JS TS 9S JH TH 9H JD TD 9D JC TC 9C",
+    "talon": "QC 8S 7S 8H 7H 8D 7D 8C",
+    "first_elder": "player_1",
+}
 
 
 @pytest.mark.parametrize("reward", ["result", "deal_points"])
@@ -110,14 +112,20 @@ def test_hand_worked_classic_maximum_pays_170(reward):
     e.reset(options={"deal": HOYLE})
     raw = e.unwrapped
     done = raw.rules.n_cards
-    script = [("player_1", parse_card("7C")), ("player_1", done),
-              ("player_0", parse_card("9S")), ("player_0", done)]
+    script = [
+        ("player_1", parse_card("7C")),
+        ("player_1", done),
+        ("player_0", parse_card("9S")),
+        ("player_0", done),
+    ]
     for agent, action in script:
         assert e.agent_selection == agent
         e.step(action)
     info = e.infos["player_1"]
-    assert info["phase"] == "declarations" and info["legal_actions"] == ["declare point",
-                                                                        "pass point"]
+    assert info["phase"] == "declarations" and info["legal_actions"] == [
+        "declare point",
+        "pass point",
+    ]
     for _ in range(3):  # elder declares point, sequence and set; younger's passes are forced
         assert e.agent_selection == "player_1"
         e.step(raw.rules.n_cards + 1)
@@ -137,7 +145,16 @@ def test_hand_worked_classic_maximum_pays_170(reward):
     assert rewards == {"player_0": pytest.approx(-1.70), "player_1": pytest.approx(1.70)}
     for agent in ("player_0", "player_1"):
         score = final_infos[agent]["deal_score"]
-        assert score["player_1"] == {"carte_blanche": 0, "point": 3, "sequence": 12, "set": 42,
-                                     "play": 13, "repique": 60, "pique": 0, "capot": 40,
-                                     "cards": 0, "total": 170}
+        assert score["player_1"] == {
+            "carte_blanche": 0,
+            "point": 3,
+            "sequence": 12,
+            "set": 42,
+            "play": 13,
+            "repique": 60,
+            "pique": 0,
+            "capot": 40,
+            "cards": 0,
+            "total": 170,
+        }
         assert score["player_0"]["total"] == 0

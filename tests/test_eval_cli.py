@@ -7,15 +7,27 @@ import subprocess
 import sys
 
 import pytest
+from piquet_training.cli import main
 
 from piquet_env.game import replay
-from training.cli import main
 
 
 def test_eval_prints_the_verdict_and_writes_json(tmp_path, capsys):
     out = tmp_path / "report.json"
-    rc = main(["eval", "heuristic", "random", "--deals", "15", "--no-progress", "--seed", "3",
-               "--json", str(out)])
+    rc = main(
+        [
+            "eval",
+            "heuristic",
+            "random",
+            "--deals",
+            "15",
+            "--no-progress",
+            "--seed",
+            "3",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "heuristic vs random: standard, deal mode, 15 duplicate pairs (30 games" in text
@@ -27,8 +39,24 @@ def test_eval_prints_the_verdict_and_writes_json(tmp_path, capsys):
 
 def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
     games = tmp_path / "games"
-    rc = main(["eval", "random", "mcts:3", "--deals", "1", "--mode", "partie", "--rules",
-               "classic", "--variant", "normand", "--no-progress", "--save-games", str(games)])
+    rc = main(
+        [
+            "eval",
+            "random",
+            "mcts:3",
+            "--deals",
+            "1",
+            "--mode",
+            "partie",
+            "--rules",
+            "classic",
+            "--variant",
+            "normand",
+            "--no-progress",
+            "--save-games",
+            str(games),
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "classic+normand, partie mode, 1 duplicate pairs" in text
@@ -41,15 +69,18 @@ def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
         assert replay(doc).is_over
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["eval", "random", "alphago", "--deals", "2"], "unknown agent spec 'alphago'"),
-    (["eval", "random", "mcts:x", "--deals", "2"], "iterations 'x' is not an integer"),
-    (["eval", "random", "random", "--deals", "0"], "--deals must be at least 1"),
-    (["eval", "random", "random", "--rules", "modern"], "unknown rules preset"),
-    (["eval", "random", "random", "--variant", "rubicon"], "unknown variant"),
-    (["ladder", "random", "--deals", "2"], "at least two agents"),
-    (["ladder", "random", "random", "--deals", "2"], "must be distinct"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["eval", "random", "alphago", "--deals", "2"], "unknown agent spec 'alphago'"),
+        (["eval", "random", "mcts:x", "--deals", "2"], "iterations 'x' is not an integer"),
+        (["eval", "random", "random", "--deals", "0"], "--deals must be at least 1"),
+        (["eval", "random", "random", "--rules", "modern"], "unknown rules preset"),
+        (["eval", "random", "random", "--variant", "rubicon"], "unknown variant"),
+        (["ladder", "random", "--deals", "2"], "at least two agents"),
+        (["ladder", "random", "random", "--deals", "2"], "must be distinct"),
+    ],
+)
 def test_bad_arguments_give_a_clear_error(argv, message):
     with pytest.raises(SystemExit) as err:
         main(argv)
@@ -57,8 +88,9 @@ def test_bad_arguments_give_a_clear_error(argv, message):
 
 
 def test_ladder_writes_json_and_png(tmp_path, capsys):
-    rc = main(["ladder", "random", "heuristic", "--deals", "6", "--no-progress", "--out",
-               str(tmp_path)])
+    rc = main(
+        ["ladder", "random", "heuristic", "--deals", "6", "--no-progress", "--out", str(tmp_path)]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "1. heuristic" in text and "2. random" in text
@@ -68,16 +100,33 @@ def test_ladder_writes_json_and_png(tmp_path, capsys):
 
 
 def test_the_piquet_console_script_runs_eval():
-    proc = subprocess.run([sys.executable, "-m", "training.cli", "eval", "random", "random",
-                           "--deals", "5", "--no-progress", "--workers", "2"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "piquet_training.cli",
+            "eval",
+            "random",
+            "random",
+            "--deals",
+            "5",
+            "--no-progress",
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "random vs random: standard, deal mode, 5 duplicate pairs (10 games" in proc.stdout
 
 
 def test_eval_accepts_a_checkpoint_path(tmp_path, capsys):
-    from agents.checkpoint import save_policy
-    from agents.policy import ActorCritic
+    from piquet_agents.checkpoint import save_policy
+    from piquet_agents.policy import ActorCritic
+
     from piquet_env.actions import n_actions
     from piquet_env.observation import encoder_for
     from piquet_env.rules import STANDARD

@@ -6,12 +6,17 @@ import json
 import math
 
 import pytest
+from piquet_training.evaluation.duplicate import GameResult, evaluate, report
+from piquet_training.evaluation.ladder import run_ladder
+from piquet_training.evaluation.stats import (
+    mean_ci,
+    normal_two_sided_p,
+    t_quantile_975,
+    t_two_sided_p,
+)
 
 from piquet_env.game import load_events, replay
 from piquet_env.rules import CLASSIC, STANDARD
-from training.evaluation import GameResult, evaluate, report
-from training.ladder import run_ladder
-from training.stats import mean_ci, normal_two_sided_p, t_quantile_975, t_two_sided_p
 
 
 def test_mean_ci_by_hand():
@@ -48,9 +53,12 @@ def test_t_p_values_agree_with_the_quantiles():
 
 def test_report_from_games_by_hand():
     games = [
-        GameResult(0, 0, 0, 10, 10, 1), GameResult(0, 1, 1, -4, -4, 1),  # pair mean +3, wins 0.5
-        GameResult(1, 0, 0, 0, 0, 1), GameResult(1, 1, 1, 6, 6, 1),  # pair mean +3, wins 0.75
-        GameResult(2, 0, 0, 2, 2, 1), GameResult(2, 1, 1, 4, 4, 1),  # pair mean +3, wins 1
+        GameResult(0, 0, 0, 10, 10, 1),
+        GameResult(0, 1, 1, -4, -4, 1),  # pair mean +3, wins 0.5
+        GameResult(1, 0, 0, 0, 0, 1),
+        GameResult(1, 1, 1, 6, 6, 1),  # pair mean +3, wins 0.75
+        GameResult(2, 0, 0, 2, 2, 1),
+        GameResult(2, 1, 1, 4, 4, 1),  # pair mean +3, wins 1
     ]
     rep = report(games, "a", "b", STANDARD, "deal", 0)
     assert rep.mean_diff == 3.0 and rep.ci_low == 3.0 and rep.ci_high == 3.0
@@ -63,16 +71,24 @@ def test_report_from_games_by_hand():
 
 
 def test_win_rate_interval_stays_between_0_and_1():
-    games = [GameResult(0, 0, 0, 5, 5, 1), GameResult(0, 1, 1, 5, 5, 1),
-             GameResult(1, 0, 0, -5, -5, 1), GameResult(1, 1, 1, -5, -5, 1)]
+    games = [
+        GameResult(0, 0, 0, 5, 5, 1),
+        GameResult(0, 1, 1, 5, 5, 1),
+        GameResult(1, 0, 0, -5, -5, 1),
+        GameResult(1, 1, 1, -5, -5, 1),
+    ]
     rep = report(games, "a", "b", STANDARD, "deal", 0)
     assert rep.win_rate == 0.5 and (rep.wins.low, rep.wins.high) == (0.0, 1.0)
     assert rep.ci_low < 0 < rep.ci_high and not rep.significant
 
 
 def test_partie_report_uses_the_settled_score_and_points_per_deal():
-    games = [GameResult(0, 0, 0, 150, 60, 6), GameResult(0, 1, 1, -110, -30, 6),
-             GameResult(1, 0, 0, 200, 90, 6), GameResult(1, 1, 1, 120, 30, 6)]
+    games = [
+        GameResult(0, 0, 0, 150, 60, 6),
+        GameResult(0, 1, 1, -110, -30, 6),
+        GameResult(1, 0, 0, 200, 90, 6),
+        GameResult(1, 1, 1, 120, 30, 6),
+    ]
     rep = report(games, "a", "b", STANDARD, "partie", 0)
     assert rep.partie_score.mean == pytest.approx((20 + 160) / 2)
     assert rep.mean_diff == rep.partie_score.mean
@@ -103,8 +119,7 @@ def test_duplicate_pairs_play_the_same_cards_with_seats_swapped(tmp_path):
     files = sorted(tmp_path.iterdir())
     assert len(files) == 6 == rep.n_games
     for pair in range(3):
-        docs = [json.loads((tmp_path / f"pair{pair:06d}-game{k}.json").read_text())
-                for k in (0, 1)]
+        docs = [json.loads((tmp_path / f"pair{pair:06d}-game{k}.json").read_text()) for k in (0, 1)]
         assert docs[0]["agents"] == ["random", "heuristic"]
         assert docs[1]["agents"] == ["heuristic", "random"]
         deals = [[e for e in load_events(d) if e["type"] == "deal"] for d in docs]
@@ -131,8 +146,8 @@ def test_workers_give_the_same_report_as_one_process():
 
 
 def test_agent_objects_work_too_and_bad_input_is_refused():
-    from agents.heuristic import HeuristicAgent
-    from agents.random_agent import RandomAgent
+    from piquet_agents.heuristic import HeuristicAgent
+    from piquet_agents.random_agent import RandomAgent
 
     rep = evaluate(HeuristicAgent(0), RandomAgent(0), STANDARD, n=4, seed=1, workers=2)
     assert rep.agent_a == "heuristic" and rep.n_games == 8

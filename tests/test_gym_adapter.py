@@ -7,8 +7,8 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from piquet_agents.base import Turn
 
-from agents.base import Turn
 from piquet_env.adapters import PiquetGymEnv
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD
@@ -48,11 +48,14 @@ def run_episode(env: PiquetGymEnv, seed: int, pick=lambda legal: int(legal[-1]))
     return total, steps, info
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"episode": "deal"},
-    {"episode": "partie", "seat": "player_1", "reward": "deal_points"},
-    {"rules": "classic", "variants": ["normand"], "episode": "deal", "seat": 0},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"episode": "deal"},
+        {"episode": "partie", "seat": "player_1", "reward": "deal_points"},
+        {"rules": "classic", "variants": ["normand"], "episode": "deal", "seat": 0},
+    ],
+)
 def test_passes_gymnasium_env_checker(kwargs):
     check_env(PiquetGymEnv(**kwargs), skip_render_check=True)
 
@@ -99,9 +102,12 @@ def test_seats_and_opponent_turns():
 def test_reset_is_deterministic_and_options_pass_through():
     a, b = PiquetGymEnv(episode="deal"), PiquetGymEnv(episode="deal")
     assert run_episode(a, 3)[:2] == run_episode(b, 3)[:2]
-    deal = {"elder": "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
-            "younger": "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
-            "talon": "7D 8D 9D TD 7C 8C 9C TC", "first_elder": "player_0"}
+    deal = {
+        "elder": "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
+        "younger": "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
+        "talon": "7D 8D 9D TD 7C 8C 9C TC",
+        "first_elder": "player_0",
+    }
     env = PiquetGymEnv(episode="deal", seat="player_0")
     obs, _ = env.reset(seed=0, options={"deal": deal})
     assert int(obs[encoder_for(STANDARD).field("hand")].sum()) == 12
@@ -122,7 +128,9 @@ def test_illegal_action_ends_the_episode_and_bad_options_raise():
         PiquetGymEnv(opponent=42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="episode"):
         PiquetGymEnv(episode="hand")
-    assert PiquetGymEnv(opponent="random").opponent.name == "random"
+    assert PiquetGymEnv().opponent.name == "random"
+    with pytest.raises(TypeError, match="make_agent"):
+        PiquetGymEnv(opponent="random")
 
 
 @pytest.mark.slow
@@ -136,9 +144,18 @@ def test_maskable_ppo_learns_to_beat_a_random_opponent():
 
     torch.set_num_threads(1)
     train_env = PiquetGymEnv(episode="deal", reward_scale=0.05)
-    model = MaskablePPO("MlpPolicy", train_env, n_steps=512, batch_size=128, n_epochs=4,
-                        learning_rate=1e-3, gamma=1.0, seed=0, verbose=0,
-                        policy_kwargs={"net_arch": [64, 64]})
+    model = MaskablePPO(
+        "MlpPolicy",
+        train_env,
+        n_steps=512,
+        batch_size=128,
+        n_epochs=4,
+        learning_rate=1e-3,
+        gamma=1.0,
+        seed=0,
+        verbose=0,
+        policy_kwargs={"net_arch": [64, 64]},
+    )
     model.learn(6144)
     env = PiquetGymEnv(episode="deal")
     results = []

@@ -6,18 +6,19 @@ Budgets are tiny: these tests check behaviour, not strength (``piquet eval`` mea
 from __future__ import annotations
 
 import pytest
+from piquet_agents.base import Turn
+from piquet_agents.mcts import MCTSAgent
+from piquet_agents.random_agent import RandomAgent
+from piquet_agents.registry import make_agent
 
-from agents.base import Turn
-from agents.mcts import MCTSAgent
-from agents.random_agent import RandomAgent
-from agents.registry import make_agent
 from piquet_env.cards import parse_mask, to_mask
 from piquet_env.game import Game, Phase
 from piquet_env.rules import STANDARD, make_rules
 from tests.scenarios import deal, exchange
 
-PRESETS = [make_rules(n) for n in ("standard", "classic", "standard+normand",
-                                    "classic+normand+orbis")]
+PRESETS = [
+    make_rules(n) for n in ("standard", "classic", "standard+normand", "classic+normand+orbis")
+]
 
 
 def _play(game: Game, agents) -> list[int]:
@@ -38,8 +39,10 @@ def test_mcts_is_legal_in_every_phase(rules):
 
 
 def test_mcts_is_deterministic_with_a_seed():
-    runs = [_play(Game(seed=9, mode="deal"), [MCTSAgent(8, seed=3), MCTSAgent(8, seed=4)])
-            for _ in range(2)]
+    runs = [
+        _play(Game(seed=9, mode="deal"), [MCTSAgent(8, seed=3), MCTSAgent(8, seed=4)])
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
 
 
@@ -53,9 +56,14 @@ def test_mcts_plays_on_into_the_next_deal_of_a_partie():
 
 
 def test_mcts_declares_a_repique():
-    # RULES.md example 2: elder's point of eight and huitième make a repique; sinking throws it away.
-    game = deal(STANDARD, "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
-                "AD KD QD JD AC KC QC JC 7H 8H 9H TH", "7C 8C 9C TC 7D 8D 9D TD")
+    # RULES.md example 2: elder's point of eight and huitième make a repique; sinking throws it
+    # away.
+    game = deal(
+        STANDARD,
+        "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
+        "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
+        "7C 8C 9C TC 7D 8D 9D TD",
+    )
     exchange(game, "JH", "")
     assert game.phase == Phase.DECLARE and game.current_player == 0
     assert MCTSAgent(40, seed=0).act(Turn(game, 0)) == STANDARD.n_cards + 1
@@ -107,8 +115,12 @@ def test_registry_refuses_missing_checkpoints(tmp_path):
 
 
 def test_mcts_single_legal_action_is_not_searched():
-    game = deal(STANDARD, "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
-                "AD KD QD JD AC KC QC JC 7H 8H 9H TH", "7C 8C 9C TC 7D 8D 9D TD")
+    game = deal(
+        STANDARD,
+        "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
+        "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
+        "7C 8C 9C TC 7D 8D 9D TD",
+    )
     hand = parse_mask("AS KS QS JS TS 9S 8S 7S AH KH QH JH")
     assert game.hands[0] == hand
     agent = MCTSAgent(iterations=10**9, seed=0)  # would never return if it searched

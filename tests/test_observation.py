@@ -187,7 +187,7 @@ def test_values_are_finite_and_bits_binary():
                 assert np.isfinite(obs).all()
                 assert set(np.unique(obs[: enc.n_bits])) <= {0.0, 1.0}
                 assert obs[enc.field("hand")].sum() == g.hands[p].bit_count()
-                assert obs[enc.n_bits:].min() >= 0.0
+                assert obs[enc.n_bits :].min() >= 0.0
 
 
 def _shuffle_hidden(game: Game, player: int, rng: random.Random) -> Game:
@@ -205,7 +205,7 @@ def _shuffle_hidden(game: Game, player: int, rng: random.Random) -> Game:
     new = list(pool)
     while True:
         rng.shuffle(new)
-        if not any(unplaced >> c & 1 for c in new[len(pool) - len(talon_slots):]):
+        if not any(unplaced >> c & 1 for c in new[len(pool) - len(talon_slots) :]):
             break
     mapping = dict(zip(pool, new))
 
@@ -266,7 +266,7 @@ def test_state_holds_both_hands_and_the_talon(seed, preset):
     s = enc.state(g)
     assert s.shape == (enc.state_size,) and s.dtype == np.float32
     np.testing.assert_array_equal(s[: enc.size], enc.encode(g, 0))
-    np.testing.assert_array_equal(s[enc.size: 2 * enc.size], enc.encode(g, 1))
+    np.testing.assert_array_equal(s[enc.size : 2 * enc.size], enc.encode(g, 1))
     fields = {name: slice(a, b) for name, a, b, _ in enc.state_fields}
     for p in (0, 1):
         assert np.flatnonzero(s[fields[f"hand_{p}"]]).tolist() == cards_of(g.hands[p])
@@ -275,8 +275,9 @@ def test_state_holds_both_hands_and_the_talon(seed, preset):
     order = s[fields["talon_order"]]
     assert [c for _, c in sorted((order[c], c) for c in g.talon)] == g.talon
     cp = s[fields["current_player"]].tolist()
-    assert cp == ([0.0, 0.0] if g.is_over else [float(g.current_player == 0),
-                                                float(g.current_player == 1)])
+    assert cp == (
+        [0.0, 0.0] if g.is_over else [float(g.current_player == 0), float(g.current_player == 1)]
+    )
 
 
 def _repique_reference(g: Game, x: int) -> bool:
@@ -311,24 +312,31 @@ def test_bonus_flags_are_sound_and_match_their_definition():
                     for p in (0, 1):
                         rep = views[p][enc.field("repique_possible")].tolist()
                         if g.phase in (Phase.EXCHANGE, Phase.DECLARE):
-                            assert rep == [float(_repique_reference(g, p)),
-                                           float(_repique_reference(g, 1 - p))]
+                            assert rep == [
+                                float(_repique_reference(g, p)),
+                                float(_repique_reference(g, 1 - p)),
+                            ]
                         else:
                             assert rep == [0.0, 0.0]
                 g.apply(rng.choice(g.legal_actions()))
                 if len(g.deal_scores) > n_deals:
                     scores = g.deal_scores[-1]
                     for p in (0, 1):
-                        for bonus, field in (("repique", "repique_possible"),
-                                             ("pique", "pique_possible"),
-                                             ("capot", "capot_possible")):
+                        for bonus, field in (
+                            ("repique", "repique_possible"),
+                            ("pique", "pique_possible"),
+                            ("capot", "capot_possible"),
+                        ):
                             if getattr(scores[p], bonus):
                                 made[bonus] += 1
                                 for _, *views in history:
                                     before = views[p][enc.field(field)]
                                     if bonus == "repique" and views[p][enc.field("phase")][2]:
                                         continue  # decided at the start of play
-                                    if bonus == "pique" and views[p][enc.field("deal_points_me")][7]:
+                                    if (
+                                        bonus == "pique"
+                                        and views[p][enc.field("deal_points_me")][7]
+                                    ):
                                         continue  # already made
                                     assert before[0] == 1.0, (bonus, rules.name)
                     history = []
@@ -365,9 +373,17 @@ def test_no_leak_of_which_carte_blanche_cards_were_discarded():
     from piquet_env.rules import CLASSIC
 
     def after_exchange(younger_discard: str) -> Game:
-        g = Game(CLASSIC, first_elder=0, deals=[("KS QS JS KH QH JH KD QD JD KC QC JC",
-                                                 "AS TS 9S 8S 7S AH TH 9H 8H 7H AD TD",
-                                                 "AC TC 9C 8C 7C 9D 8D 7D")])
+        g = Game(
+            CLASSIC,
+            first_elder=0,
+            deals=[
+                (
+                    "KS QS JS KH QH JH KD QD JD KC QC JC",
+                    "AS TS 9S 8S 7S AH TH 9H 8H 7H AD TD",
+                    "AC TC 9C 8C 7C 9D 8D 7D",
+                )
+            ],
+        )
         for name in ("KS", "QS", "JS", "KH", "QH", younger_discard):
             g.apply(parse_card(name))
         g.apply(CLASSIC.n_cards)

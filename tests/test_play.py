@@ -20,26 +20,34 @@ import pexpect
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from piquet_agents.random_agent import RandomAgent
+from piquet_training.tui.input import InputError, parse_decision, parse_discards, parse_play
+from piquet_training.tui.replay import record_of
+from piquet_training.tui.session import Session
+from piquet_training.tui.text import Style
 
-from agents.random_agent import RandomAgent
 from piquet_env.actions import declare_action, done_action
 from piquet_env.cards import card_str, cards_of, parse_card, parse_cards, sort_key
 from piquet_env.game import Game, Phase, replay
 from piquet_env.rules import STANDARD, all_presets, make_rules
-from training.play import Session
-from training.replay import record_of
-from training.tui_input import InputError, parse_decision, parse_discards, parse_play
-from training.tui_text import Style
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = r"(discard|declare|play)> "
 
 
 def spawn_piquet(*args: str, timeout: float = 30) -> tuple[pexpect.spawn, io.StringIO]:
-    """Start ``python -m training.cli ARGS`` on a pseudo-terminal; return it and its transcript."""
+    """Start ``python -m piquet_training.cli ARGS`` on a pseudo-terminal; return it and its
+    transcript."""
     env = dict(os.environ, NO_COLOR="1", PYTHONIOENCODING="utf-8", COLUMNS="100")
-    child = pexpect.spawn(sys.executable, ["-m", "training.cli", *args], cwd=str(ROOT), env=env,
-                          encoding="utf-8", timeout=timeout, dimensions=(40, 100))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "piquet_training.cli", *args],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(40, 100),
+    )
     log = io.StringIO()
     child.logfile_read = log
     child.delaybeforesend = 0.002  # the default 50 ms per line makes a scripted partie slow
@@ -79,9 +87,15 @@ def test_scripted_player_completes_a_partie(tmp_path: Path) -> None:
     game = replay(doc)
     assert game.is_over and list(game.totals) == [a, b]
     assert game.result == ((expected, -expected) if a > b else (-expected, expected))
-    g = Game(game.rules, first_elder=next(e["elder"] for e in doc["events"] if e["type"] == "deal"),
-             deals=[(e["elder_hand"], e["younger_hand"], e["talon"])
-                    for e in doc["events"] if e["type"] == "deal"])
+    g = Game(
+        game.rules,
+        first_elder=next(e["elder"] for e in doc["events"] if e["type"] == "deal"),
+        deals=[
+            (e["elder_hand"], e["younger_hand"], e["talon"])
+            for e in doc["events"]
+            if e["type"] == "deal"
+        ],
+    )
     human_actions = 0
     for e in doc["events"]:
         if e["type"] != "action" or e.get("auto"):
@@ -104,9 +118,14 @@ def test_scripted_player_completes_a_partie(tmp_path: Path) -> None:
 def test_bad_input_is_reprompted_with_the_reason() -> None:
     child, log = spawn_piquet("play", "--opponent", "random", "--seed", "3", "--ascii")
     child.expect("discard> ")  # the person's first decision is always his exchange
-    for typed, reason in [("zz", "'zz' is not a card"), ("0", "there is no choice 0"),
-                          ("1 2 3 4 5 6", "you gave 6"), ("1 1", "is given twice"),
-                          ("help", "Commands, at any prompt"), ("tricks", "No trick played yet")]:
+    for typed, reason in [
+        ("zz", "'zz' is not a card"),
+        ("0", "there is no choice 0"),
+        ("1 2 3 4 5 6", "you gave 6"),
+        ("1 1", "is given twice"),
+        ("help", "Commands, at any prompt"),
+        ("tricks", "No trick played yet"),
+    ]:
         child.sendline(typed)
         child.expect_exact(reason)
         child.expect("discard> ")
@@ -122,9 +141,12 @@ def test_bad_input_is_reprompted_with_the_reason() -> None:
     hand = re.findall(r"Your hand\s+(.*?)\s+\|", before)[-1].split()
     off_suit = next(c for c in hand if c[-1] != suit)
     missing = next(card_str(c) for c in range(32) if card_str(c) not in hand)
-    for typed, reason in [(off_suit.lower(), f"you must follow {m.group(1)}"),
-                          (missing, f"you do not hold {missing}"), ("99", "there is no choice 99"),
-                          ("qh ks", "play one card")]:
+    for typed, reason in [
+        (off_suit.lower(), f"you must follow {m.group(1)}"),
+        (missing, f"you do not hold {missing}"),
+        ("99", "there is no choice 99"),
+        ("qh ks", "play one card"),
+    ]:
         child.sendline(typed)
         child.expect_exact(reason)
         child.expect("play> ")
@@ -163,20 +185,33 @@ def test_ctrl_c_exits_with_status_130() -> None:
 def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
     junk = tmp_path / "junk.safetensors"
     junk.write_text("not a checkpoint")
-    for args, reason in [(["--opponent", "nobody"], "unknown agent spec 'nobody'"),
-                         (["--opponent", "mcts:x"], "'x' is not an integer"),
-                         (["--opponent", str(junk)], str(junk)),
-                         (["--rules", "modern"], "unknown rules preset 'modern'")]:
-        res = subprocess.run([sys.executable, "-m", "training.cli", "play", *args], cwd=ROOT,
-                             capture_output=True, text=True, input="", timeout=60)
+    for args, reason in [
+        (["--opponent", "nobody"], "unknown agent spec 'nobody'"),
+        (["--opponent", "mcts:x"], "'x' is not an integer"),
+        (["--opponent", str(junk)], str(junk)),
+        (["--rules", "modern"], "unknown rules preset 'modern'"),
+    ]:
+        res = subprocess.run(
+            [sys.executable, "-m", "piquet_training.cli", "play", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            input="",
+            timeout=60,
+        )
         assert res.returncode == 2
         assert reason in res.stderr and "Traceback" not in res.stderr
 
 
 def test_undecodable_input_is_bad_input_not_a_crash() -> None:
-    res = subprocess.run([sys.executable, "-m", "training.cli", "play", "--seed", "1"], cwd=ROOT,
-                         capture_output=True, input=b"caf\xe9 \xff\nquit\n", timeout=60,
-                         env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    res = subprocess.run(
+        [sys.executable, "-m", "piquet_training.cli", "play", "--seed", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        input=b"caf\xe9 \xff\nquit\n",
+        timeout=60,
+        env=dict(os.environ, PYTHONIOENCODING="utf-8"),
+    )
     assert res.returncode == 0, res.stderr
     assert "is not a card" in res.stdout.decode() and b"Traceback" not in res.stderr
 
@@ -185,18 +220,22 @@ def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
     """A saved policy (here an untrained one, rules classic) plays a whole partie against the
     scripted player."""
     import torch
+    from piquet_agents.checkpoint import save_policy
+    from piquet_agents.policy import ActorCritic
 
-    from agents.checkpoint import save_policy
-    from agents.policy import ActorCritic
     from piquet_env.observation import encoder_for
 
     rules = make_rules("classic")
     enc = encoder_for(rules)
     torch.manual_seed(0)
-    path = save_policy(tmp_path / "p.safetensors",
-                       ActorCritic(enc.size, enc.n_actions, hidden=(16,), activation="tanh"), rules)
-    child, log = spawn_piquet("play", "--opponent", str(path), "--rules", "classic", "--seed", "1",
-                              timeout=60)
+    path = save_policy(
+        tmp_path / "p.safetensors",
+        ActorCritic(enc.size, enc.n_actions, hidden=(16,), activation="tanh"),
+        rules,
+    )
+    child, log = spawn_piquet(
+        "play", "--opponent", str(path), "--rules", "classic", "--seed", "1", timeout=60
+    )
     play_scripted(child)
     assert child.exitstatus == 0, log.getvalue()[-2000:]
     assert "The partie is over" in log.getvalue()
@@ -205,10 +244,29 @@ def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
 
 def test_an_agent_can_take_the_seat_and_be_watched(tmp_path: Path) -> None:
     record = tmp_path / "watch.json"
-    res = subprocess.run([sys.executable, "-m", "training.cli", "play", "--player", "random",
-                          "--opponent", "random", "--rules", "classic", "--seed", "2", "--save",
-                          str(record)], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "piquet_training.cli",
+            "play",
+            "--player",
+            "random",
+            "--opponent",
+            "random",
+            "--rules",
+            "classic",
+            "--seed",
+            "2",
+            "--save",
+            str(record),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONIOENCODING="utf-8"),
+    )
     assert res.returncode == 0, res.stderr
     assert "random (0) against random (1)" in res.stdout
     assert "talon (top first)" in res.stdout  # an onlooker sees both hands and the talon
@@ -237,7 +295,10 @@ def test_parse_play() -> None:
 def test_parse_discards() -> None:
     hand = parse_cards("AC KC TC 7C KD QD JD TH KS QS JS 9S")
     assert parse_discards("discard 7c 10h 1", hand, 1, 5, STANDARD) == [
-        parse_card("7C"), parse_card("TH"), parse_card("AC")]
+        parse_card("7C"),
+        parse_card("TH"),
+        parse_card("AC"),
+    ]
     assert parse_discards("none", hand, 0, 3, STANDARD) == []
     with pytest.raises(InputError, match="discard 1 to 5 cards; you gave none"):
         parse_discards("none", hand, 1, 5, STANDARD)
@@ -267,10 +328,15 @@ def _typed(card: int, upper: bool, ten: bool) -> str:
 def test_typed_discards_parse_back_to_the_cards(hand: list[int], data: st.DataObject) -> None:
     shown = sorted(hand, key=sort_key)
     chosen = data.draw(st.lists(st.sampled_from(shown), min_size=1, max_size=5, unique=True))
-    tokens = [str(shown.index(c) + 1) if data.draw(st.booleans())
-              else _typed(c, data.draw(st.booleans()), data.draw(st.booleans())) for c in chosen]
+    tokens = [
+        str(shown.index(c) + 1)
+        if data.draw(st.booleans())
+        else _typed(c, data.draw(st.booleans()), data.draw(st.booleans()))
+        for c in chosen
+    ]
     text = data.draw(st.sampled_from(["", "discard ", "x "])) + data.draw(
-        st.sampled_from([" ", ", "])).join(tokens)
+        st.sampled_from([" ", ", "])
+    ).join(tokens)
     assert parse_discards(text, shown, 1, 5, STANDARD) == chosen
 
 
@@ -296,6 +362,7 @@ def test_any_typing_is_a_legal_choice_or_a_reason(hand: list[int], text: str, n:
 
 def _typist(rng: random.Random):
     """Types what a careless person might: sometimes nonsense, often a legal-looking choice."""
+
     def read(prompt: str) -> str:
         if rng.random() < 0.05:
             return rng.choice(["", "zz", "0", "tricks", "table", "help", "1 1"])
@@ -304,6 +371,7 @@ def _typist(rng: random.Random):
         if prompt.startswith("declare"):
             return rng.choice(["d", "p", "1", "2"])
         return str(rng.randint(1, 12))
+
     return read
 
 
@@ -315,8 +383,9 @@ def test_the_person_sees_only_what_he_may_know(rules) -> None:
     rng = random.Random(rules.name)
     lines: list[str] = []
     game = Game(rules, seed=rng.getrandbits(32))
-    status = Session(game, [None, RandomAgent(seed=1)], Style(ascii=True), read=_typist(rng),
-                     write=lines.append).run()
+    status = Session(
+        game, [None, RandomAgent(seed=1)], Style(ascii=True), read=_typist(rng), write=lines.append
+    ).run()
     assert status == 0 and game.is_over
     doc = record_of(game, ["human", "random"])
     rebuilt = replay(doc)
@@ -325,9 +394,15 @@ def test_the_person_sees_only_what_he_may_know(rules) -> None:
     text = "\n".join(lines)
     shown_by_deal = re.split(r"== Deal \d+ of \d+ \| elder", text)[1:]
     secret_by_deal = []
-    g = Game(rules, first_elder=next(e["elder"] for e in doc["events"] if e["type"] == "deal"),
-             deals=[(e["elder_hand"], e["younger_hand"], e["talon"])
-                    for e in doc["events"] if e["type"] == "deal"])
+    g = Game(
+        rules,
+        first_elder=next(e["elder"] for e in doc["events"] if e["type"] == "deal"),
+        deals=[
+            (e["elder_hand"], e["younger_hand"], e["talon"])
+            for e in doc["events"]
+            if e["type"] == "deal"
+        ],
+    )
     for e in doc["events"]:
         if e["type"] == "action" and not e.get("auto"):
             if g.phase == Phase.PLAY and not g.trick and g.tricks_won == [0, 0]:

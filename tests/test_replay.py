@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from piquet_agents.play import play_game
+from piquet_agents.random_agent import RandomAgent
+from piquet_training.tui.replay import load_record, record_of, replay_chunks, save_record
+from piquet_training.tui.text import Style
 
-from agents.play import play_game
-from agents.random_agent import RandomAgent
 from piquet_env.game import Game, replay
 from piquet_env.rules import all_presets
 from tests.test_play import ROOT, play_scripted, spawn_piquet
-from training.replay import load_record, record_of, replay_chunks, save_record
-from training.tui_text import Style
 
 TRICK = re.compile(r"Trick (\d+)(?: \(last\))?: (\w+) (\S+), (\w+) (\S+) → (\w+) wins?")
 DECLARE = re.compile(r"^(\w+) declares? (.+)$", re.M)
@@ -35,8 +35,7 @@ def _normal(text: str) -> str:
 def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     """A partie played through the terminal by the scripted player, and its saved record."""
     record = tmp_path_factory.mktemp("games") / "partie.json"
-    child, log = spawn_piquet("play", "--opponent", "random", "--seed", "21", "--save",
-                              str(record))
+    child, log = spawn_piquet("play", "--opponent", "random", "--seed", "21", "--save", str(record))
     play_scripted(child)
     assert child.exitstatus == 0
     return log.getvalue(), record
@@ -44,9 +43,14 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
 
 def test_a_saved_game_replays_identically(played: tuple[str, Path]) -> None:
     transcript, record = played
-    res = subprocess.run([sys.executable, "-m", "training.cli", "replay", str(record), "--all"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={"PYTHONIOENCODING": "utf-8", "PATH": "/usr/bin:/bin"})
+    res = subprocess.run(
+        [sys.executable, "-m", "piquet_training.cli", "replay", str(record), "--all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONIOENCODING": "utf-8", "PATH": "/usr/bin:/bin"},
+    )
     assert res.returncode == 0, res.stderr
     shown = _normal(transcript)
     tricks_played = TRICK.findall(shown)
@@ -101,17 +105,19 @@ def test_replay_ctrl_d_and_all(played: tuple[str, Path]) -> None:
 
 def test_replay_from_a_later_deal(played: tuple[str, Path]) -> None:
     _, record = played
-    cmd = [sys.executable, "-m", "training.cli", "replay", str(record), "--all", "--ascii"]
-    res = subprocess.run([*cmd, "--deal", "4"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
+    cmd = [sys.executable, "-m", "piquet_training.cli", "replay", str(record), "--all", "--ascii"]
+    res = subprocess.run(
+        [*cmd, "--deal", "4"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     assert "(deals 1 to 3 left out)" in res.stdout
     assert "Deal 3 of 6" not in res.stdout and "Deal 4 of 6" in res.stdout
     # The last trick of deal 3 closes it with the totals; then deals 4, 5 and 6 in full.
     assert len(re.findall(r"^Trick \d+", res.stdout, re.M)) == 1 + 3 * 12
     assert "End of deal 3." in res.stdout and "End of deal 2." not in res.stdout
-    res = subprocess.run([*cmd, "--deal", "7"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
+    res = subprocess.run(
+        [*cmd, "--deal", "7"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 2 and "no deal 7 in this record: it has deals 1 to 6" in res.stdout
 
 
@@ -123,12 +129,20 @@ def test_bad_records_are_clear_errors(played: tuple[str, Path], tmp_path: Path) 
     (tmp_path / "tampered.json").write_text(json.dumps(doc))
     (tmp_path / "notjson.json").write_text("{nope")
     (tmp_path / "other.json").write_text('{"format": "piquet-log/1", "events": [{"type": "x"}]}')
-    cases = [("tampered.json", "replay differs at event"), ("notjson.json", "not a JSON game"),
-             ("other.json", "must start with a 'partie' event"), ("missing.json", "no such file")]
+    cases = [
+        ("tampered.json", "replay differs at event"),
+        ("notjson.json", "not a JSON game"),
+        ("other.json", "must start with a 'partie' event"),
+        ("missing.json", "no such file"),
+    ]
     for name, reason in cases:
-        res = subprocess.run([sys.executable, "-m", "training.cli", "replay",
-                              str(tmp_path / name), "--all"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=60)
+        res = subprocess.run(
+            [sys.executable, "-m", "piquet_training.cli", "replay", str(tmp_path / name), "--all"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert res.returncode == 2 and reason in res.stdout, (name, res.stdout)
 
 
@@ -158,10 +172,17 @@ def test_agent_games_replay_under_every_preset(rules, tmp_path: Path) -> None:
 
 def test_single_deal_records_as_eval_saves_them() -> None:
     """``piquet eval --save-games`` saves one-deal games dealt from preset cards, elder 0."""
-    deals = [("AS KS QS JS TS 9S 8S 7S AH KH QH JH", "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
-              "7C 8C 9C TC 7D 8D 9D TD")]
-    game = play_game(Game(seed=1, mode="deal", deals=deals, first_elder=0),
-                     [RandomAgent(seed=3), RandomAgent(seed=4)])
+    deals = [
+        (
+            "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
+            "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
+            "7C 8C 9C TC 7D 8D 9D TD",
+        )
+    ]
+    game = play_game(
+        Game(seed=1, mode="deal", deals=deals, first_elder=0),
+        [RandomAgent(seed=3), RandomAgent(seed=4)],
+    )
     doc = record_of(game, ["heuristic", "random"], pair=0, seed=0)
     text = "\n".join(line for chunk in replay_chunks(doc) for line in chunk)
     assert "heuristic (elder)" in text

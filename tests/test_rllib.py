@@ -18,22 +18,22 @@ from hypothesis import strategies as st
 if not os.environ.get("CI"):  # CI installs the rllib extra: there a missing Ray fails
     pytest.importorskip("ray.rllib", reason="the rllib extra is not installed")
 
-from ray.rllib.core.columns import Columns
-
-from agents import checkpoint as ck
-from agents.policy import MASKED_LOGIT, ActorCritic, PolicyAgent
-from piquet_env.piquet_v0 import env as piquet_env
-from training.rllib import cli
-from training.rllib.config import RLlibConfig
-from training.rllib.env import make_env
-from training.rllib.module import MaskedActorCriticModule
-from training.rllib.selfplay import (
+from piquet_agents import checkpoint as ck
+from piquet_agents.policy import MASKED_LOGIT, ActorCritic, PolicyAgent
+from piquet_training.rllib import cli
+from piquet_training.rllib.algo import RLlibConfig
+from piquet_training.rllib.env import make_env
+from piquet_training.rllib.league import (
     MAIN,
     SelfPlayCallback,
     agent_to_module,
     copy_weights,
     snapshot_ids,
 )
+from piquet_training.rllib.module import MaskedActorCriticModule
+from ray.rllib.core.columns import Columns
+
+from piquet_env.piquet_v0 import env as piquet_env
 
 AGENTS = ("player_0", "player_1")
 
@@ -289,7 +289,7 @@ def test_initial_snapshot_on_algorithm_init():
 
 
 def test_optimizer_state_round_trips_through_a_checkpoint(tmp_path):
-    from training.rllib.export import optimizer_state, set_optimizer_state
+    from piquet_training.rllib.export import optimizer_state, set_optimizer_state
 
     rng = np.random.default_rng(0)
     adam = {
@@ -395,7 +395,7 @@ def test_cli_bad_settings_exit_2(argv, message, capsys):
 
 
 def test_cli_unreachable_cluster_exits_2_with_a_hint(monkeypatch, capsys):
-    import training.rllib.train as train_module
+    import piquet_training.rllib.run as train_module
 
     def refuse(cfg, resume=None):
         raise ConnectionError(f"Failed to connect to Ray cluster at {cfg.address}")
@@ -425,8 +425,7 @@ def ray_run(tmp_path_factory):
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     import ray
-
-    from training.rllib.train import train
+    from piquet_training.rllib.run import train
 
     out = tmp_path_factory.mktemp("rllib")
     # every game against the newest snapshot, and a new snapshot after every iteration
@@ -528,7 +527,7 @@ def _check_exported_policy_plays_legal_moves(out):
             # an illegal move would have ended the deal with a -1 penalty and no result
             assert e.unwrapped.game.is_over and e.unwrapped.game.result is not None
     # and through the Agent protocol, as piquet eval / ladder / play use it
-    from training.evaluation import evaluate
+    from piquet_training.evaluation.duplicate import evaluate
 
     report = evaluate(agent, "random", agent.rules, 2, mode="deal", seed=0)
     assert report.n_games == 4

@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from piquet_agents import checkpoint as ck
+from piquet_agents.policy import ActorCritic
+from piquet_agents.random_agent import RandomAgent
+from piquet_training.cli import main
+from piquet_training.collector import Collector, OpponentPool, Seat
+from piquet_training.config import TrainConfig, apply_overrides, load_toml, to_toml
+from piquet_training.imitation import discounted_returns
+from piquet_training.ppo import gae
 
-from agents import checkpoint as ck
-from agents.policy import ActorCritic
-from agents.random_agent import RandomAgent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, Rules, make_rules
-from training.cli import main
-from training.config import TrainConfig, apply_overrides, load_toml, to_toml
-from training.imitation import discounted_returns
-from training.ppo import gae
-from training.selfplay import Collector, OpponentPool, Seat
 
 ENC = encoder_for(STANDARD)
 
@@ -27,23 +27,33 @@ ENC = encoder_for(STANDARD)
 
 def test_toml_and_overrides(tmp_path: Path) -> None:
     f = tmp_path / "c.toml"
-    f.write_text('seed = 4\nmode = "deal"\n[ppo]\nlearning_rate = 0.001\nhidden = [64, 32]\n'
-                 "[run]\ntensorboard = false\n")
+    f.write_text(
+        'seed = 4\nmode = "deal"\n[ppo]\nlearning_rate = 0.001\nhidden = [64, 32]\n'
+        "[run]\ntensorboard = false\n"
+    )
     cfg = load_toml(f)
-    assert (cfg.seed, cfg.mode, cfg.learning_rate, cfg.hidden, cfg.tensorboard) == \
-        (4, "deal", 0.001, (64, 32), False)
+    assert (cfg.seed, cfg.mode, cfg.learning_rate, cfg.hidden, cfg.tensorboard) == (
+        4,
+        "deal",
+        0.001,
+        (64, 32),
+        False,
+    )
     cfg = apply_overrides(cfg, ["seed=5", "hidden=128", "progress=no", "ent_coef=0"])
     assert (cfg.seed, cfg.hidden, cfg.progress, cfg.ent_coef) == (5, (128,), False, 0.0)
     f.write_text(to_toml(cfg))
     assert load_toml(f) == cfg
 
 
-@pytest.mark.parametrize("bad, message", [
-    (["nonsense=1"], "unknown config key 'nonsense'"),
-    (["seed=1.5"], "config key 'seed'"),
-    (["progress=maybe"], "config key 'progress'"),
-    (["seed"], "key=value"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["nonsense=1"], "unknown config key 'nonsense'"),
+        (["seed=1.5"], "config key 'seed'"),
+        (["progress=maybe"], "config key 'progress'"),
+        (["seed"], "key=value"),
+    ],
+)
 def test_bad_overrides_name_the_problem(bad: list[str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         apply_overrides(TrainConfig(), bad)
@@ -89,17 +99,30 @@ def tiny_model() -> ActorCritic:
     return ActorCritic(ENC.size, ENC.n_actions, hidden=(16,))
 
 
-@pytest.mark.parametrize("mode, dense, rules", [
-    ("deal", False, STANDARD), ("deal", True, STANDARD), ("partie", True, STANDARD),
-    ("partie", False, make_rules("classic")), ("partie", True, make_rules("classic+normand")),
-])
+@pytest.mark.parametrize(
+    "mode, dense, rules",
+    [
+        ("deal", False, STANDARD),
+        ("deal", True, STANDARD),
+        ("partie", True, STANDARD),
+        ("partie", False, make_rules("classic")),
+        ("partie", True, make_rules("classic+normand")),
+    ],
+)
 def test_rollout_rewards_add_up_to_the_game_result(mode: str, dense: bool, rules: Rules) -> None:
     """With settle_weight 1, each seat's rewards sum to its final result times the scale."""
     enc = encoder_for(rules)
     torch.manual_seed(0)
     model = ActorCritic(enc.size, enc.n_actions, hidden=(16,))
-    col = Collector(rules, mode, num_envs=3, rng=np.random.default_rng(1),
-                    reward_scale=0.5, settle_weight=1.0, dense_reward=dense)
+    col = Collector(
+        rules,
+        mode,
+        num_envs=3,
+        rng=np.random.default_rng(1),
+        reward_scale=0.5,
+        settle_weight=1.0,
+        dense_reward=dense,
+    )
     results: list[tuple[int, int]] = []
     orig = col._apply
 
@@ -109,21 +132,22 @@ def test_rollout_rewards_add_up_to_the_game_result(mode: str, dense: bool, rules
             results.append(slot.game.result)
 
     col._apply = spy  # type: ignore[method-assign]
-    roll = col.collect(4, lambda rng: (Seat(model=model, record=True),
-                                       Seat(model=model, record=True), "self"))
+    roll = col.collect(
+        4, lambda rng: (Seat(model=model, record=True), Seat(model=model, record=True), "self")
+    )
     assert roll.games == 4 and roll.dones.sum() == 8  # two trajectories per game
     ends = np.flatnonzero(roll.dones)
     starts = np.r_[0, ends[:-1] + 1]
-    sums = [roll.rewards[a:b + 1].sum() for a, b in zip(starts, ends)]
+    sums = [roll.rewards[a : b + 1].sum() for a, b in zip(starts, ends)]
     # Trajectories are stored per game in seat order: seat 0 then seat 1.
     expected = [0.5 * r for res in results for r in res]
     assert sorted(sums) == pytest.approx(sorted(expected))
     assert sum(sums) == pytest.approx(0.0, abs=1e-4)
     # Every recorded action was legal under its stored mask, and log-probs are recomputable.
     assert np.all(roll.masks[np.arange(len(roll)), roll.actions] == 1)
-    logp, _, value = model.evaluate_actions(torch.from_numpy(roll.obs),
-                                            torch.from_numpy(roll.masks),
-                                            torch.from_numpy(roll.actions))
+    logp, _, value = model.evaluate_actions(
+        torch.from_numpy(roll.obs), torch.from_numpy(roll.masks), torch.from_numpy(roll.actions)
+    )
     assert torch.allclose(logp, torch.from_numpy(roll.logprobs), atol=1e-5)
     assert torch.allclose(value, torch.from_numpy(roll.values), atol=1e-5)
     # Dense rewards land on many decisions; sparse ones only on each deal's last decisions.
@@ -142,8 +166,7 @@ def test_learner_against_an_agent_records_only_its_own_seat() -> None:
 
 def test_opponent_pool_keeps_the_newest_snapshots() -> None:
     model = tiny_model()
-    pool = OpponentPool(model, {"self": 1.0, "snapshot": 1.0}, size=2,
-                        agent_factories={})
+    pool = OpponentPool(model, {"self": 1.0, "snapshot": 1.0}, size=2, agent_factories={})
     for update in (1, 2, 3):
         pool.add_snapshot(update)
     assert pool.snapshot_updates == [2, 3]
@@ -156,11 +179,27 @@ def test_opponent_pool_keeps_the_newest_snapshots() -> None:
 
 # ---------------------------------------------------------------------------- end to end
 
-TINY = ["updates=2", "bc_games=6", "bc_epochs=1", "num_envs=4", "games_per_update=4",
-        "mode=deal", "eval_every=1", "eval_deals=2", "final_eval_deals=3", "snapshot_every=1",
-        "checkpoint_every=1", "progress=false", "tensorboard=false", "hidden=32",
-        "heuristic_weight=0.3", "random_weight=0.2", "eval_opponents=random",
-        "eval_mode=deal", "eval_workers=1"]
+TINY = [
+    "updates=2",
+    "bc_games=6",
+    "bc_epochs=1",
+    "num_envs=4",
+    "games_per_update=4",
+    "mode=deal",
+    "eval_every=1",
+    "eval_deals=2",
+    "final_eval_deals=3",
+    "snapshot_every=1",
+    "checkpoint_every=1",
+    "progress=false",
+    "tensorboard=false",
+    "hidden=32",
+    "heuristic_weight=0.3",
+    "random_weight=0.2",
+    "eval_opponents=random",
+    "eval_mode=deal",
+    "eval_workers=1",
+]
 
 
 def run_cli(out: Path, *extra: str) -> int:
@@ -179,13 +218,23 @@ def test_tiny_run_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixt
     assert run_cli(out) == 0
     printed = capsys.readouterr().out
     assert "policy vs random" in printed and "peak resident memory" in printed
-    for name in ("config.toml", "train.csv", "eval.csv", "learning_curve.png", "summary.md",
-                 ck.POLICY_FILE, ck.LATEST_FILE):
+    for name in (
+        "config.toml",
+        "train.csv",
+        "eval.csv",
+        "learning_curve.png",
+        "summary.md",
+        ck.POLICY_FILE,
+        ck.LATEST_FILE,
+    ):
         assert (out / name).is_file(), name
     assert len((out / "train.csv").read_text().splitlines()) == 3  # header + 2 updates
     # Evaluated before the first update, after update 1, and at the end (the final evaluation).
-    assert [r.split(",")[0] for r in (out / "eval.csv").read_text().splitlines()[1:]] == \
-        ["0", "1", "2"]
+    assert [r.split(",")[0] for r in (out / "eval.csv").read_text().splitlines()[1:]] == [
+        "0",
+        "1",
+        "2",
+    ]
     assert "| random | 3 |" in (out / "summary.md").read_text()
     meta = ck.read_checkpoint(out / ck.LATEST_FILE).meta
     assert meta["train"]["counters"]["update"] == 2 and meta["config"]["hidden"] == [32]
@@ -195,8 +244,9 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path: Path) -> None:
     full, part = tmp_path / "full", tmp_path / "part"
     assert run_cli(full, "final_eval_deals=0") == 0
     assert run_cli(part, "updates=1", "final_eval_deals=0") == 0
-    assert not all(torch.equal(a, b) for a, b in
-                   zip(latest_model(full).values(), latest_model(part).values()))
+    assert not all(
+        torch.equal(a, b) for a, b in zip(latest_model(full).values(), latest_model(part).values())
+    )
     assert main(["train", "--resume", str(part), "--set", "updates=2"]) == 0
     resumed, uninterrupted = latest_model(part), latest_model(full)
     assert resumed.keys() == uninterrupted.keys()
@@ -205,7 +255,8 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path: Path) -> None:
 
 
 def test_resume_from_a_corrupt_checkpoint_is_a_clear_error(
-        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     out = tmp_path / "run"
     (out / "checkpoints").mkdir(parents=True)
     (out / ck.LATEST_FILE).write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{broken")

@@ -51,11 +51,13 @@ class TrainConfig:
     updates: int = 150
     """PPO updates (each one collects ``games_per_update`` complete games)."""
     max_minutes: float = 8.0
-    """Stop PPO early after this many minutes of wall time (0: no limit). Final evaluation follows."""
+    """Stop PPO early after this many minutes of wall time (0: no limit). Final evaluation
+    follows."""
     time_budget_minutes: float = 14.0
     """Wall-time budget of the whole run (0: none). PPO stops early enough for the final
     evaluation to fit, at the speed measured by the evaluation before the first update, and the
-    final evaluation shrinks (to no fewer than 20 pairs) if time is short, e.g. on a busy machine."""
+    final evaluation shrinks (to no fewer than 20 pairs) if time is short, e.g. on a busy
+    machine."""
     torch_threads: int = 1
     """``torch.set_num_threads`` for the run. One thread is fastest for the small batched forward
     passes of self-play, and avoids thread oversubscription when other processes share the cores."""
@@ -164,7 +166,10 @@ class TrainConfig:
 
         make_rules(self.rules)
         checks = [
-            (self.mode in ("partie", "deal"), f"mode must be 'partie' or 'deal', not {self.mode!r}"),
+            (
+                self.mode in ("partie", "deal"),
+                f"mode must be 'partie' or 'deal', not {self.mode!r}",
+            ),
             (self.bc_mode in ("partie", "deal"), "bc_mode must be 'partie' or 'deal'"),
             (self.eval_mode in ("partie", "deal"), "eval_mode must be 'partie' or 'deal'"),
             (self.activation in ("tanh", "relu"), "activation must be tanh or relu"),
@@ -173,11 +178,28 @@ class TrainConfig:
             (self.updates >= 0, "updates must be >= 0"),
             (self.num_envs > 0 and self.games_per_update > 0, "num_envs and games_per_update > 0"),
             (self.num_minibatches > 0 and self.update_epochs > 0, "minibatches and epochs > 0"),
-            (min(self.self_play_weight, self.heuristic_weight, self.snapshot_weight,
-                 self.random_weight) >= 0, "opponent weights must be >= 0"),
-            (self.self_play_weight + self.heuristic_weight + self.snapshot_weight
-             + self.random_weight > 0, "at least one opponent weight must be positive"),
-            (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1, "gamma in (0,1], gae_lambda in [0,1]"),
+            (
+                min(
+                    self.self_play_weight,
+                    self.heuristic_weight,
+                    self.snapshot_weight,
+                    self.random_weight,
+                )
+                >= 0,
+                "opponent weights must be >= 0",
+            ),
+            (
+                self.self_play_weight
+                + self.heuristic_weight
+                + self.snapshot_weight
+                + self.random_weight
+                > 0,
+                "at least one opponent weight must be positive",
+            ),
+            (
+                0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1,
+                "gamma in (0,1], gae_lambda in [0,1]",
+            ),
             (self.torch_threads > 0, "torch_threads must be positive"),
             (self.eval_workers > 0, "eval_workers must be positive"),
         ]
@@ -233,14 +255,16 @@ def _coerce(key: str, value: Any, *, from_text: bool) -> Any:
         raise ValueError(f"config key {key!r}: bad {how} {value!r} ({exc})") from None
 
 
-def _replace_checked(cfg: TrainConfig, updates: dict[str, Any], *, source: str,
-                     from_text: bool = False) -> TrainConfig:
+def _replace_checked(
+    cfg: TrainConfig, updates: dict[str, Any], *, source: str, from_text: bool = False
+) -> TrainConfig:
     names = {f.name for f in fields(TrainConfig)}
     changes = {}
     for key, value in updates.items():
         if key not in names:
-            raise ValueError(f"{source}: unknown config key {key!r} "
-                             f"(known keys: {', '.join(sorted(names))})")
+            raise ValueError(
+                f"{source}: unknown config key {key!r} (known keys: {', '.join(sorted(names))})"
+            )
         changes[key] = _coerce(key, value, from_text=from_text)
     return dataclasses.replace(cfg, **changes)
 

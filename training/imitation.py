@@ -3,9 +3,9 @@
 The heuristic is one of the opponent pool's baselines; copying its decisions gives the network a
 sensible starting policy (and its value head a sensible starting critic) in a minute instead of
 many minutes of PPO from scratch. :func:`collect_demonstrations` records both seats of
-heuristic-vs-heuristic games with :class:`~training.selfplay.Collector`; :func:`behaviour_clone`
-fits the policy head by cross-entropy on the chosen actions (under the same masks) and the value
-head by mean squared error on the discounted returns.
+heuristic-vs-heuristic games with :class:`~piquet_training.collector.Collector`;
+:func:`behaviour_clone` fits the policy head by cross-entropy on the chosen actions (under the same
+masks) and the value head by mean squared error on the discounted returns.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-
-from agents.base import Agent
-from agents.policy import ActorCritic
-from training.selfplay import Collector, Matchup, Rollout, Seat
+from piquet_agents.base import Agent
+from piquet_agents.network import ActorCritic
+from piquet_training.collector import Collector, Matchup, Rollout, Seat
 
 
 def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> np.ndarray:
@@ -36,8 +35,9 @@ def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> 
     return out
 
 
-def collect_demonstrations(collector: Collector, n_games: int,
-                           teacher: Callable[[], Agent]) -> Rollout:
+def collect_demonstrations(
+    collector: Collector, n_games: int, teacher: Callable[[], Agent]
+) -> Rollout:
     """Record every decision of ``n_games`` games where ``teacher()`` agents play both seats."""
 
     def matchup(rng: np.random.Generator) -> Matchup:
@@ -46,9 +46,18 @@ def collect_demonstrations(collector: Collector, n_games: int,
     return collector.collect(n_games, matchup)
 
 
-def behaviour_clone(model: ActorCritic, demos: Rollout, *, epochs: int, learning_rate: float,
-                    batch_size: int, gamma: float, vf_coef: float, rng: np.random.Generator,
-                    max_grad_norm: float = 0.5) -> dict[str, float]:
+def behaviour_clone(
+    model: ActorCritic,
+    demos: Rollout,
+    *,
+    epochs: int,
+    learning_rate: float,
+    batch_size: int,
+    gamma: float,
+    vf_coef: float,
+    rng: np.random.Generator,
+    max_grad_norm: float = 0.5,
+) -> dict[str, float]:
     """Fit ``model`` to the demonstrations; return the last epoch's mean losses and accuracy."""
     obs = torch.from_numpy(demos.obs)
     masks = torch.from_numpy(demos.masks)
@@ -65,7 +74,7 @@ def behaviour_clone(model: ActorCritic, demos: Rollout, *, epochs: int, learning
         sums = np.zeros(4)
         perm = torch.from_numpy(rng.permutation(n))
         for start in range(0, n, batch_size):
-            idx = perm[start:start + batch_size]
+            idx = perm[start : start + batch_size]
             logits, value = model(obs[idx], masks[idx], None if states is None else states[idx])
             logp = torch.log_softmax(logits, -1).gather(1, actions[idx, None]).squeeze(1)
             w = choice[idx]
@@ -77,9 +86,16 @@ def behaviour_clone(model: ActorCritic, demos: Rollout, *, epochs: int, learning
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
             optimizer.step()
             hit = ((logits.argmax(-1) == actions[idx]).float() * w).sum()
-            sums += [policy_loss.item() * len(idx), value_loss.item() * len(idx),
-                     hit.item(), w.sum().item()]
-        stats = {"bc/policy_loss": sums[0] / n, "bc/value_loss": sums[1] / n,
-                 "bc/accuracy": sums[2] / max(sums[3], 1.0)}
+            sums += [
+                policy_loss.item() * len(idx),
+                value_loss.item() * len(idx),
+                hit.item(),
+                w.sum().item(),
+            ]
+        stats = {
+            "bc/policy_loss": sums[0] / n,
+            "bc/value_loss": sums[1] / n,
+            "bc/accuracy": sums[2] / max(sums[3], 1.0),
+        }
     model.eval()
     return stats

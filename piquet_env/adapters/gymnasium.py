@@ -1,11 +1,12 @@
 """A single-agent Gymnasium view of Piquet: the learner holds one seat, an agent plays the other.
 
-:class:`PiquetGymEnv` wraps the AEC environment (:class:`piquet_env.piquet_v0.raw_env`, same options and
-rewards). The learner's seat is fixed (``seat="player_0"`` or ``"player_1"``) or drawn at every
-reset (``seat="random"``, the default). The opponent is any :class:`agents.base.Agent` (or an
-agent spec such as ``"heuristic"`` for :func:`agents.registry.make_agent`); by default a uniform
-random agent. Its moves are played inside :meth:`~PiquetGymEnv.step` until the learner is to act
-again or the episode ends.
+:class:`PiquetGymEnv` wraps the AEC environment (:class:`piquet_env.piquet_v0.raw_env`, same
+options and rewards). The learner's seat is fixed (``seat="player_0"`` or ``"player_1"``) or drawn
+at every reset (``seat="random"``, the default). The opponent is any
+:class:`piquet_env.players.Player` (every agent of :mod:`piquet_agents` is one:
+``opponent=make_agent("heuristic", rules)``); by default a uniform random player. The adapter
+imports no agent: spec strings are resolved by :func:`piquet_agents.make_agent`. Its moves are
+played inside :meth:`~PiquetGymEnv.step` until the learner is to act again or the episode ends.
 
 - Observation: the learner's float32 observation vector (``Box``, see :mod:`piquet_env.piquet_v0`).
 - Action: ``Discrete(n_actions)``, the engine's action ids; :meth:`~PiquetGymEnv.action_masks`
@@ -25,17 +26,16 @@ again or the episode ends.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from piquet_env.piquet_v0 import AGENTS, raw_env
+from piquet_env.players import Player, RandomPlayer, Turn
+from piquet_env.render import render_text
 from piquet_env.rules import Rules
-
-if TYPE_CHECKING:
-    from agents.base import Agent
 
 SEATS = ("random", "player_0", "player_1")
 
@@ -45,9 +45,9 @@ class PiquetGymEnv(gymnasium.Env):
 
     Options: ``rules``, ``variants``, ``episode``, ``reward``, ``reward_scale``, ``render_mode`` and
     ``render_view`` as for :class:`piquet_env.piquet_v0.raw_env`; ``seat`` (``"random"``,
-    ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (an Agent, an agent spec string, or
-    ``None`` for a uniform random agent); ``illegal_reward`` (the learner's reward for an illegal
-    action, which ends the episode).
+    ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (a :class:`~piquet_env.players.Player`
+    such as any agent of :mod:`piquet_agents`, or ``None`` for a uniform random player);
+    ``illegal_reward`` (the learner's reward for an illegal action, which ends the episode).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "render_fps": 1}
@@ -60,26 +60,32 @@ class PiquetGymEnv(gymnasium.Env):
         reward: str = "result",
         reward_scale: float = 1.0,
         seat: str | int = "random",
-        opponent: Agent | str | None = None,
+        opponent: Player | None = None,
         render_mode: str | None = None,
         render_view: str = "player",
         illegal_reward: float = -1.0,
     ) -> None:
-        self.aec = raw_env(rules=rules, variants=variants, episode=episode, reward=reward,
-                           reward_scale=reward_scale,
-                           render_mode=None if render_mode is None else "ansi",
-                           render_view=render_view)  # the adapter itself prints in human mode
+        self.aec = raw_env(
+            rules=rules,
+            variants=variants,
+            episode=episode,
+            reward=reward,
+            reward_scale=reward_scale,
+            render_mode=None if render_mode is None else "ansi",
+            render_view=render_view,
+        )  # the adapter itself prints in human mode
         self.rules = self.aec.rules
         if seat in (0, 1) and not isinstance(seat, bool):
             seat = AGENTS[seat]
         if seat not in SEATS:
             raise ValueError(f"seat must be one of {SEATS} or 0/1, got {seat!r}")
         self.seat = seat
-        self.opponent = _make_opponent(opponent, self.rules)
+        self.opponent = _check_opponent(opponent)
         self.render_mode = render_mode
         enc = self.aec.encoder
-        self.observation_space = spaces.Box(low=0.0, high=enc.high, shape=(enc.size,),
-                                            dtype=np.float32)
+        self.observation_space = spaces.Box(
+            low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32
+        )
         self.action_space = spaces.Discrete(enc.n_actions)
         self.illegal_reward = float(illegal_reward)
         self.learner = 0
@@ -88,8 +94,9 @@ class PiquetGymEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ Gymnasium API
 
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start an episode; ``options`` as for the AEC env's reset (e.g. given cards)."""
         super().reset(seed=seed)
         rng = self.np_random
@@ -139,8 +146,6 @@ class PiquetGymEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None
-        from piquet_env.render import render_text
-
         view = None if aec.render_view == "spectator" else self.learner
         text = render_text(aec.game, view)
         if self.render_mode == "ansi":
@@ -152,8 +157,6 @@ class PiquetGymEnv(gymnasium.Env):
 
     def _play_opponent(self) -> float:
         """Let the opponent move while it is his turn; the learner's rewards meanwhile."""
-        from agents.base import Turn
-
         aec, game = self.aec, self.aec.game
         opp = 1 - self.learner
         total = 0.0
@@ -171,18 +174,19 @@ class PiquetGymEnv(gymnasium.Env):
         return info
 
 
-def _make_opponent(opponent: Agent | str | None, rules: Rules) -> Agent:
-    """The opponent agent: as given, built from a spec string, or a uniform random agent."""
+def _check_opponent(opponent: Player | None) -> Player:
+    """The opponent as given, or a uniform random player for ``None``."""
     if opponent is None:
-        from agents.random_agent import RandomAgent
-
-        return RandomAgent()
+        return RandomPlayer()
     if isinstance(opponent, str):
-        from agents.registry import make_agent
-
-        return make_agent(opponent, rules)
-    if not callable(getattr(opponent, "act", None)) or not callable(getattr(opponent, "reset",
-                                                                              None)):
-        raise TypeError(f"opponent must be an Agent (with act and reset), an agent spec or None, "
-                        f"got {type(opponent).__name__}")
+        raise TypeError(
+            f"opponent={opponent!r} is an agent spec: build the agent with "
+            f"piquet_agents.make_agent({opponent!r}, rules) and pass it as opponent="
+        )
+    if not callable(getattr(opponent, "act", None)) or not callable(
+        getattr(opponent, "reset", None)
+    ):
+        raise TypeError(
+            f"opponent must be a Player (with act and reset) or None, got {type(opponent).__name__}"
+        )
     return opponent

@@ -1,9 +1,9 @@
 """What one player knows, and complete deals sampled consistently with it (for search agents).
 
 A player knows his own hand and discards, every card played, the cards his opponent has shown
-(declared and scored combinations, a carte blanche), the untaken cards of elder's part of the talon if
-he is elder and looked at them, and all public counts. Every other card is *hidden* from him: it is in
-the opponent's hand, the opponent's discards or the talon, and he cannot tell which.
+(declared and scored combinations, a carte blanche), the untaken cards of elder's part of the talon
+if he is elder and looked at them, and all public counts. Every other card is *hidden* from him: it
+is in the opponent's hand, the opponent's discards or the talon, and he cannot tell which.
 
 One case is in between: a carte blanche is shown before its holder exchanges, and the exchange is
 face down, so afterwards the opponent knows each card of it is in the holder's hand *or discards*
@@ -82,8 +82,8 @@ def _consistent(game: Game, sample: Game, opp: int) -> bool:
 
 
 def determinize(game: Game, player: int, rng: random.Random, max_tries: int = 100) -> Game:
-    """A copy of ``game`` with the cards hidden from ``player`` dealt afresh, consistent with what he
-    knows (see the module docstring).
+    """A copy of ``game`` with the cards hidden from ``player`` dealt afresh, consistent with what
+    he knows (see the module docstring).
 
     The copy records no events and shuffles future deals with a fresh seed from ``rng``, so it leaks
     nothing. Up to ``max_tries`` samples are drawn to satisfy the opponent's declarations; if none

@@ -3,8 +3,8 @@
 A game's :attr:`~piquet_env.game.state.Game.events` is a list of plain dicts (JSON-serializable):
 ``partie`` (rules, mode), ``cut``, ``deal`` (the dealt cards and talon order), ``action`` (player,
 action id, name, ``auto`` for forced declaration decisions), ``score``, ``trick``, ``deal_end`` (the
-score breakdowns), ``tie_break`` and ``result``. The deals and the players' own actions are enough to
-rebuild the game: :func:`replay` does that and checks that every event comes out the same.
+score breakdowns), ``tie_break`` and ``result``. The deals and the players' own actions are enough
+to rebuild the game: :func:`replay` does that and checks that every event comes out the same.
 """
 
 from __future__ import annotations

@@ -79,8 +79,8 @@ def repique_player(scores: list[list[int]], rules: Rules) -> int | None:
     """The player (0 or 1) who makes a repique from the declaration scores, or ``None``.
 
     ``standard``: his declarations total 30+ and the opponent's total 0. ``classic``: counting in
-    reckoning order (carte blanche, point, sequence, set) he reaches 30 before the opponent has scored
-    in any category that reckons earlier.
+    reckoning order (carte blanche, point, sequence, set) he reaches 30 before the opponent has
+    scored in any category that reckons earlier.
     """
     for p in (0, 1):
         mine, theirs = scores[p], scores[1 - p]

@@ -253,7 +253,8 @@ class Game:
 
     @property
     def category(self) -> int:
-        """Declaration category being decided (0 point, 1 sequence, 2 set); meaningful in DECLARE."""
+        """Declaration category being decided (0 point, 1 sequence, 2 set); meaningful in
+        DECLARE."""
         return self.decl_step >> 1
 
     def returns(self) -> tuple[int, int]:
@@ -302,8 +303,8 @@ class Game:
     def apply(self, action: int) -> None:
         """Play ``action`` for :attr:`current_player`.
 
-        Raises :class:`IllegalActionError` (a ``ValueError``) naming the action and the legal ones if
-        it is not legal; the state is then unchanged.
+        Raises :class:`IllegalActionError` (a ``ValueError``) naming the action and the legal ones
+        if it is not legal; the state is then unchanged.
         """
         try:
             action = operator.index(action)

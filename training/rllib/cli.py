@@ -5,8 +5,8 @@
     piquet train --backend rllib --set train_batch_size=8000 --set rules=classic+normand
     piquet train --backend rllib --resume runs/rllib --iterations 100  # continue a run
 
-The same flags work as ``python -m training.rllib.cli ...``. ``--set KEY=VALUE`` (and
-``--config FILE.toml``) set any field of :class:`training.rllib.train.RLlibConfig`. The run
+The same flags work as ``python -m piquet_training.rllib.cli ...``. ``--set KEY=VALUE`` (and
+``--config FILE.toml``) set any field of :class:`piquet_training.rllib.run.RLlibConfig`. The run
 writes ``OUT/policy.safetensors``, which ``piquet eval``, ``ladder`` and ``play`` take as an agent
 spec, and ``OUT/checkpoints/latest.safetensors``, which ``--resume`` continues.
 
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from training.rllib.config import RLlibConfig
+from piquet_training.rllib.algo import RLlibConfig
 
 _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "--num-env-runners": (
@@ -162,7 +162,7 @@ def build_config(args: argparse.Namespace) -> RLlibConfig:
     cfg = RLlibConfig()
     resume = getattr(args, "resume", None)
     if resume:
-        from agents.checkpoint import LATEST_FILE, read_checkpoint
+        from piquet_agents.checkpoint import LATEST_FILE, read_checkpoint
 
         path = Path(resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
@@ -179,8 +179,8 @@ def build_config(args: argparse.Namespace) -> RLlibConfig:
 
 
 def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
-    from agents.policy import PolicyAgent
-    from training.evaluation import evaluate
+    from piquet_agents.policy import PolicyAgent
+    from piquet_training.evaluation.duplicate import evaluate
 
     agent = PolicyAgent.load(policy)
     for opponent in ("random", "heuristic"):
@@ -190,7 +190,7 @@ def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
 
 def run_rllib(args: argparse.Namespace) -> int:
     """Run ``piquet train --backend rllib`` with parsed ``args``; return the exit status."""
-    from agents.checkpoint import CheckpointError
+    from piquet_agents.checkpoint import CheckpointError
 
     try:
         cfg = build_config(args)
@@ -208,7 +208,7 @@ def run_rllib(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from training.rllib.train import train
+    from piquet_training.rllib.run import train
 
     try:
         result = train(cfg, resume=getattr(args, "resume", None))
@@ -238,9 +238,9 @@ def run_rllib(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The standalone parser of ``python -m training.rllib.cli``."""
+    """The standalone parser of ``python -m piquet_training.rllib.cli``."""
     p = argparse.ArgumentParser(
-        prog="python -m training.rllib.cli",
+        prog="python -m piquet_training.rllib.cli",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -259,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m training.rllib.cli``."""
+    """Entry point of ``python -m piquet_training.rllib.cli``."""
     return run_rllib(build_parser().parse_args(argv))
 
 

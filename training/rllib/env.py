@@ -2,15 +2,15 @@
 
 RLlib's current API stack runs multi-agent environments as
 :class:`~ray.rllib.env.multi_agent_env.MultiAgentEnv`; :func:`make_env` wraps
-:func:`piquet_env.piquet_v0.env` (the AEC environment with PettingZoo's standard wrappers) in RLlib's
-:class:`~ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv`, which turns the turn-based AEC
-loop into RLlib's dict-per-agent steps: after each move only the agent to act next gets an
+:func:`piquet_env.piquet_v0.env` (the AEC environment with PettingZoo's standard wrappers) in
+RLlib's :class:`~ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv`, which turns the turn-based
+AEC loop into RLlib's dict-per-agent steps: after each move only the agent to act next gets an
 observation, and each agent's rewards reach it with its next observation (or at the end).
 
 The env config is passed straight to :func:`piquet_env.piquet_v0.env` as keyword options (``rules``,
 ``variants``, ``episode``, ``reward``, ``reward_scale``), so any option of the environment works
 unchanged. Observations stay the environment's dict ``{"observation", "action_mask"}``;
-:class:`training.rllib.module.MaskedActorCriticModule` reads both.
+:class:`piquet_training.rllib.module.MaskedActorCriticModule` reads both.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Weights in and out of RLlib: the ``PolicyAgent`` export and the run checkpoints.
 
 RLlib keeps each module's weights on its learners; :func:`module_state` reads ``main`` (or a
-snapshot) back as the state dict of the project's :class:`~agents.policy.ActorCritic`, which the
-RLModule holds as ``model`` (:mod:`training.rllib.module`), so nothing is converted.
-:func:`export_policy` writes it with :func:`agents.checkpoint.save_policy`: the file loads with
-:meth:`agents.policy.PolicyAgent.load` and plays in ``piquet eval``, ``ladder`` and ``play``.
+snapshot) back as the state dict of the project's :class:`~piquet_agents.policy.ActorCritic`, which
+the RLModule holds as ``model`` (:mod:`piquet_training.rllib.module`), so nothing is converted.
+:func:`export_policy` writes it with :func:`piquet_agents.checkpoint.save_policy`: the file loads
+with :meth:`piquet_agents.policy.PolicyAgent.load` and plays in ``piquet eval``, ``ladder`` and
+``play``.
 :func:`save_run_checkpoint` / :func:`restore_run_checkpoint` keep ``main``, its Adam state, the
 league and the counters in one piquet checkpoint (safetensors; nothing is pickled).
 """
@@ -16,11 +17,10 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from agents import checkpoint as ck
-from agents.policy import ActorCritic
-from training.rllib.config import RLlibConfig
-from training.rllib.selfplay import MAIN, SelfPlayCallback, set_weights, snapshot_ids
+from piquet_agents import checkpoint as ck
+from piquet_agents.network import ActorCritic
+from piquet_training.rllib.algo import RLlibConfig
+from piquet_training.rllib.league import MAIN, SelfPlayCallback, set_weights, snapshot_ids
 
 CHECKPOINT_KIND = "rllib"
 """``meta["trainer"]`` of checkpoints written here."""
@@ -45,7 +45,8 @@ def set_module_state(algorithm: Any, module_id: str, weights: dict[str, torch.Te
 
 
 def network(cfg: RLlibConfig, weights: dict[str, torch.Tensor]) -> ActorCritic:
-    """An :class:`~agents.policy.ActorCritic` of the run's architecture holding ``weights``."""
+    """An :class:`~piquet_agents.policy.ActorCritic` of the run's architecture holding
+    ``weights``."""
     rules = cfg.rules_obj
     from piquet_env.observation import encoder_for
 
@@ -59,7 +60,7 @@ def export_policy(
     algorithm: Any, path: str | Path, cfg: RLlibConfig, module_id: str = MAIN
 ) -> Path:
     """Write module ``module_id`` of ``algorithm`` as a ``PolicyAgent`` checkpoint at ``path``
-    (loadable with :meth:`agents.policy.PolicyAgent.load`); return the path."""
+    (loadable with :meth:`piquet_agents.policy.PolicyAgent.load`); return the path."""
     model = network(cfg, module_state(algorithm, module_id))
     return ck.save_policy(path, model, cfg.rules_obj, {"trainer": CHECKPOINT_KIND, **cfg.to_dict()})
 

@@ -1,17 +1,17 @@
-"""The action-masking RLModule: the project's :class:`~agents.policy.ActorCritic`, inside RLlib.
+"""The action-masking RLModule: the project's :class:`~piquet_agents.network.ActorCritic` in RLlib.
 
 :class:`MaskedActorCriticModule` is a torch RLModule of RLlib's current API stack that holds one
-:class:`~agents.policy.ActorCritic` (MLP trunk shared by a policy head and a value head) as
+:class:`~piquet_agents.policy.ActorCritic` (MLP trunk shared by a policy head and a value head) as
 ``self.model``. It adapts the environment's observation dict to the network: the batch's
 ``obs`` column is ``{"observation": float32 [B, obs_size], "action_mask": int8 [B, n_actions]}``
 (see :mod:`piquet_env.observation`), and the network's forward replaces the logits of illegal
-actions by :data:`~agents.policy.MASKED_LOGIT`, so RLlib's categorical distribution never samples
-one and PPO's ratios, entropies and KL terms stay finite. The value head serves PPO's critic
+actions by :data:`~piquet_agents.policy.MASKED_LOGIT`, so RLlib's categorical distribution never
+samples one and PPO's ratios, entropies and KL terms stay finite. The value head serves PPO's critic
 (:class:`~ray.rllib.core.rl_module.apis.ValueFunctionAPI`), reusing the trunk's embeddings of the
 training pass.
 
 Because the module *is* the project's network, exporting it to a ``PolicyAgent`` checkpoint is a
-copy of its ``state_dict`` (:func:`training.rllib.export.export_policy`), with no conversion.
+copy of its ``state_dict`` (:func:`piquet_training.rllib.export.export_policy`), with no conversion.
 
 ``model_config`` keys: ``hidden`` (trunk widths, default ``[256, 256]``) and ``activation``
 (``"tanh"`` or ``"relu"``, default ``"tanh"``), as in ``piquet train``'s config.
@@ -23,11 +23,10 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+from piquet_agents.network import MASKED_LOGIT, ActorCritic
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
-
-from agents.policy import MASKED_LOGIT, ActorCritic
 
 OBS_KEY = "observation"
 """Key of the observation vector in the environment's observation dict."""
@@ -38,7 +37,8 @@ DEFAULT_ACTIVATION = "tanh"
 
 
 def _split_obs(batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The observation vectors and action masks of a batch whose ``obs`` column is the env's dict."""
+    """The observation vectors and action masks of a batch whose ``obs`` column is the env's
+    dict."""
     obs = batch[Columns.OBS]
     if not isinstance(obs, dict) or OBS_KEY not in obs or MASK_KEY not in obs:
         got = sorted(obs) if isinstance(obs, dict) else type(obs).__name__
@@ -52,8 +52,8 @@ def _split_obs(batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
 class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
     """PPO RLModule over the observation dict of the piquet env, masking illegal actions.
 
-    ``self.model`` is an :class:`~agents.policy.ActorCritic` sized from the observation and action
-    spaces and from ``model_config`` (``hidden``, ``activation``).
+    ``self.model`` is an :class:`~piquet_agents.policy.ActorCritic` sized from the observation and
+    action spaces and from ``model_config`` (``hidden``, ``activation``).
     """
 
     def setup(self) -> None:

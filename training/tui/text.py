@@ -2,7 +2,8 @@
 
 A :class:`Style` formats cards with Unicode suits (``'10♠'``, red hearts and diamonds when colour is
 on) or plain ASCII names (``'TS'``); a :class:`Cast` names the two players from the point of view of
-whoever is reading ("You lead" / "random leads"). Everything here returns strings and prints nothing.
+whoever is reading ("You lead" / "random leads"). Everything here returns strings and prints
+nothing.
 
 >>> from piquet_env.cards import parse_mask
 >>> Style().hand(parse_mask("7c ac 10s qh"))
@@ -28,9 +29,15 @@ WIDTH = 78
 _RED, _DEFAULT_FG = "\x1b[31m", "\x1b[39m"
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 SCORE_ROWS = (
-    ("carte_blanche", "carte blanche"), ("point", "point"), ("sequence", "sequences"),
-    ("set", "sets"), ("play", "play"), ("repique", "repique"), ("pique", "pique"),
-    ("capot", "capot"), ("cards", "the cards"),
+    ("carte_blanche", "carte blanche"),
+    ("point", "point"),
+    ("sequence", "sequences"),
+    ("set", "sets"),
+    ("play", "play"),
+    ("repique", "repique"),
+    ("pique", "pique"),
+    ("capot", "capot"),
+    ("cards", "the cards"),
 )
 """The fields of a :class:`DealScore` in reckoning order, with the words a player uses."""
 
@@ -40,8 +47,7 @@ def want_color(ascii_only: bool, stream: object = None) -> bool:
     environment (https://no-color.org)."""
     stream = sys.stdout if stream is None else stream
     isatty = getattr(stream, "isatty", None)
-    return (not ascii_only and "NO_COLOR" not in os.environ and isatty is not None
-            and bool(isatty()))
+    return not ascii_only and "NO_COLOR" not in os.environ and isatty is not None and bool(isatty())
 
 
 @dataclass(frozen=True)
@@ -133,8 +139,9 @@ def role(game_elder: int, p: int) -> str:
     return "elder" if p == game_elder else "younger"
 
 
-def score_table(scores: tuple[DealScore, DealScore] | list[dict], cast: Cast,
-                style: Style) -> list[str]:
+def score_table(
+    scores: tuple[DealScore, DealScore] | list[dict], cast: Cast, style: Style
+) -> list[str]:
     """Lines of a deal's score breakdown: one row per field either player scored, then the total.
 
     ``scores`` are the two players' :class:`DealScore` or their ``to_dict()`` forms.
@@ -146,13 +153,20 @@ def score_table(scores: tuple[DealScore, DealScore] | list[dict], cast: Cast,
     for key, label in SCORE_ROWS:
         if rows[0].get(key) or rows[1].get(key):
             out.append(f"  {label:<{left - 2}}" + "".join(f"{rows[p][key]:>{col}}" for p in (0, 1)))
-    out.append(style.bold(f"  {'deal total':<{left - 2}}"
-                          + "".join(f"{rows[p]['total']:>{col}}" for p in (0, 1))))
+    out.append(
+        style.bold(
+            f"  {'deal total':<{left - 2}}" + "".join(f"{rows[p]['total']:>{col}}" for p in (0, 1))
+        )
+    )
     return out
 
 
-def settlement_lines(totals: list[int] | tuple[int, int], result: list[int] | tuple[int, int],
-                     rules: Rules, cast: Cast) -> list[str]:
+def settlement_lines(
+    totals: list[int] | tuple[int, int],
+    result: list[int] | tuple[int, int],
+    rules: Rules,
+    cast: Cast,
+) -> list[str]:
     """How the partie was settled, with the arithmetic (RULES.md section 8)."""
     a, b = totals
     out = [f"Final totals: {cast.who(0, False)} {a}, {cast.who(1, False)} {b}."]

@@ -6,8 +6,10 @@ Each parser takes the text typed and what is legal, and returns engine action id
 >>> from piquet_env.cards import parse_card
 >>> from piquet_env.rules import STANDARD
 >>> legal = [parse_card("QH"), parse_card("7H")]
->>> parse_play("qh", legal, STANDARD) == parse_card("QH"), parse_play("2", legal, STANDARD) == legal[1]
-(True, True)
+>>> parse_play("qh", legal, STANDARD) == parse_card("QH")
+True
+>>> parse_play("2", legal, STANDARD) == legal[1]
+True
 """
 
 from __future__ import annotations
@@ -38,15 +40,23 @@ def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
     try:
         card = parse_card(token)
     except ValueError as err:
-        raise InputError(f"{token!r} is not a card: type a rank (7 8 9 10 J Q K A) and a suit "
-                         f"(c d h s), like qh or 10s, or a number") from err
+        raise InputError(
+            f"{token!r} is not a card: type a rank (7 8 9 10 J Q K A) and a suit "
+            f"(c d h s), like qh or 10s, or a number"
+        ) from err
     if card >= rules.n_cards:
         raise InputError(f"there is no joker in the pack of {rules.name} rules")
     return card
 
 
-def parse_play(text: str, legal: Sequence[int], rules: Rules, hand: int | None = None,
-               lead: int | None = None, name: Callable[[int], str] = card_str) -> int:
+def parse_play(
+    text: str,
+    legal: Sequence[int],
+    rules: Rules,
+    hand: int | None = None,
+    lead: int | None = None,
+    name: Callable[[int], str] = card_str,
+) -> int:
     """The card to play from ``text``: a card name (``'qh'``, ``'10s'``) or the number of a legal
     card (1-based, in the order of ``legal``).
 
@@ -63,14 +73,20 @@ def parse_play(text: str, legal: Sequence[int], rules: Rules, hand: int | None =
         raise InputError(f"you do not hold {name(card)}")
     if lead is not None and lead != JOKER:
         suit = SUIT_NAMES[lead >> 3]
-        raise InputError(f"you must follow {suit}: play one of "
-                         f"{' '.join(name(c) for c in legal)}")
-    raise InputError(f"{name(card)} cannot be played now; legal: "
-                     f"{' '.join(name(c) for c in legal)}")
+        raise InputError(f"you must follow {suit}: play one of {' '.join(name(c) for c in legal)}")
+    raise InputError(
+        f"{name(card)} cannot be played now; legal: {' '.join(name(c) for c in legal)}"
+    )
 
 
-def parse_discards(text: str, hand: Sequence[int], lo: int, hi: int, rules: Rules,
-                   name: Callable[[int], str] = card_str) -> list[int]:
+def parse_discards(
+    text: str,
+    hand: Sequence[int],
+    lo: int,
+    hi: int,
+    rules: Rules,
+    name: Callable[[int], str] = card_str,
+) -> list[int]:
     """The cards to discard from ``text``: card names or numbers into ``hand`` (the hand as shown,
     1-based), optionally after the word ``discard``; ``none`` (or ``done``) discards nothing.
 

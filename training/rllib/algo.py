@@ -2,9 +2,10 @@
 
 :class:`RLlibConfig` holds every setting (``piquet train --backend rllib`` flags and ``--set``
 keys); :func:`algo_config` turns it into PPO on RLlib's current API stack over the piquet env
-(:mod:`training.rllib.env`) with the action-masking module (:mod:`training.rllib.module`) and
-the self-play league (:mod:`training.rllib.selfplay`). Importing this module does not import
-Ray (:func:`algo_config` does).
+(:mod:`piquet_training.rllib.env`) with the action-masking module
+(:mod:`piquet_training.rllib.module`) and the self-play league
+(:mod:`piquet_training.rllib.league`). Importing this module does not import Ray
+(:func:`algo_config` does).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from piquet_env.rules import Rules, make_rules
 
 @dataclass
 class RLlibConfig:
-    """Every setting of an RLlib self-play run (the CLI flags of ``piquet train --backend rllib``)."""
+    """Every setting of an RLlib self-play run (the CLI flags of ``piquet train --backend
+    rllib``)."""
 
     # --- run ---------------------------------------------------------------------------------
     iterations: int = 20
@@ -147,13 +149,12 @@ class RLlibConfig:
 
 def algo_config(cfg: RLlibConfig) -> Any:
     """The RLlib ``PPOConfig`` of a run (current API stack, multi-agent self-play)."""
+    from piquet_training.rllib.env import ENV_NAME, register
+    from piquet_training.rllib.league import MAIN, SelfPlayCallback, mapping_fn
+    from piquet_training.rllib.module import MaskedActorCriticModule
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
-    from training.rllib.env import ENV_NAME, register
-    from training.rllib.module import MaskedActorCriticModule
-    from training.rllib.selfplay import MAIN, SelfPlayCallback, mapping_fn
 
     register()
     spec = RLModuleSpec(

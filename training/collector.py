@@ -3,11 +3,11 @@
 :class:`Collector` drives ``num_envs`` :class:`~piquet_env.game.Game` objects directly (no
 PettingZoo wrapper, for speed) and plays a fixed number of *complete* games per call, so every
 rollout starts from fresh games whose seeds come from the collector's numpy RNG: a run stopped
-between updates resumes exactly (see :mod:`agents.checkpoint`).
+between updates resumes exactly (see :mod:`piquet_agents.checkpoint`).
 
 Each seat of a game is controlled by a :class:`Seat`: the learner's network (its decisions are
 recorded with observation, mask, action, log-probability and value), a frozen snapshot network, or
-any :class:`~agents.base.Agent` (heuristic, random). All seats played by the same network are
+any :class:`~piquet_agents.base.Agent` (heuristic, random). All seats played by the same network are
 batched into one forward pass per step. The learner playing both seats of a game is self-play with
 parameter sharing: the two seats are two separate trajectories.
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from piquet_agents.base import Agent, Turn
+from piquet_agents.network import ActorCritic
 
-from agents.base import Agent, Turn
-from agents.policy import ActorCritic
 from piquet_env.game import Game
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
@@ -61,7 +61,7 @@ class Rollout:
 
     ``dones[i]`` marks the last decision of its trajectory; ``states`` holds the asymmetric
     critic's full-information input when recorded. ``logprobs`` and ``values`` are those
-    of the acting network (0 for decisions recorded from an :class:`~agents.base.Agent`).
+    of the acting network (0 for decisions recorded from an :class:`~piquet_agents.base.Agent`).
     ``env_steps`` counts every decision applied, by any seat; ``points`` maps each matchup label
     to the recorded seats' per-deal point differences.
     """
@@ -110,8 +110,8 @@ def critic_state(game: Game, player: int, out: np.ndarray) -> None:
     enc = encoder_for(game.rules)
     size, n = enc.size, game.rules.n_cards
     enc.encode_into(game, player, out[:size])
-    enc.encode_into(game, 1 - player, out[size:2 * size])
-    tail = out[2 * size:]
+    enc.encode_into(game, 1 - player, out[size : 2 * size])
+    tail = out[2 * size :]
     tail[:] = 0.0
     k = len(game.talon)
     for i, c in enumerate(game.talon):
@@ -127,9 +127,18 @@ class Collector:
     ``rng`` by the matchup function).
     """
 
-    def __init__(self, rules: Rules, mode: str, num_envs: int, rng: np.random.Generator, *,
-                 reward_scale: float = 0.02, settle_weight: float = 1.0,
-                 dense_reward: bool = True, record_states: bool = False) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        mode: str,
+        num_envs: int,
+        rng: np.random.Generator,
+        *,
+        reward_scale: float = 0.02,
+        settle_weight: float = 1.0,
+        dense_reward: bool = True,
+        record_states: bool = False,
+    ) -> None:
         if mode not in ("partie", "deal"):
             raise ValueError(f"mode must be 'partie' or 'deal', got {mode!r}")
         self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
@@ -159,8 +168,9 @@ class Collector:
             nonlocal started
             started += 1
             seat0, seat1, label = matchup(self.rng)
-            game = Game(self.rules, seed=int(self.rng.integers(2**63)), mode=self.mode,
-                        record=False)
+            game = Game(
+                self.rules, seed=int(self.rng.integers(2**63)), mode=self.mode, record=False
+            )
             for s in (seat0, seat1):
                 if s.agent is not None:
                     s.agent.reset(int(self.rng.integers(2**63)))
@@ -188,8 +198,21 @@ class Collector:
                             st = np.empty((1, self.state_size), np.float32)
                             critic_state(g, p, st[0])
                             state_chunks.append(st)
-                        self._record(slot, p, o, m, action, 0.0, 0.0, obs_chunks, mask_chunks,
-                                     act_chunks, logp_chunks, value_chunks, rewards)
+                        self._record(
+                            slot,
+                            p,
+                            o,
+                            m,
+                            action,
+                            0.0,
+                            0.0,
+                            obs_chunks,
+                            mask_chunks,
+                            act_chunks,
+                            logp_chunks,
+                            value_chunks,
+                            rewards,
+                        )
                     else:
                         action = int(seat.agent.act(Turn(g, p)))  # type: ignore[union-attr]
                     self._apply(slot, action, rewards, points, out)
@@ -208,14 +231,17 @@ class Collector:
                     g = slot.game
                     if states is not None:
                         critic_state(g, g.current_player, states[i])
-                        obs[i] = states[i, :enc.size]
+                        obs[i] = states[i, : enc.size]
                     else:
                         enc.encode_into(g, g.current_player, obs[i])
                     masks[i, g.legal_actions()] = 1
                 actions, logp, values = seat.model.act(  # type: ignore[union-attr]
-                    torch.from_numpy(obs), torch.from_numpy(masks),
+                    torch.from_numpy(obs),
+                    torch.from_numpy(masks),
                     None if states is None else torch.from_numpy(states),
-                    greedy=seat.greedy, with_value=seat.record)
+                    greedy=seat.greedy,
+                    with_value=seat.record,
+                )
                 actions_np = actions.numpy()
                 if seat.record:
                     if states is not None:
@@ -260,8 +286,9 @@ class Collector:
         out.actions = cat(act_chunks, (), np.int64)
         out.logprobs = cat(logp_chunks, (), np.float32)
         out.values = cat(value_chunks, (), np.float32)
-        out.rewards = np.asarray(rewards, dtype=np.float32)[order] if rewards else \
-            np.zeros(0, np.float32)
+        out.rewards = (
+            np.asarray(rewards, dtype=np.float32)[order] if rewards else np.zeros(0, np.float32)
+        )
         out.dones = dones
         out.points = points
         if self.record_states:
@@ -269,9 +296,21 @@ class Collector:
         return out
 
     @staticmethod
-    def _record(slot: _Slot, p: int, o: np.ndarray, m: np.ndarray, action: int, logp: float,
-                value: float, obs_chunks: list, mask_chunks: list, act_chunks: list,
-                logp_chunks: list, value_chunks: list, rewards: list[float]) -> None:
+    def _record(
+        slot: _Slot,
+        p: int,
+        o: np.ndarray,
+        m: np.ndarray,
+        action: int,
+        logp: float,
+        value: float,
+        obs_chunks: list,
+        mask_chunks: list,
+        act_chunks: list,
+        logp_chunks: list,
+        value_chunks: list,
+        rewards: list[float],
+    ) -> None:
         obs_chunks.append(o)
         mask_chunks.append(m)
         act_chunks.append(np.array([action]))
@@ -281,8 +320,14 @@ class Collector:
         rewards.append(slot.pending[p])
         slot.pending[p] = 0.0
 
-    def _apply(self, slot: _Slot, action: int, rewards: list[float],
-               points: dict[str, list[int]], out: Rollout) -> None:
+    def _apply(
+        self,
+        slot: _Slot,
+        action: int,
+        rewards: list[float],
+        points: dict[str, list[int]],
+        out: Rollout,
+    ) -> None:
         """Play one action; credit the points it scored (and, at the end, the settlement) to the
         recorded seats' latest decisions."""
         g = slot.game
@@ -328,8 +373,13 @@ class OpponentPool:
 
     KINDS = ("self", "snapshot", "heuristic", "random")
 
-    def __init__(self, learner: ActorCritic, weights: dict[str, float], size: int = 6,
-                 agent_factories: dict[str, Callable[[], Agent]] | None = None) -> None:
+    def __init__(
+        self,
+        learner: ActorCritic,
+        weights: dict[str, float],
+        size: int = 6,
+        agent_factories: dict[str, Callable[[], Agent]] | None = None,
+    ) -> None:
         unknown = set(weights) - set(self.KINDS)
         if unknown:
             raise ValueError(f"unknown opponent kinds {sorted(unknown)}; expected {self.KINDS}")
@@ -342,8 +392,8 @@ class OpponentPool:
         self.snapshots: list[ActorCritic] = []
         self.snapshot_updates: list[int] = []
         if agent_factories is None:
-            from agents.heuristic import HeuristicAgent
-            from agents.random_agent import RandomAgent
+            from piquet_agents.heuristic import HeuristicAgent
+            from piquet_agents.random_agent import RandomAgent
 
             agent_factories = {"heuristic": HeuristicAgent, "random": RandomAgent}
         self.factories = agent_factories

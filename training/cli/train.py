@@ -6,8 +6,8 @@
     piquet train --show-config                     # print the effective config as TOML
 
 ``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
-:mod:`training.ppo`) or ``rllib`` (Ray RLlib, :mod:`training.rllib.cli`, which adds its own flags
-and reads its own config fields).
+:mod:`piquet_training.ppo`) or ``rllib`` (Ray RLlib, :mod:`piquet_training.rllib.cli`, which adds
+its own flags and reads its own config fields).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 import types
 from pathlib import Path
 
-from training.config import TrainConfig, apply_overrides, load_toml, to_toml
+from piquet_training.config import TrainConfig, apply_overrides, load_toml, to_toml
 
 BACKENDS = ("torch", "rllib")
 
@@ -25,7 +25,7 @@ BACKENDS = ("torch", "rllib")
 def _rllib_cli() -> types.ModuleType | None:
     """The RLlib backend's CLI module (importing it needs no Ray), or None if absent."""
     try:
-        from training.rllib import cli
+        from piquet_training.rllib import cli
     except ImportError:  # pragma: no cover - a trimmed install without the RLlib backend
         return None
     return cli
@@ -35,7 +35,7 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
     """The run's config: the checkpoint's (on ``--resume``) or the default, then ``--config``,
     then each ``--set``."""
     if args.resume:
-        from agents.checkpoint import LATEST_FILE, read_checkpoint
+        from piquet_agents.checkpoint import LATEST_FILE, read_checkpoint
 
         path = Path(args.resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
@@ -48,7 +48,7 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from agents.checkpoint import CheckpointError
+    from piquet_agents.checkpoint import CheckpointError
 
     rllib = _rllib_cli()
     if args.backend == "rllib":
@@ -69,30 +69,46 @@ def _run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
-    from training.ppo import train
+    from piquet_training.ppo import train
 
     try:
         result = train(cfg, resume=args.resume)
     except CheckpointError as exc:
         print(f"piquet train: {exc}", file=sys.stderr)
         return 2
-    print(f"peak resident memory: {result.peak_rss_mib:,.0f} MiB; "
-          f"throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}")
+    print(
+        f"peak resident memory: {result.peak_rss_mib:,.0f} MiB; "
+        f"throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}"
+    )
     return 0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet train``."""
-    p = sub.add_parser("train", help="train a policy by self-play (PPO) and evaluate it",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "train",
+        help="train a policy by self-play (PPO) and evaluate it",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--config", metavar="FILE.toml", help="TOML file of config fields")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one config field (repeatable), e.g. --set updates=10")
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override one config field (repeatable), e.g. --set updates=10",
+    )
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
-    p.add_argument("--backend", choices=BACKENDS, default="torch",
-                   help="training backend: torch (built in) or rllib (needs Ray RLlib)")
-    p.add_argument("--show-config", action="store_true",
-                   help="print the effective config as TOML and exit")
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="torch",
+        help="training backend: torch (built in) or rllib (needs Ray RLlib)",
+    )
+    p.add_argument(
+        "--show-config", action="store_true", help="print the effective config as TOML and exit"
+    )
     rllib = _rllib_cli()
     if rllib is not None:
         rllib.add_rllib_arguments(p)

@@ -16,18 +16,28 @@ import argparse
 import json
 import sys
 
+from piquet_training.evaluation.duplicate import MODES, evaluate
+from piquet_training.evaluation.ladder import run_ladder
+
 from piquet_env.rules import make_rules
-from training.evaluation import MODES, evaluate
-from training.ladder import run_ladder
 
 
 def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
     p.add_argument("--deals", type=int, default=200, metavar="N", help=deals_help)
-    p.add_argument("--mode", choices=MODES, default="deal",
-                   help="deal: each game is one deal; partie: a whole partie (default: deal)")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="deal",
+        help="deal: each game is one deal; partie: a whole partie (default: deal)",
+    )
     p.add_argument("--rules", default="standard", help="rule set: standard or classic")
-    p.add_argument("--variant", action="append", default=[], metavar="NAME",
-                   help="orbis, saison or normand (repeatable)")
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="orbis, saison or normand (repeatable)",
+    )
     p.add_argument("--workers", type=int, default=1, help="processes to play in (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the cards and agents (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -49,7 +59,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def _build_check(specs: list[str], rules) -> None:
     """Build each agent once in this process so a bad spec fails before any game is played."""
-    from agents.registry import make_agent
+    from piquet_agents.registry import make_agent
 
     for s in specs:
         try:
@@ -63,8 +73,17 @@ def run_eval(args: argparse.Namespace) -> int:
     _check(args)
     rules = _rules(args)
     _build_check([args.agent_a, args.agent_b], rules)
-    rep = evaluate(args.agent_a, args.agent_b, rules, args.deals, args.mode, args.seed,
-                   args.workers, progress=not args.no_progress, save_dir=args.save_games)
+    rep = evaluate(
+        args.agent_a,
+        args.agent_b,
+        rules,
+        args.deals,
+        args.mode,
+        args.seed,
+        args.workers,
+        progress=not args.no_progress,
+        save_dir=args.save_games,
+    )
     print(rep.summary())
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
@@ -82,8 +101,15 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
     if len(set(args.agents)) != len(args.agents):
         raise SystemExit(f"piquet: ladder agents must be distinct, got {args.agents}")
     _build_check(args.agents, rules)
-    res = run_ladder(args.agents, rules, args.deals, args.mode, args.seed, args.workers,
-                     progress=not args.no_progress)
+    res = run_ladder(
+        args.agents,
+        rules,
+        args.deals,
+        args.mode,
+        args.seed,
+        args.workers,
+        progress=not args.no_progress,
+    )
     print(res.summary())
     json_path, png_path = res.save(args.out)
     print(f"ladder written to {json_path} and {png_path}")
@@ -92,21 +118,29 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet eval`` and ``piquet ladder``."""
-    p = sub.add_parser("eval", help="duplicate-deal match of agent A against agent B",
-                       description="Play N duplicate pairs (each deal twice, seats swapped) and "
-                                   "report points per deal, win rate and (partie mode) the "
-                                   "settled score, with 95%% confidence intervals.")
-    p.add_argument("agent_a", metavar="A", help="random, heuristic, mcts:ITERATIONS or a checkpoint")
+    p = sub.add_parser(
+        "eval",
+        help="duplicate-deal match of agent A against agent B",
+        description="Play N duplicate pairs (each deal twice, seats swapped) and "
+        "report points per deal, win rate and (partie mode) the "
+        "settled score, with 95%% confidence intervals.",
+    )
+    p.add_argument(
+        "agent_a", metavar="A", help="random, heuristic, mcts:ITERATIONS or a checkpoint"
+    )
     p.add_argument("agent_b", metavar="B", help="the opponent, same forms as A")
     _common(p, "duplicate pairs to play (each pair is 2 games; default 200)")
     p.add_argument("--save-games", metavar="DIR", help="write each game's JSON log into DIR")
     p.add_argument("--json", metavar="FILE", help="write the report (with every game) as JSON")
     p.set_defaults(func=run_eval)
 
-    q = sub.add_parser("ladder", help="round-robin ladder with openskill ratings",
-                       description="Every pair of agents plays a duplicate-deal match; the "
-                                   "ratings, table and points matrix go to DIR/ladder.json and "
-                                   "DIR/ladder.png.")
+    q = sub.add_parser(
+        "ladder",
+        help="round-robin ladder with openskill ratings",
+        description="Every pair of agents plays a duplicate-deal match; the "
+        "ratings, table and points matrix go to DIR/ladder.json and "
+        "DIR/ladder.png.",
+    )
     q.add_argument("agents", nargs="+", metavar="AGENT", help="two or more agent specs")
     _common(q, "duplicate pairs per pairing (default 200)")
     q.add_argument("--out", default="ladder", metavar="DIR", help="output folder (default ladder)")
@@ -114,6 +148,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 if __name__ == "__main__":
-    from training.cli import main
+    from piquet_training.cli import main
 
     sys.exit(main(["eval", *sys.argv[1:]]))

@@ -25,8 +25,15 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
-HOT_ATTRIBUTES = ("agent_selection", "rewards", "terminations", "truncations", "infos", "agents",
-                  "_cumulative_rewards")
+HOT_ATTRIBUTES = (
+    "agent_selection",
+    "rewards",
+    "terminations",
+    "truncations",
+    "infos",
+    "agents",
+    "_cumulative_rewards",
+)
 """Attributes read at every step; the wrappers below read them from the raw env directly."""
 
 
@@ -134,8 +141,13 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         raw = self._raw
         agent = raw.agent_selection
         observation = self._inner_observe(agent) if observe else None
-        return (observation, raw._cumulative_rewards[agent], raw.terminations[agent],
-                raw.truncations[agent], raw.infos[agent])
+        return (
+            observation,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
 
     def agent_iter(self, max_iter: int = 2**63) -> _AgentIterable:
         """Iterate over the agent to act, as the parent's iterable (step or reset between)."""

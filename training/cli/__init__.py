@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 
 COMMANDS = (
-    "training.bench",
-    "training.eval_cli",
-    "training.train_cli",
-    "training.play_cli",
+    "piquet_training.cli.bench",
+    "piquet_training.cli.evaluate",
+    "piquet_training.cli.train",
+    "piquet_training.cli.play",
 )
 """Modules that each contribute one subcommand (in help order)."""
 

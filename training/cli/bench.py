@@ -21,11 +21,19 @@ def _run(args: argparse.Namespace) -> int:
             f"engine ({args.rules}{''.join('+' + v for v in args.variant)}, "
             f"{'no log' if args.no_log else 'event log on'}): "
             f"{res['decisions_per_s']:,.0f} decisions/s, {res['deals_per_s']:,.0f} deals/s "
-            f"({res['decisions']:,} decisions, {res['parties']:,} parties in {res['seconds']:.1f} s)"
+            f"({res['decisions']:,} decisions, {res['parties']:,} parties "
+            f"in {res['seconds']:.1f} s)"
         )
         return 0
-    print_env_report(bench_env(args.rules, tuple(args.variant), args.seconds, args.seed,
-                               pettingzoo=not args.no_pettingzoo))
+    print_env_report(
+        bench_env(
+            args.rules,
+            tuple(args.variant),
+            args.seconds,
+            args.seed,
+            pettingzoo=not args.no_pettingzoo,
+        )
+    )
     return 0
 
 
@@ -38,6 +46,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seconds", type=float, default=5.0, help="how long to run")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-log", action="store_true", help="skip the event log (as search does)")
-    p.add_argument("--no-pettingzoo", action="store_true",
-                   help="env: skip PettingZoo's own five-second performance_benchmark")
+    p.add_argument(
+        "--no-pettingzoo",
+        action="store_true",
+        help="env: skip PettingZoo's own five-second performance_benchmark",
+    )
     p.set_defaults(func=_run)

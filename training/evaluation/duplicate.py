@@ -15,8 +15,8 @@ Two modes:
 :func:`evaluate` reports the mean points per deal, the win rate (a tie counts half) and, in partie
 mode, the settled score, each with a Student-t 95% interval; the verdict is *significant* when the
 interval of :attr:`MatchReport.mean_diff` excludes 0. Agents may be given as objects or as specs for
-:func:`agents.registry.make_agent`; with ``workers > 1`` pairs are played in separate processes,
-each rebuilding the agents (from the spec, or from a pickled copy).
+:func:`piquet_agents.registry.make_agent`; with ``workers > 1`` pairs are played in separate
+processes, each rebuilding the agents (from the spec, or from a pickled copy).
 
 >>> from piquet_env.rules import STANDARD
 >>> rep = evaluate("random", "random", STANDARD, n=20, seed=1)
@@ -36,11 +36,12 @@ from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 
-from agents.base import Agent
-from agents.play import play_game
+from piquet_agents.base import Agent
+from piquet_agents.play import play_game
+from piquet_training.evaluation.stats import Estimate, mean_ci
+
 from piquet_env.game import Game, to_json
 from piquet_env.rules import Rules
-from training.stats import Estimate, mean_ci
 
 MODES = ("deal", "partie")
 AgentLike = Agent | str
@@ -70,8 +71,14 @@ class GameResult:
 
     def to_dict(self) -> dict[str, int | float]:
         """JSON-serializable form."""
-        return {"pair": self.pair, "game": self.game, "a_seat": self.a_seat,
-                "result": self.result, "points": self.points, "deals": self.deals}
+        return {
+            "pair": self.pair,
+            "game": self.game,
+            "a_seat": self.a_seat,
+            "result": self.result,
+            "points": self.points,
+            "deals": self.deals,
+        }
 
 
 @dataclass
@@ -81,7 +88,7 @@ class MatchReport:
     ``mean_diff``, ``ci_low`` and ``ci_high`` are A's mean result per deal (``deal`` mode) or per
     partie (``partie`` mode, the settled score) and its 95% interval; ``significant`` says whether
     that interval excludes 0. ``points`` (per deal), ``wins`` (win rate) and ``partie_score`` are
-    the full :class:`~training.stats.Estimate` objects.
+    the full :class:`~piquet_training.evaluation.stats.Estimate` objects.
     """
 
     agent_a: str
@@ -143,12 +150,22 @@ class MatchReport:
     def to_dict(self, games: bool = False) -> dict:
         """JSON-serializable form; ``games=True`` adds every game's result."""
         d = {
-            "agent_a": self.agent_a, "agent_b": self.agent_b, "rules": self.rules,
-            "mode": self.mode, "seed": self.seed, "n_pairs": self.n_pairs,
-            "n_games": self.n_games, "n_deals": self.n_deals,
-            "mean_diff": self.mean_diff, "ci_low": self.ci_low, "ci_high": self.ci_high,
-            "p_value": self.p_value, "significant": self.significant, "win_rate": self.win_rate,
-            "points_per_deal": self.points.to_dict(), "win_rate_ci": self.wins.to_dict(),
+            "agent_a": self.agent_a,
+            "agent_b": self.agent_b,
+            "rules": self.rules,
+            "mode": self.mode,
+            "seed": self.seed,
+            "n_pairs": self.n_pairs,
+            "n_games": self.n_games,
+            "n_deals": self.n_deals,
+            "mean_diff": self.mean_diff,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "p_value": self.p_value,
+            "significant": self.significant,
+            "win_rate": self.win_rate,
+            "points_per_deal": self.points.to_dict(),
+            "win_rate_ci": self.wins.to_dict(),
             "partie_score": None if self.partie_score is None else self.partie_score.to_dict(),
         }
         if games:
@@ -158,18 +175,25 @@ class MatchReport:
     def summary(self) -> str:
         """A few readable lines: the estimates with their intervals and the verdict."""
         a, b = self.agent_a, self.agent_b
-        lines = [f"{a} vs {b}: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs "
-                 f"({self.n_games} games, {self.n_deals} deals)"]
+        lines = [
+            f"{a} vs {b}: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs "
+            f"({self.n_games} games, {self.n_deals} deals)"
+        ]
         p = self.points
-        lines.append(f"  points per deal ({a} − {b}): {p.mean:+.2f}  "
-                     f"95% CI [{p.low:+.2f}, {p.high:+.2f}]")
+        lines.append(
+            f"  points per deal ({a} − {b}): {p.mean:+.2f}  95% CI [{p.low:+.2f}, {p.high:+.2f}]"
+        )
         w = self.wins
-        lines.append(f"  win rate of {a}: {100 * w.mean:.1f}%  "
-                     f"95% CI [{100 * w.low:.1f}%, {100 * w.high:.1f}%]")
+        lines.append(
+            f"  win rate of {a}: {100 * w.mean:.1f}%  "
+            f"95% CI [{100 * w.low:.1f}%, {100 * w.high:.1f}%]"
+        )
         if self.partie_score is not None:
             s = self.partie_score
-            lines.append(f"  settled partie score of {a}: {s.mean:+.1f}  "
-                         f"95% CI [{s.low:+.1f}, {s.high:+.1f}]")
+            lines.append(
+                f"  settled partie score of {a}: {s.mean:+.1f}  "
+                f"95% CI [{s.low:+.1f}, {s.high:+.1f}]"
+            )
         if self.significant:
             better, worse = (a, b) if self.mean_diff > 0 else (b, a)
             verdict = f"{better} is significantly better than {worse}"
@@ -199,8 +223,15 @@ def pair_deals(rules: Rules, mode: str, rng: random.Random) -> list[tuple[list[i
     return out
 
 
-def play_pair(agent_a: Agent, agent_b: Agent, rules: Rules, mode: str, seed: int, pair: int,
-              save_dir: str | None = None) -> tuple[GameResult, GameResult]:
+def play_pair(
+    agent_a: Agent,
+    agent_b: Agent,
+    rules: Rules,
+    mode: str,
+    seed: int,
+    pair: int,
+    save_dir: str | None = None,
+) -> tuple[GameResult, GameResult]:
     """Play duplicate pair number ``pair``: the same cards twice, A in seat 0 then in seat 1."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -212,8 +243,14 @@ def play_pair(agent_a: Agent, agent_b: Agent, rules: Rules, mode: str, seed: int
         seats = (agent_a, agent_b) if k == 0 else (agent_b, agent_a)
         seats[0].reset(rng.getrandbits(63))
         seats[1].reset(rng.getrandbits(63))
-        game = Game(rules, seed=game_seed, mode=mode, deals=deals, first_elder=0,
-                    record=save_dir is not None)
+        game = Game(
+            rules,
+            seed=game_seed,
+            mode=mode,
+            deals=deals,
+            first_elder=0,
+            record=save_dir is not None,
+        )
         play_game(game, seats)
         a = k
         points = sum(ds[a].total - ds[1 - a].total for ds in game.deal_scores)
@@ -232,7 +269,7 @@ _WORKER_AGENTS: dict[str, Agent] = {}
 def _resolve(agent: AgentLike, rules: Rules, key: str | None = None) -> Agent:
     if not isinstance(agent, str):
         return agent
-    from agents.registry import make_agent
+    from piquet_agents.registry import make_agent
 
     cache_key = key or agent
     if cache_key not in _WORKER_AGENTS:
@@ -240,8 +277,15 @@ def _resolve(agent: AgentLike, rules: Rules, key: str | None = None) -> Agent:
     return _WORKER_AGENTS[cache_key]
 
 
-def _play_chunk(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, mode: str, seed: int,
-                pairs: Sequence[int], save_dir: str | None) -> list[GameResult]:
+def _play_chunk(
+    agent_a: AgentLike,
+    agent_b: AgentLike,
+    rules: Rules,
+    mode: str,
+    seed: int,
+    pairs: Sequence[int],
+    save_dir: str | None,
+) -> list[GameResult]:
     a = _resolve(agent_a, rules, "A:" + agent_a if isinstance(agent_a, str) else None)
     b = _resolve(agent_b, rules, "B:" + agent_b if isinstance(agent_b, str) else None)
     out: list[GameResult] = []
@@ -270,9 +314,18 @@ def _chunks(n: int, size: int) -> Iterator[range]:
         yield range(start, min(n, start + size))
 
 
-def play_games(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mode: str = "deal",
-               seed: int = 0, workers: int = 1, progress: bool = False,
-               save_dir: str | None = None, desc: str | None = None) -> list[GameResult]:
+def play_games(
+    agent_a: AgentLike,
+    agent_b: AgentLike,
+    rules: Rules,
+    n: int,
+    mode: str = "deal",
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+    save_dir: str | None = None,
+    desc: str | None = None,
+) -> list[GameResult]:
     """Play ``n`` duplicate pairs and return their games, sorted by pair then game."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"the number of duplicate pairs must be a positive int, got {n!r}")
@@ -292,7 +345,7 @@ def play_games(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mod
         if workers == 1:
             a, b = _resolve(agent_a, rules), _resolve(agent_b, rules)
             if a is b:
-                from agents.registry import make_agent
+                from piquet_agents.registry import make_agent
 
                 b = make_agent(agent_b, rules) if isinstance(agent_b, str) else b
             for i in range(n):
@@ -301,10 +354,15 @@ def play_games(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mod
                     bar.update(1)
         else:
             size = max(1, min(10, n // (workers * 4)))
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(),
-                                     initializer=_init_worker) as ex:
-                futures = {ex.submit(_play_chunk, agent_a, agent_b, rules, mode, seed, list(c),
-                                     save_dir): len(c) for c in _chunks(n, size)}
+            with ProcessPoolExecutor(
+                max_workers=workers, mp_context=_mp_context(), initializer=_init_worker
+            ) as ex:
+                futures = {
+                    ex.submit(
+                        _play_chunk, agent_a, agent_b, rules, mode, seed, list(c), save_dir
+                    ): len(c)
+                    for c in _chunks(n, size)
+                }
                 for fut in as_completed(futures):
                     results.extend(fut.result())
                     if bar is not None:
@@ -321,8 +379,9 @@ def agent_name(agent: AgentLike) -> str:
     return agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
 
 
-def report(games: Sequence[GameResult], agent_a: str, agent_b: str, rules: Rules, mode: str,
-           seed: int) -> MatchReport:
+def report(
+    games: Sequence[GameResult], agent_a: str, agent_b: str, rules: Rules, mode: str, seed: int
+) -> MatchReport:
     """The :class:`MatchReport` of a list of paired games (both games of every pair present)."""
     by_pair: dict[int, list[GameResult]] = {}
     for g in games:
@@ -336,13 +395,22 @@ def report(games: Sequence[GameResult], agent_a: str, agent_b: str, rules: Rules
     score = mean_ci([sum(g.result for g in v) / 2 for v in pairs]) if mode == "partie" else None
     if math.isnan(points.mean):
         raise ValueError("no games to report")
-    return MatchReport(agent_a, agent_b, rules.name, mode, seed, len(pairs), points, wins, score,
-                       list(games))
+    return MatchReport(
+        agent_a, agent_b, rules.name, mode, seed, len(pairs), points, wins, score, list(games)
+    )
 
 
-def evaluate(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mode: str = "deal",
-             seed: int = 0, workers: int = 1, progress: bool = False,
-             save_dir: str | None = None) -> MatchReport:
+def evaluate(
+    agent_a: AgentLike,
+    agent_b: AgentLike,
+    rules: Rules,
+    n: int,
+    mode: str = "deal",
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+    save_dir: str | None = None,
+) -> MatchReport:
     """Play ``n`` duplicate pairs of A against B and report the difference with 95% intervals.
 
     ``agent_a``/``agent_b`` are agents or specs (``"random"``, ``"heuristic"``, ``"mcts:200"``, a
@@ -352,6 +420,16 @@ def evaluate(agent_a: AgentLike, agent_b: AgentLike, rules: Rules, n: int, mode:
     game's event log there as JSON.
     """
     name_a, name_b = agent_name(agent_a), agent_name(agent_b)
-    games = play_games(agent_a, agent_b, rules, n, mode, seed, workers, progress, save_dir,
-                       desc=f"{name_a} vs {name_b}")
+    games = play_games(
+        agent_a,
+        agent_b,
+        rules,
+        n,
+        mode,
+        seed,
+        workers,
+        progress,
+        save_dir,
+        desc=f"{name_a} vs {name_b}",
+    )
     return report(games, name_a, name_b, rules, mode, seed)

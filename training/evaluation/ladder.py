@@ -1,11 +1,11 @@
 """A round-robin ladder: every pair of agents plays a duplicate-deal match; openskill ratings.
 
-Each match is :func:`training.evaluation.evaluate` (so every pairing sees the same cards for the
-same seed). The ratings are openskill Plackett-Luce ratings updated game by game, the games of all
-pairings interleaved pair by pair so that the order of the pairings does not favour anyone; each
-agent is ranked by the conservative ``ordinal`` (mu - 3 sigma). :meth:`LadderResult.save` writes
-``ladder.json`` and :meth:`LadderResult.plot` draws ``ladder.png`` (ratings with their uncertainty,
-and the matrix of mean points per deal).
+Each match is :func:`piquet_training.evaluation.duplicate.evaluate` (so every pairing sees the same
+cards for the same seed). The ratings are openskill Plackett-Luce ratings updated game by game, the
+games of all pairings interleaved pair by pair so that the order of the pairings does not favour
+anyone; each agent is ranked by the conservative ``ordinal`` (mu - 3 sigma).
+:meth:`LadderResult.save` writes ``ladder.json`` and :meth:`LadderResult.plot` draws ``ladder.png``
+(ratings with their uncertainty, and the matrix of mean points per deal).
 
 >>> from piquet_env.rules import STANDARD
 >>> res = run_ladder(["random", "heuristic"], STANDARD, n=10, seed=0)
@@ -21,8 +21,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from piquet_training.evaluation.duplicate import AgentLike, MatchReport, agent_name, evaluate
+
 from piquet_env.rules import Rules
-from training.evaluation import AgentLike, MatchReport, agent_name, evaluate
 
 
 @dataclass
@@ -50,8 +51,16 @@ class LadderResult:
                     wins += m.win_rate if sign > 0 else 1.0 - m.win_rate
                     n += 1
             mu, sigma, ordinal = self.ratings[name]
-            rows.append({"agent": name, "mu": mu, "sigma": sigma, "ordinal": ordinal,
-                         "points_per_deal": pts / max(n, 1), "win_rate": wins / max(n, 1)})
+            rows.append(
+                {
+                    "agent": name,
+                    "mu": mu,
+                    "sigma": sigma,
+                    "ordinal": ordinal,
+                    "points_per_deal": pts / max(n, 1),
+                    "win_rate": wins / max(n, 1),
+                }
+            )
         rows.sort(key=lambda r: -r["ordinal"])
         return rows
 
@@ -67,18 +76,28 @@ class LadderResult:
 
     def to_dict(self) -> dict:
         """JSON-serializable form: the table, the matrix and every match report."""
-        return {"agents": self.agents, "rules": self.rules, "mode": self.mode,
-                "n_pairs": self.n_pairs, "seed": self.seed, "table": self.table(),
-                "points_matrix": self.matrix(), "matches": [m.to_dict() for m in self.matches]}
+        return {
+            "agents": self.agents,
+            "rules": self.rules,
+            "mode": self.mode,
+            "n_pairs": self.n_pairs,
+            "seed": self.seed,
+            "table": self.table(),
+            "points_matrix": self.matrix(),
+            "matches": [m.to_dict() for m in self.matches],
+        }
 
     def summary(self) -> str:
         """The ranking as readable lines."""
-        lines = [f"ladder: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs per "
-                 f"pairing"]
+        lines = [
+            f"ladder: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs per pairing"
+        ]
         for k, r in enumerate(self.table(), 1):
-            lines.append(f"  {k}. {r['agent']:<24} rating {r['ordinal']:6.2f} "
-                         f"(mu {r['mu']:.2f}, sigma {r['sigma']:.2f})  "
-                         f"points/deal {r['points_per_deal']:+.2f}  win {100 * r['win_rate']:.1f}%")
+            lines.append(
+                f"  {k}. {r['agent']:<24} rating {r['ordinal']:6.2f} "
+                f"(mu {r['mu']:.2f}, sigma {r['sigma']:.2f})  "
+                f"points/deal {r['points_per_deal']:+.2f}  win {100 * r['win_rate']:.1f}%"
+            )
         return "\n".join(lines)
 
     def save(self, out_dir: str) -> tuple[str, str]:
@@ -101,8 +120,13 @@ class LadderResult:
         rows = self.table()
         names = [r["agent"] for r in rows]
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6 + 1.2 * len(names), 4.5))
-        ax1.barh(names[::-1], [r["mu"] for r in rows[::-1]],
-                 xerr=[2 * r["sigma"] for r in rows[::-1]], color="tab:blue", alpha=0.8)
+        ax1.barh(
+            names[::-1],
+            [r["mu"] for r in rows[::-1]],
+            xerr=[2 * r["sigma"] for r in rows[::-1]],
+            color="tab:blue",
+            alpha=0.8,
+        )
         ax1.set_xlabel("openskill mu (bars: ±2 sigma)")
         ax1.set_title("ratings")
         mat = self.matrix()
@@ -115,8 +139,15 @@ class LadderResult:
         for a, row in enumerate(grid):
             for b, v in enumerate(row):
                 if a != b:
-                    ax2.text(b, a, f"{v:+.1f}", ha="center", va="center", fontsize=8,
-                             color="white" if abs(v) > bound / 2 else "black")
+                    ax2.text(
+                        b,
+                        a,
+                        f"{v:+.1f}",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="white" if abs(v) > bound / 2 else "black",
+                    )
         ax2.set_title("points per deal (row vs column)")
         fig.colorbar(im, ax=ax2, shrink=0.8)
         fig.suptitle(f"piquet ladder: {self.rules}, {self.mode} mode, {self.n_pairs} pairs each")
@@ -125,8 +156,9 @@ class LadderResult:
         plt.close(fig)
 
 
-def rate(agents: Sequence[str], matches: Sequence[MatchReport]) -> dict[str, tuple[float, float,
-                                                                                  float]]:
+def rate(
+    agents: Sequence[str], matches: Sequence[MatchReport]
+) -> dict[str, tuple[float, float, float]]:
     """Openskill Plackett-Luce ratings from the games of the matches, interleaved pair by pair."""
     from openskill.models import PlackettLuce
 
@@ -147,16 +179,26 @@ def rate(agents: Sequence[str], matches: Sequence[MatchReport]) -> dict[str, tup
     return {a: (r.mu, r.sigma, r.ordinal()) for a, r in ratings.items()}
 
 
-def run_ladder(agents: Sequence[AgentLike], rules: Rules, n: int, mode: str = "deal",
-               seed: int = 0, workers: int = 1, progress: bool = False) -> LadderResult:
-    """Play every pairing of ``agents`` (specs or agents) for ``n`` duplicate pairs and rate them."""
+def run_ladder(
+    agents: Sequence[AgentLike],
+    rules: Rules,
+    n: int,
+    mode: str = "deal",
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+) -> LadderResult:
+    """Play every pairing of ``agents`` (specs or agents) for ``n`` duplicate pairs and rate
+    them."""
     names = [agent_name(a) for a in agents]
     if len(agents) < 2:
         raise ValueError("a ladder needs at least two agents")
     if len(set(names)) != len(names):
         raise ValueError(f"ladder agents must have distinct names, got {names}")
-    matches = [evaluate(agents[i], agents[j], rules, n, mode, seed, workers, progress)
-               for i, j in itertools.combinations(range(len(agents)), 2)]
+    matches = [
+        evaluate(agents[i], agents[j], rules, n, mode, seed, workers, progress)
+        for i, j in itertools.combinations(range(len(agents)), 2)
+    ]
     res = LadderResult(names, rules.name, mode, n, seed, matches)
     res.ratings = rate(names, matches)
     return res

@@ -15,8 +15,18 @@ from typing import Any
 
 TRAIN_CSV = "train.csv"
 EVAL_CSV = "eval.csv"
-EVAL_COLUMNS = ("update", "env_steps", "minutes", "opponent", "n_pairs", "mean_diff", "ci_low",
-                "ci_high", "win_rate", "significant")
+EVAL_COLUMNS = (
+    "update",
+    "env_steps",
+    "minutes",
+    "opponent",
+    "n_pairs",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "win_rate",
+    "significant",
+)
 
 
 class RunLogger:
@@ -98,14 +108,16 @@ def plot_learning_curve(out_dir: str | Path, path: str | Path | None = None) -> 
     train = read_csv(out_dir / TRAIN_CSV)
     if not evals and not train:
         return None
-    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True,
-                                  gridspec_kw={"height_ratios": [2, 1]})
+    fig, (ax, ax2) = plt.subplots(
+        2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
+    )
     for opp in sorted({r["opponent"] for r in evals}):
         rows = [r for r in evals if r["opponent"] == opp]
         x = [float(r["env_steps"]) for r in rows]
         ax.plot(x, [float(r["mean_diff"]) for r in rows], marker="o", label=f"vs {opp}")
-        ax.fill_between(x, [float(r["ci_low"]) for r in rows],
-                        [float(r["ci_high"]) for r in rows], alpha=0.2)
+        ax.fill_between(
+            x, [float(r["ci_low"]) for r in rows], [float(r["ci_high"]) for r in rows], alpha=0.2
+        )
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_ylabel("points per deal (95% CI)")
     ax.set_title("Duplicate-deal evaluation of the greedy policy")
@@ -113,8 +125,11 @@ def plot_learning_curve(out_dir: str | Path, path: str | Path | None = None) -> 
         ax.legend()
     if train:
         x = [float(r["env_steps"]) for r in train]
-        for key, label in (("policy_loss", "policy loss"), ("entropy", "entropy"),
-                           ("approx_kl", "approx KL x100")):
+        for key, label in (
+            ("policy_loss", "policy loss"),
+            ("entropy", "entropy"),
+            ("approx_kl", "approx KL x100"),
+        ):
             if key in train[0]:
                 scale = 100.0 if key == "approx_kl" else 1.0
                 ax2.plot(x, [float(r[key]) * scale for r in train], label=label)
@@ -129,12 +144,16 @@ def plot_learning_curve(out_dir: str | Path, path: str | Path | None = None) -> 
 
 def summary_table(rows: Sequence[dict[str, Any]]) -> str:
     """A Markdown table of final evaluations (dicts with ``opponent`` and report fields)."""
-    lines = ["| opponent | pairs | deals | points per deal | 95% CI | win rate | beats it? |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| opponent | pairs | deals | points per deal | 95% CI | win rate | beats it? |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         verdict = "yes" if r["ci_low"] > 0 else ("no (worse)" if r["ci_high"] < 0 else "not shown")
-        lines.append(f"| {r['opponent']} | {r['n_pairs']} | {r.get('n_deals', '')} | "
-                     f"{r['mean_diff']:+.2f} | "
-                     f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] | {100 * r['win_rate']:.1f}% | "
-                     f"{verdict} |")
+        lines.append(
+            f"| {r['opponent']} | {r['n_pairs']} | {r.get('n_deals', '')} | "
+            f"{r['mean_diff']:+.2f} | "
+            f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] | {100 * r['win_rate']:.1f}% | "
+            f"{verdict} |"
+        )
     return "\n".join(lines)

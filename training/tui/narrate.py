@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from piquet_training.tui.text import Cast, Style, role, score_table, settlement_lines
+
 from piquet_env import combinations as combos
 from piquet_env.cards import parse_card
 from piquet_env.game import Game, Phase
 from piquet_env.rules import Rules
-from training.tui_text import Cast, Style, role, score_table, settlement_lines
 
 CATEGORY_WORDS = ("the point", "sequences", "sets")
 """How a player names each declaration category when scoring it."""
@@ -66,38 +67,49 @@ class Narrator:
     def _partie(self, e: dict, game: Game) -> list[str]:
         c = self.cast
         deals = f"{game.planned_deals} deals" if e["mode"] == "partie" else "one deal"
-        return [f"Piquet, {self.rules.name} rules, {deals}: {c.who(0, False)} against "
-                f"{c.who(1, False)}."]
+        return [
+            f"Piquet, {self.rules.name} rules, {deals}: {c.who(0, False)} against "
+            f"{c.who(1, False)}."
+        ]
 
     def _cut(self, e: dict, game: Game) -> list[str]:
         c, s = self.cast, self.style
         cards = [parse_card(x) for x in e["cards"]]
         y = 1 - e["elder"]
-        return [f"Cut for deal: {c.who(0, False)} {s.card(cards[0])}, {c.who(1, False)} "
-                f"{s.card(cards[1])}. The lower card deals: {c.who(y, False)} "
-                f"{'are' if y == c.viewer else 'is'} younger hand first."]
+        return [
+            f"Cut for deal: {c.who(0, False)} {s.card(cards[0])}, {c.who(1, False)} "
+            f"{s.card(cards[1])}. The lower card deals: {c.who(y, False)} "
+            f"{'are' if y == c.viewer else 'is'} younger hand first."
+        ]
 
     def _deal(self, e: dict, game: Game) -> list[str]:
         c, s = self.cast, self.style
         elder = e["elder"]
-        title = (f"Deal {e['deal'] + 1} of {game.planned_deals} {s.dot} elder: "
-                 f"{c.who(elder, False)} {s.dot} younger (dealer): {c.who(1 - elder, False)}")
+        title = (
+            f"Deal {e['deal'] + 1} of {game.planned_deals} {s.dot} elder: "
+            f"{c.who(elder, False)} {s.dot} younger (dealer): {c.who(1 - elder, False)}"
+        )
         out = ["", s.heading(title)]
         if c.viewer is None:
             hands = (e["elder_hand"], e["younger_hand"])
             for p, text in ((elder, hands[0]), (1 - elder, hands[1])):
-                out.append(f"  {c.names[p] + ' (' + role(elder, p) + ')':<22}"
-                           f"{s.cards([parse_card(x) for x in text.split()])}")
-            out.append(f"  {'talon (top first)':<22}"
-                       + " ".join(s.card(parse_card(x)) for x in e["talon"].split()))
+                out.append(
+                    f"  {c.names[p] + ' (' + role(elder, p) + ')':<22}"
+                    f"{s.cards([parse_card(x) for x in text.split()])}"
+                )
+            out.append(
+                f"  {'talon (top first)':<22}"
+                + " ".join(s.card(parse_card(x)) for x in e["talon"].split())
+            )
         return out
 
     def _exchanges(self, before: Game, after: Game) -> list[str]:
         """Summaries of the exchanges completed during the move."""
         e = before.elder
         done = []
-        if before.current_player == e and (after.phase != Phase.EXCHANGE
-                                           or after.current_player != e):
+        if before.current_player == e and (
+            after.phase != Phase.EXCHANGE or after.current_player != e
+        ):
             done.append(e)
         if after.phase != Phase.EXCHANGE:
             done.append(1 - e)
@@ -114,12 +126,16 @@ class Narrator:
             if not k:
                 out.append(f"{c.verb(p, 'exchange')} no cards ({role(e, p)} hand).")
             else:
-                out.append(f"{c.verb(p, 'discard')} {s.cards(discarded)} and "
-                           f"{'take' if p == c.viewer else 'takes'} {s.cards(took)}.")
+                out.append(
+                    f"{c.verb(p, 'discard')} {s.cards(discarded)} and "
+                    f"{'take' if p == c.viewer else 'takes'} {s.cards(took)}."
+                )
             seen = after.seen_talon[p]
             if p == e and seen:
-                out.append(f"{c.verb(p, 'look')} at the rest of {c.possessive(p)} part of the "
-                           f"talon: {s.cards(seen)}.")
+                out.append(
+                    f"{c.verb(p, 'look')} at the rest of {c.possessive(p)} part of the "
+                    f"talon: {s.cards(seen)}."
+                )
         return out
 
     def _decision(self, e: dict, step: int, game: Game) -> list[str]:
@@ -139,8 +155,10 @@ class Narrator:
         if step & 1:  # the category is decided: say so unless a score event follows
             ours = (game.declared[cat][game.elder], game.declared[cat][game.younger])
             if ours == (None, None):
-                out.append(f"Nobody declares {'a ' if cat < 2 else ''}{name}"
-                           f"{'s' if cat == 2 else ''}: nobody scores.")
+                out.append(
+                    f"Nobody declares {'a ' if cat < 2 else ''}{name}"
+                    f"{'s' if cat == 2 else ''}: nobody scores."
+                )
             elif combos.compare(*ours) == 0:
                 out.append(f"Equal {name}s: nobody scores.")
         return out
@@ -156,8 +174,10 @@ class Narrator:
                 detail = ": " + ", ".join(f"{combos.describe(x)} ({s.cards(x.cards)})" for x in won)
             return [f"{c.verb(p, 'score')} {pts} for {CATEGORY_WORDS[cat]}{detail}."]
         if what == "carte blanche":
-            return [f"{c.verb(p, 'have', 'has')} carte blanche (no king, queen or jack): "
-                    f"{pts} points. The hand is shown: {s.cards(game.dealt[p])}."]
+            return [
+                f"{c.verb(p, 'have', 'has')} carte blanche (no king, queen or jack): "
+                f"{pts} points. The hand is shown: {s.cards(game.dealt[p])}."
+            ]
         return [s.bold(f"{what.capitalize()}! {c.verb(p, 'score')} {pts}.")]
 
     def _trick(self, e: dict, game: Game) -> list[str]:
@@ -165,29 +185,38 @@ class Narrator:
         leader, winner = e["leader"], e["winner"]
         self.tricks[winner] += 1
         last = " (last)" if e["number"] == 12 else ""
-        return [f"Trick {e['number']}{last}: {c.who(leader, False)} "
-                f"{s.card(parse_card(e['lead']))}, {c.who(1 - leader, False)} "
-                f"{s.card(parse_card(e['follow']))} {s.arrow} "
-                f"{c.verb(winner, 'win', capital=False)} {s.dot} tricks {c.who(0, False)} {self.tricks[0]}, "
-                f"{c.who(1, False)} {self.tricks[1]}"]
+        return [
+            f"Trick {e['number']}{last}: {c.who(leader, False)} "
+            f"{s.card(parse_card(e['lead']))}, {c.who(1 - leader, False)} "
+            f"{s.card(parse_card(e['follow']))} {s.arrow} "
+            f"{c.verb(winner, 'win', capital=False)} {s.dot} "
+            f"tricks {c.who(0, False)} {self.tricks[0]}, {c.who(1, False)} {self.tricks[1]}"
+        ]
 
     def _deal_end(self, e: dict, game: Game) -> list[str]:
         c = self.cast
-        out = [f"End of deal {e['deal'] + 1}. Tricks won: {c.who(0, False)} {self.tricks[0]}, "
-               f"{c.who(1, False)} {self.tricks[1]}."]
+        out = [
+            f"End of deal {e['deal'] + 1}. Tricks won: {c.who(0, False)} {self.tricks[0]}, "
+            f"{c.who(1, False)} {self.tricks[1]}."
+        ]
         out += score_table(e["scores"], c, self.style)
         t = e["totals"]
         out.append(f"Totals: {c.who(0, False)} {t[0]}, {c.who(1, False)} {t[1]}.")
         return out
 
     def _tie_break(self, e: dict, game: Game) -> list[str]:
-        return ["The totals are equal: each player deals once more "
-                f"(the partie now has {e['deals']} deals)."]
+        return [
+            "The totals are equal: each player deals once more "
+            f"(the partie now has {e['deals']} deals)."
+        ]
 
     def _result(self, e: dict, game: Game) -> list[str]:
         if game.mode == "partie":
-            return ["", self.style.heading("The partie is over"),
-                    *settlement_lines(e["totals"], e["result"], self.rules, self.cast)]
+            return [
+                "",
+                self.style.heading("The partie is over"),
+                *settlement_lines(e["totals"], e["result"], self.rules, self.cast),
+            ]
         out = ["", self.style.heading("The deal is over")]
         r = e["result"]
         if r[0] == r[1]:

@@ -9,8 +9,8 @@ Two policies share the exchange and the declarations:
 They differ in trick play:
 
 - ``heuristic`` (the default): the heuristic agent's trick play
-  (:func:`agents.heuristic_play.choose_card`), which reasons from the acting player's knowledge
-  within the determinized deal;
+  (:func:`piquet_agents.heuristic_play.choose_card`), which reasons from the acting player's
+  knowledge within the determinized deal;
 - ``greedy`` (about three times faster per card): second to a trick, win with the lowest card that
   wins, else play the lowest card of the suit, else throw the lowest card; leading, cash a card the
   opponent's hand in the determinized deal cannot beat, else lead the lowest card of the longest
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import random
 
-from agents.heuristic_play import choose_card
+from piquet_agents.heuristic_play import choose_card
+
 from piquet_env.cards import JOKER, SUIT_MASKS
 from piquet_env.game import Game, Phase
 
@@ -48,7 +49,8 @@ RANDOM_LEAD = 0.2
 
 
 def _lead(hand: int, opp: int) -> int:
-    """A winning lead against the hand ``opp`` if there is one, else the lowest of the longest suit."""
+    """A winning lead against the hand ``opp`` if there is one, else the lowest of the longest
+    suit."""
     if hand >> JOKER & 1:
         return JOKER
     best, best_len = -1, -1
@@ -123,8 +125,9 @@ def _target(game: Game, p: int) -> int:
 
 
 def heuristic_rollout_action(game: Game, rng: random.Random) -> int:
-    """The rollout policy with the heuristic's trick play (:func:`agents.heuristic_play.choose_card`)
-    in place of the greedy one; exchange and declarations as :func:`rollout_action`."""
+    """The rollout policy with the heuristic's trick play
+    (:func:`piquet_agents.heuristic_play.choose_card`) in place of the greedy one; exchange and
+    declarations as :func:`rollout_action`."""
     if game.phase == Phase.PLAY:
         p = game.current_player
         return choose_card(game, p, game.legal_actions())

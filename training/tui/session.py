@@ -1,15 +1,16 @@
 """``piquet play``: a person plays a whole partie in the terminal against any agent.
 
 The person sits as player 0 (the cut decides who is elder first); the opponent is any agent spec
-(``random``, ``heuristic``, ``mcts:N``, a checkpoint path, see :func:`agents.registry.make_agent`).
-Before each of the person's decisions the table shows only what that player knows: his hand (sorted
-by suit, high to low), his discards, the talon cards he saw, the opponent's cards he has been shown,
-the trick so far, the tricks won and the running scores. Choices are numbered; cards are typed by
-name (``qh``, ``10s``) or number, the exchange as a list of cards (``discard 7c 8d 9h``).
+(``random``, ``heuristic``, ``mcts:N``, a checkpoint path, see
+:func:`piquet_agents.registry.make_agent`). Before each of the person's decisions the table shows
+only what that player knows: his hand (sorted by suit, high to low), his discards, the talon cards
+he saw, the opponent's cards he has been shown, the trick so far, the tricks won and the running
+scores. Choices are numbered; cards are typed by name (``qh``, ``10s``) or number, the exchange as
+a list of cards (``discard 7c 8d 9h``).
 
 :class:`Session` runs the loop and is also used with two agents (``--player SPEC``) to watch a game,
 narrated for an onlooker who sees both hands. Every game can be saved as a JSON record
-(:mod:`training.replay`).
+(:mod:`piquet_training.tui.replay`).
 """
 
 from __future__ import annotations
@@ -18,16 +19,23 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from agents.base import Agent
-from agents.play import play_turn
+from piquet_agents.base import Agent
+from piquet_agents.play import play_turn
+from piquet_training.tui.input import (
+    InputError,
+    parse_decision,
+    parse_discards,
+    parse_play,
+    read_line,
+)
+from piquet_training.tui.narrate import Narrator
+from piquet_training.tui.text import Cast, Style, role
+
 from piquet_env import combinations as combos
 from piquet_env.actions import declare_action, done_action, pass_action
 from piquet_env.cards import JOKER, SUIT_MASKS, SUIT_NAMES, cards_of, parse_card, sort_key
 from piquet_env.game import Game, Phase, opponent_known, talon_known
 from piquet_env.rules import Rules
-from training.tui_input import InputError, parse_decision, parse_discards, parse_play, read_line
-from training.tui_narrate import Narrator
-from training.tui_text import Cast, Style, role
 
 HELP = """\
 Commands, at any prompt:
@@ -54,12 +62,13 @@ class QuitGame(Exception):
 
 
 def make_opponent(spec: str, rules: Rules, seed: int | None) -> Agent:
-    """The agent for an agent spec (see :func:`agents.registry.make_agent`), reset with ``seed``.
+    """The agent for an agent spec (see :func:`piquet_agents.registry.make_agent`), reset with
+    ``seed``.
 
     Raises ``ValueError`` naming the spec if it cannot be built (unknown name, unreadable
     checkpoint, checkpoint for other rules).
     """
-    from agents.registry import make_agent
+    from piquet_agents.registry import make_agent
 
     try:
         agent = make_agent(spec, rules, seed=seed)
@@ -92,9 +101,14 @@ class Session:
     game), ``write`` prints one line.
     """
 
-    def __init__(self, game: Game, agents: list[Agent | None], style: Style,
-                 read: Callable[[str], str] = read_line,
-                 write: Callable[[str], None] = print) -> None:
+    def __init__(
+        self,
+        game: Game,
+        agents: list[Agent | None],
+        style: Style,
+        read: Callable[[str], str] = read_line,
+        write: Callable[[str], None] = print,
+    ) -> None:
         humans = [p for p in (0, 1) if agents[p] is None]
         if len(humans) > 1:
             raise ValueError("at most one seat can be the person's")
@@ -125,8 +139,11 @@ class Session:
                 else:
                     before = self.game.clone()
                     play_turn(self.game, self.seats)
-                    self._say(self.narrator.narrate(before, self.game,
-                                                    self.game.events[len(before.events):]))
+                    self._say(
+                        self.narrator.narrate(
+                            before, self.game, self.game.events[len(before.events) :]
+                        )
+                    )
         except QuitGame:
             self.write("You leave the partie.")
         except EOFError:
@@ -156,7 +173,7 @@ class Session:
             self._declare(p)
         else:
             self._play(p)
-        self._say(self.narrator.narrate(before, g, g.events[len(before.events):]))
+        self._say(self.narrator.narrate(before, g, g.events[len(before.events) :]))
 
     def _ask(self, prompt: str, parse: Callable[[str], object]) -> object:
         """Read lines until ``parse`` accepts one, answering commands and re-prompting on errors."""
@@ -186,11 +203,14 @@ class Session:
         lo, hi = g.exchange_limits(p)
         hand = sorted(cards_of(g.hands[p]), key=sort_key)
         span = f"{lo} to {hi}" if lo < hi else str(lo)
-        self.write(f"Exchange: discard {span} card{'' if hi == 1 else 's'}, then take as many "
-                   f"from the top of the talon ({_count(len(g.talon), 'card')}).")
+        self.write(
+            f"Exchange: discard {span} card{'' if hi == 1 else 's'}, then take as many "
+            f"from the top of the talon ({_count(len(g.talon), 'card')})."
+        )
         self._say(self._numbered(hand))
-        cards = self._ask("discard> ",
-                          lambda t: parse_discards(t, hand, lo, hi, g.rules, self.style.card))
+        cards = self._ask(
+            "discard> ", lambda t: parse_discards(t, hand, lo, hi, g.rules, self.style.card)
+        )
         for c in cards:  # type: ignore[union-attr]
             g.apply(c)
         if g.phase == Phase.EXCHANGE and g.current_player == p:
@@ -201,8 +221,10 @@ class Session:
         cat = g.category
         name = combos.CATEGORY_NAMES[cat]
         mine = g.best[p][cat]
-        self.write(f"{name.capitalize()}: 1) declare {combos.describe(mine)} "
-                   f"({self.style.cards(mine.cards)})   2) pass")
+        self.write(
+            f"{name.capitalize()}: 1) declare {combos.describe(mine)} "
+            f"({self.style.cards(mine.cards)})   2) pass"
+        )
         declare = self._ask("declare> ", parse_decision)
         g.apply(declare_action(g.rules) if declare else pass_action(g.rules))
 
@@ -220,8 +242,9 @@ class Session:
             head = f"You have no {SUIT_NAMES[lead >> 3]}: play any card:"
         self.write(head)
         self._say(self._numbered(legal))
-        card = self._ask("play> ", lambda t: parse_play(t, legal, g.rules, g.hands[p], lead,
-                                                        self.style.card))
+        card = self._ask(
+            "play> ", lambda t: parse_play(t, legal, g.rules, g.hands[p], lead, self.style.card)
+        )
         g.apply(card)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ what the person sees
@@ -229,21 +252,28 @@ class Session:
     def _numbered(self, cards: list[int]) -> list[str]:
         plain = Style(ascii=self.style.ascii)  # for the width: colour codes take no room
         width = 8 if self.style.ascii else 9
-        items = [f"{k:>2}) {self.style.card(c)}"
-                 + " " * (width - len(f"{k:>2}) {plain.card(c)}")) for k, c in enumerate(cards, 1)]
-        return ["  " + "".join(items[i:i + 8]).rstrip() for i in range(0, len(items), 8)]
+        items = [
+            f"{k:>2}) {self.style.card(c)}" + " " * (width - len(f"{k:>2}) {plain.card(c)}"))
+            for k, c in enumerate(cards, 1)
+        ]
+        return ["  " + "".join(items[i : i + 8]).rstrip() for i in range(0, len(items), 8)]
 
     def table(self) -> list[str]:
         """The table as the person sees it: only what he knows."""
         g, s, c = self.game, self.style, self.cast
         p = self.human if self.human is not None else g.current_player
         o = 1 - p
-        title = (f"Deal {g.deal_number + 1} of {g.planned_deals} {s.dot} you are "
-                 f"{role(g.elder, p)} hand {s.dot} {g.phase.name.lower()}")
+        title = (
+            f"Deal {g.deal_number + 1} of {g.planned_deals} {s.dot} you are "
+            f"{role(g.elder, p)} hand {s.dot} {g.phase.name.lower()}"
+        )
         mine, theirs = g.deal_score(p).total, g.deal_score(o).total
-        out = ["", s.heading(title),
-               f"  {'Totals':<14}you {g.totals[p]} {s.dot} {c.names[o]} {g.totals[o]}"
-               f"      this deal: you {mine} {s.dot} {c.names[o]} {theirs}"]
+        out = [
+            "",
+            s.heading(title),
+            f"  {'Totals':<14}you {g.totals[p]} {s.dot} {c.names[o]} {g.totals[o]}"
+            f"      this deal: you {mine} {s.dot} {c.names[o]} {theirs}",
+        ]
         known = opponent_known(g, p)
         line = f"  {c.names[o][:13]:<14}{_count(g.hands[o].bit_count(), 'card')}"
         if g.phase == Phase.PLAY:
@@ -259,8 +289,7 @@ class Session:
             out.append(f"  {'Your discards':<14}{s.cards(g.discards[p])}")
         if g.phase == Phase.PLAY:
             n = g.tricks_won[0] + g.tricks_won[1] + 1
-            led = (f"{c.who(g.leader, False)} led {s.card(g.trick[0])}" if g.trick
-                   else "your lead")
+            led = f"{c.who(g.leader, False)} led {s.card(g.trick[0])}" if g.trick else "your lead"
             out.append(f"  {'Trick ' + str(n):<14}{led}")
         tricks = f"   {s.dot} {_count(g.tricks_won[p], 'trick')}" if g.phase == Phase.PLAY else ""
         out.append(f"  {'Your hand':<14}{s.bold(s.hand(g.hands[p]))}{tricks}")
@@ -271,20 +300,30 @@ class Session:
         """The tricks of the current deal so far, one line each."""
         g, s, c = self.game, self.style, self.cast
         start = max(i for i, e in enumerate(g.events) if e["type"] == "deal")
-        lines = [f"  {e['number']:>2}. {c.who(e['leader'], False)} {s.card(parse_card(e['lead']))}, "
-                 f"{c.who(1 - e['leader'], False)} {s.card(parse_card(e['follow']))} {s.arrow} "
-                 f"{c.who(e['winner'], False)}"
-                 for e in g.events[start:] if e["type"] == "trick"]
+        lines = [
+            f"  {e['number']:>2}. {c.who(e['leader'], False)} {s.card(parse_card(e['lead']))}, "
+            f"{c.who(1 - e['leader'], False)} {s.card(parse_card(e['follow']))} {s.arrow} "
+            f"{c.who(e['winner'], False)}"
+            for e in g.events[start:]
+            if e["type"] == "trick"
+        ]
         return lines or ["  No trick played yet in this deal."]
 
 
-def play(opponent: str, rules: Rules, seed: int | None = None, style: Style | None = None,
-         save: str | Path | None = None, player: str | None = None,
-         read: Callable[[str], str] = read_line, write: Callable[[str], None] = print) -> int:
+def play(
+    opponent: str,
+    rules: Rules,
+    seed: int | None = None,
+    style: Style | None = None,
+    save: str | Path | None = None,
+    player: str | None = None,
+    read: Callable[[str], str] = read_line,
+    write: Callable[[str], None] = print,
+) -> int:
     """Play a partie against the agent spec ``opponent`` (the person is player 0), or watch the
     agent spec ``player`` play it; save the JSON record to ``save`` if given. Returns the exit
     status."""
-    from training.replay import save_record
+    from piquet_training.tui.replay import save_record
 
     master = random.Random(seed)
     game_seed, seed0, seed1 = (master.getrandbits(32) for _ in range(3))

@@ -7,8 +7,8 @@ that every event comes out the same) and yields the narration for an onlooker wh
 one chunk per pause: the deal and exchange, the declarations, each trick, the deal's end.
 
 >>> from piquet_env.game import Game
->>> from agents.play import play_game
->>> from agents.random_agent import RandomAgent
+>>> from piquet_agents.play import play_game
+>>> from piquet_agents.random_agent import RandomAgent
 >>> g = play_game(Game(seed=3, mode="deal"), [RandomAgent(seed=1), RandomAgent(seed=2)])
 >>> chunks = list(replay_chunks(record_of(g, ["random", "random"])))
 >>> sum("Trick 12 (last)" in line for chunk in chunks for line in chunk)
@@ -21,11 +21,12 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from piquet_training.tui.input import read_line
+from piquet_training.tui.narrate import Narrator
+from piquet_training.tui.text import Cast, Style, role
+
 from piquet_env.game import Game, Phase, replay, to_json
 from piquet_env.rules import Rules
-from training.tui_input import read_line
-from training.tui_narrate import Narrator
-from training.tui_text import Cast, Style, role
 
 RECORD_FORMAT = "piquet-log/1"
 
@@ -78,11 +79,18 @@ def player_names(doc: dict) -> tuple[str, str]:
 def _start(events: list[dict]) -> Game:
     """A fresh game dealt the logged cards, as :func:`piquet_env.game.replay` builds it."""
     start = events[0]
-    deals = [(e["elder_hand"], e["younger_hand"], e["talon"]) for e in events if e["type"] == "deal"]
+    deals = [
+        (e["elder_hand"], e["younger_hand"], e["talon"]) for e in events if e["type"] == "deal"
+    ]
     first_elder = next(e["elder"] for e in events if e["type"] == "deal")
-    return Game(Rules.from_dict(start["rules"]), mode=start["mode"], deals=deals,
-                first_elder=first_elder, deal_number=start.get("deal_number", 0),
-                totals=tuple(start.get("totals", (0, 0))))
+    return Game(
+        Rules.from_dict(start["rules"]),
+        mode=start["mode"],
+        deals=deals,
+        first_elder=first_elder,
+        deal_number=start.get("deal_number", 0),
+        totals=tuple(start.get("totals", (0, 0))),
+    )
 
 
 def hands_lines(game: Game, cast: Cast, style: Style) -> list[str]:
@@ -94,14 +102,17 @@ def hands_lines(game: Game, cast: Cast, style: Style) -> list[str]:
         extra = ""
         if game.phase == Phase.PLAY:
             n, pts = game.tricks_won[p], game.deal_score(p).total
-            extra = (f"   {style.dot} {n} trick{'' if n == 1 else 's'} {style.dot} "
-                     f"{pts} point{'' if pts == 1 else 's'}")
+            extra = (
+                f"   {style.dot} {n} trick{'' if n == 1 else 's'} {style.dot} "
+                f"{pts} point{'' if pts == 1 else 's'}"
+            )
         out.append(f"    {labels[p]:<{width}}{style.hand(game.hands[p])}{extra}")
     return out
 
 
-def replay_chunks(doc: dict, style: Style | None = None, start_deal: int = 1
-                  ) -> Iterator[list[str]]:
+def replay_chunks(
+    doc: dict, style: Style | None = None, start_deal: int = 1
+) -> Iterator[list[str]]:
     """Narration of a recorded game for an onlooker, one chunk of lines per pause: the deal with
     the exchange, the declarations, each trick (with both hands after it), the deal's end.
 
@@ -116,8 +127,9 @@ def replay_chunks(doc: dict, style: Style | None = None, start_deal: int = 1
     game = _start(events)
     last = final.deal_number if final.is_over else final.deal_number + 1
     if not game.deal_number + 1 <= start_deal <= last:
-        raise ValueError(f"no deal {start_deal} in this record: it has deals "
-                         f"{game.deal_number + 1} to {last}")
+        raise ValueError(
+            f"no deal {start_deal} in this record: it has deals {game.deal_number + 1} to {last}"
+        )
     cast = Cast(player_names(doc))
     narrator = Narrator(game.rules, cast, style)
     first = list(game.events)
@@ -132,11 +144,14 @@ def replay_chunks(doc: dict, style: Style | None = None, start_deal: int = 1
             continue
         before = game.clone()
         game.apply(e["action"])
-        new = game.events[len(before.events):]
+        new = game.events[len(before.events) :]
         chunk += narrator.narrate(before, game, new)
         kinds = {x["type"] for x in new}
-        if "trick" in kinds or "deal_end" in kinds or (
-                before.phase != Phase.PLAY and game.phase == Phase.PLAY):
+        if (
+            "trick" in kinds
+            or "deal_end" in kinds
+            or (before.phase != Phase.PLAY and game.phase == Phase.PLAY)
+        ):
             if "deal_end" not in kinds and not game.is_over:
                 chunk += hands_lines(game, cast, style)
             if game.deal_number + 1 >= start_deal:
@@ -146,9 +161,14 @@ def replay_chunks(doc: dict, style: Style | None = None, start_deal: int = 1
         yield chunk
 
 
-def run_replay(path: str | Path, style: Style | None = None, show_all: bool = False,
-               start_deal: int = 1, read: Callable[[str], str] = read_line,
-               write: Callable[[str], None] = print) -> int:
+def run_replay(
+    path: str | Path,
+    style: Style | None = None,
+    show_all: bool = False,
+    start_deal: int = 1,
+    read: Callable[[str], str] = read_line,
+    write: Callable[[str], None] = print,
+) -> int:
     """``piquet replay``: print a saved game chunk by chunk, waiting for Enter between chunks
     (``q`` quits, ``a`` prints the rest) unless ``show_all``, from deal ``start_deal`` on.
     Returns the exit status."""

@@ -2,16 +2,16 @@
 
 :func:`train` connects to Ray (a local instance by default, an existing cluster given its
 address), builds PPO on RLlib's current API stack over the piquet env
-(:mod:`training.rllib.env`) with the action-masking module (:mod:`training.rllib.module`) and
-the self-play league (:mod:`training.rllib.selfplay`), then runs ``iterations`` training
-iterations. Each iteration samples about ``train_batch_size`` env steps over
-``num_env_runners`` env-runner actors (each stepping ``num_envs_per_env_runner`` envs) and
-updates ``main`` on the driver.
+(:mod:`piquet_training.rllib.env`) with the action-masking module
+(:mod:`piquet_training.rllib.module`) and the self-play league
+(:mod:`piquet_training.rllib.league`), then runs ``iterations`` training iterations. Each iteration
+samples about ``train_batch_size`` env steps over ``num_env_runners`` env-runner actors (each
+stepping ``num_envs_per_env_runner`` envs) and updates ``main`` on the driver.
 
 Outputs in ``out_dir``:
 
 - ``checkpoints/latest.safetensors``: every ``checkpoint_every`` iterations and at the end, a
-  piquet checkpoint (:mod:`agents.checkpoint`) holding ``main`` (as ``model.*``, so it also
+  piquet checkpoint (:mod:`piquet_agents.checkpoint`) holding ``main`` (as ``model.*``, so it also
   loads as a policy), every snapshot of the league (``snapshot.<id>.*``) and the iteration and
   env-step counters, and ``main``'s optimizer state; ``--resume`` continues from it (RLlib's
   internal counters and smoothed metrics restart; the env runners are reseeded with
@@ -33,16 +33,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from agents import checkpoint as ck
-from training.rllib.config import RLlibConfig, algo_config
-from training.rllib.export import (
+from piquet_agents import checkpoint as ck
+from piquet_training.rllib.algo import RLlibConfig, algo_config
+from piquet_training.rllib.export import (
     CHECKPOINT_KIND,
     export_policy,
     restore_run_checkpoint,
     save_run_checkpoint,
 )
-from training.rllib.selfplay import MAIN, snapshot_ids
+from piquet_training.rllib.league import MAIN, snapshot_ids
 
 RESEED = 1_000_003
 """A run resumed after ``k`` iterations seeds RLlib with ``seed + RESEED * k``."""
@@ -141,7 +140,7 @@ def train(
     """Run RLlib PPO self-play for ``cfg`` (or continue the run in ``resume``, a run directory
     or checkpoint file); see the module docstring for outputs. ``log`` gets one line per
     iteration (None: quiet). Ray is started (or connected to) and shut down here unless the
-    caller initialized it. Raises :class:`~agents.checkpoint.CheckpointError` for a bad
+    caller initialized it. Raises :class:`~piquet_agents.checkpoint.CheckpointError` for a bad
     ``resume`` and ``ConnectionError`` when ``cfg.address`` cannot be joined."""
     start_it, counters = 0, {}
     ckpt = None

@@ -1,0 +1,121 @@
+"""The layers point one way: piquet_env imports neither agents nor training, agents does not
+import training, and no project module takes part in an import cycle."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"piquet_env": "piquet_env", "piquet_agents": "agents", "piquet_training": "training"}
+"""Installed import name -> repository folder."""
+LAYER = {"piquet_env": 0, "piquet_agents": 1, "piquet_training": 2}
+
+
+def _modules() -> dict[str, Path]:
+    """Every project module by its installed dotted name."""
+    found = {}
+    for name, folder in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([name, *parts])] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The project modules that ``name`` imports anywhere in its source (lazy imports included)."""
+    is_package = path.name == "__init__.py"
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            top = target.split(".")[0]
+            if top in ("agents", "training"):
+                raise AssertionError(
+                    f"{name} imports {target!r}: use the installed name piquet_{top}"
+                )
+            if target in MODULES:
+                out.add(target)
+            elif top in FOLDERS:
+                raise AssertionError(f"{name} imports {target!r}, which is no project module")
+    return out
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_point_down_the_layers(name):
+    layer = LAYER[name.split(".")[0]]
+    upward = sorted(t for t in GRAPH[name] if LAYER[t.split(".")[0]] > layer)
+    assert not upward, f"{name} imports upper layers: {upward}"
+
+
+def test_no_import_cycles():
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(GRAPH[node]):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(GRAPH):
+        if node not in state:
+            visit(node)
+
+
+def test_env_and_gym_adapter_load_no_agent_or_training_module():
+    code = (
+        "import sys, gymnasium\n"
+        "import piquet_env.piquet_v0, piquet_env.adapters.gymnasium\n"
+        "e = gymnasium.make('Piquet-v0'); e.reset(seed=0)\n"
+        "e.step(int(e.unwrapped.action_masks().nonzero()[0][0]))\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "             ('agents', 'training', 'piquet_agents', 'piquet_training', 'torch'))\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT / "tests"
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_pyproject_lists_every_package():
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages = {n for n, p in MODULES.items() if p.name == "__init__.py"}
+    assert set(conf["packages"]) == packages
+    assert conf["package-dir"] == FOLDERS

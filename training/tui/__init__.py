@@ -1,0 +1,5 @@
+"""The terminal programs: ``piquet play`` (:mod:`.session`) and ``piquet replay`` (:mod:`.replay`).
+
+:mod:`.text` formats cards, hands and scores; :mod:`.narrate` turns the engine's events into
+sentences for one reader; :mod:`.input` parses what a player types.
+"""
