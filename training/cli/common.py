@@ -1,0 +1,297 @@
+"""What every ``piquet`` subcommand shares: the argument parser class, the ``--rules``/``--variant``
+/``--seed`` arguments, one user-error type and the checks of output paths.
+
+A subcommand reports a user error (a bad flag value, an unknown rule set, an agent spec that does
+not build, an output path that cannot be written) by raising :class:`CLIError`; ``piquet``'s
+:func:`~piquet_training.cli.main` turns it, and every error in :data:`USER_ERRORS`, into one line
+``piquet COMMAND: REASON`` on stderr and exit status 2 (the status argparse uses for bad flags).
+
+Seeds follow one policy: ``--seed N`` fixes every random choice of a run; without it a fresh seed
+is drawn from the operating system and printed, so any run can be repeated.
+
+>>> p = Parser(prog="piquet demo")
+>>> add_rules_arguments(p)
+>>> add_seed_argument(p)
+>>> args = p.parse_args(["--rules", "classic", "--variant", "normand", "--seed", "3"])
+>>> rules_from_args(args).name, resolve_seed(args)
+('classic+normand', 3)
+>>> rules_from_args(p.parse_args(["--rules", "bogus"]))
+Traceback (most recent call last):
+...
+piquet_training.cli.common.CLIError: unknown rules preset 'bogus'; expected one of ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from piquet_env.rules import RULE_SETS, VARIANTS, Rules, make_rules
+
+
+class CLIError(ValueError):
+    """A user error on the command line: the message says what was wrong (no traceback shown)."""
+
+
+USER_ERRORS: dict[str, str] = {
+    "piquet_training.cli.common": "CLIError",
+    "piquet_agents.checkpoint": "CheckpointError",
+}
+"""Errors (module: class) that :func:`run_command` reports as ``piquet COMMAND: REASON``, exit 2.
+
+Named rather than imported, so that the CLI starts without loading torch: an error class whose
+module was never imported cannot have been raised.
+"""
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """The classes of :data:`USER_ERRORS` whose modules are loaded."""
+    found = []
+    for module, name in USER_ERRORS.items():
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+EXIT_USER_ERROR = 2
+"""Exit status of a user error (bad flags, bad values, unusable paths), as argparse uses."""
+
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), the shell's convention."""
+
+# ------------------------------------------------------------------------------- help text
+
+_REST = [
+    (re.compile(r":[a-z]+:`~?([^`]+)`"), r"\1"),  # :mod:`x`, :func:`~a.b` -> x, a.b
+    (re.compile(r"``([^`]+)``"), r"\1"),  # ``code`` -> code
+    (re.compile(r"`([^`]+)`"), r"\1"),  # `code` -> code
+    (re.compile(r"^\.\. code-block::.*\n\n?", re.MULTILINE), ""),  # directive lines
+]
+
+
+def plain_text(doc: str) -> str:
+    """A docstring with its reStructuredText markup removed, for ``--help``.
+
+    >>> plain_text("``piquet train`` runs :mod:`piquet_training.ppo` (see `help`)")
+    'piquet train runs piquet_training.ppo (see help)'
+    """
+    for pattern, repl in _REST:
+        doc = pattern.sub(repl, doc)
+    return doc
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's own line breaks (examples stay readable) and drops reST markup
+    from the description and every option's help."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(plain_text(text))
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return plain_text(super()._expand_help(action))
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` with :class:`HelpFormatter` and errors worded like every
+    other ``piquet`` error: the usage, then ``piquet COMMAND: REASON``, exit status 2.
+
+    Subparsers made through ``add_subparsers`` inherit the class.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):  # type: ignore[override]
+        """Print the usage and ``PROG: MESSAGE`` to stderr and exit with status 2."""
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: {message}\n")
+
+
+# ------------------------------------------------------------------------- shared arguments
+
+
+def add_rules_arguments(p: argparse.ArgumentParser) -> None:
+    """Add ``--rules NAME`` and the repeatable ``--variant NAME`` (see :func:`rules_from_args`)."""
+    p.add_argument(
+        "--rules",
+        default="standard",
+        metavar="NAME",
+        help=f"rule set: {' or '.join(RULE_SETS)} (default: standard)",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"a variant to add: {', '.join(VARIANTS[:-1])} or {VARIANTS[-1]} (repeatable)",
+    )
+
+
+def rules_from_args(args: argparse.Namespace) -> Rules:
+    """The :class:`~piquet_env.rules.Rules` named by ``--rules`` and ``--variant``.
+
+    Raises :class:`CLIError` for an unknown rule set or variant, or a variant given twice.
+    """
+    try:
+        return make_rules(args.rules, args.variant)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+
+
+def add_seed_argument(p: argparse.ArgumentParser, what: str = "the cards and the agents") -> None:
+    """Add ``--seed N`` (read by :func:`resolve_seed`): ``what`` says what it seeds."""
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"seed of {what} (default: a fresh seed, printed so the run can be repeated)",
+    )
+
+
+def resolve_seed(args: argparse.Namespace) -> int:
+    """``--seed`` if given, else a fresh seed from the operating system; stored back in ``args``
+    so the whole command uses (and can print) the same one."""
+    if args.seed is None:
+        args.seed = secrets.randbits(32)
+    if args.seed < 0:
+        raise CLIError(f"--seed must be 0 or more, got {args.seed}")
+    return args.seed
+
+
+def at_least(name: str, value: float, low: float) -> None:
+    """Raise :class:`CLIError` naming flag ``name`` unless ``value >= low`` (NaN fails).
+
+    >>> at_least("--deals", 0, 1)
+    Traceback (most recent call last):
+    ...
+    piquet_training.cli.common.CLIError: --deals must be at least 1, got 0
+    """
+    if not value >= low:
+        raise CLIError(f"{name} must be at least {low:g}, got {value:g}")
+
+
+def positive(name: str, value: float) -> None:
+    """Raise :class:`CLIError` naming flag ``name`` unless ``value > 0`` (NaN and inf fail)."""
+    if not 0 < value < float("inf"):
+        raise CLIError(f"{name} must be a positive number, got {value:g}")
+
+
+# ---------------------------------------------------------------------------- output paths
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its closest ancestor that exists."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return Path(".")  # pragma: no cover - a relative path's parents end at "."
+
+
+def check_output_path(path: str | os.PathLike, flag: str, *, directory: bool = False) -> Path:
+    """Check, before any work starts, that ``path`` can be written; return it as a ``Path``.
+
+    ``directory=False``: ``path`` is a file to write (it may exist, as a writable file, not a
+    directory). ``directory=True``: a folder to write files into (it may exist, as a writable
+    directory). Missing parent folders are fine as long as the closest existing ancestor is a
+    writable directory (they are created when writing). ``flag`` names the option in the error.
+
+    Raises :class:`CLIError` saying what is in the way.
+    """
+    p = Path(path)
+    if str(path) == "":
+        raise CLIError(f"{flag}: the path is empty")
+    if os.path.lexists(p):
+        if directory and not p.is_dir():
+            raise CLIError(f"{flag} {p}: exists and is not a directory")
+        if not directory and p.is_dir():
+            raise CLIError(f"{flag} {p}: is a directory; give a file name")
+        if not os.access(p, os.W_OK | (os.X_OK if directory else 0)):
+            raise CLIError(f"{flag} {p}: not writable")
+        return p
+    base = _nearest_existing(p.parent if str(p.parent) else Path("."))
+    if not base.is_dir():
+        raise CLIError(f"{flag} {p}: {base} is a file, not a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise CLIError(f"{flag} {p}: directory {base} is not writable")
+    return p
+
+
+def write_or_fall_back(
+    path: str | os.PathLike,
+    write: Callable[[Path], None],
+    flag: str,
+    command: str,
+) -> Path:
+    """Call ``write(path)`` (creating missing parent folders); if that fails with an ``OSError``,
+    write to a fresh temporary folder instead and say so on stderr, so nothing computed is lost.
+
+    Returns the path actually written. Raises the original error only if the fallback fails too.
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write(target)
+        return target
+    except OSError as err:
+        fallback = Path(tempfile.mkdtemp(prefix="piquet-")) / (target.name or "output")
+        try:
+            write(fallback)
+        except OSError:
+            raise err from None
+        print(
+            f"piquet {command}: could not write {flag} {target} ({err.strerror or err}); "
+            f"written to {fallback} instead",
+            file=sys.stderr,
+        )
+        return fallback
+
+
+def report_user_error(command: str | None, err: BaseException) -> int:
+    """Print ``piquet COMMAND: REASON`` to stderr and return exit status 2."""
+    prog = f"piquet {command}" if command else "piquet"
+    reason = str(err).strip() or type(err).__name__
+    if isinstance(err, KeyError) and err.args:  # KeyError's str() adds quotes
+        reason = str(err.args[0])
+    print(f"{prog}: {reason}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+def run_command(
+    command: str | None, func: Callable[[argparse.Namespace], int | None], args: argparse.Namespace
+) -> int:
+    """Run one subcommand's ``func``: user errors become ``piquet COMMAND: REASON`` and exit
+    status 2, Ctrl-C exits with 130 without a traceback; anything else is a bug and propagates."""
+    try:
+        return int(func(args) or 0)
+    except ValueError as err:
+        if not isinstance(err, user_error_types()):
+            raise
+        return report_user_error(command, err)
+    except KeyboardInterrupt:
+        print(f"\npiquet {command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def parse_specs(specs: Sequence[str], rules: Rules) -> None:
+    """Build each agent spec once, so a bad spec fails (as :class:`CLIError`) before any game is
+    played."""
+    from piquet_agents.registry import make_agent
+
+    for spec in specs:
+        try:
+            make_agent(spec, rules)
+        except ValueError as err:
+            if isinstance(err, user_error_types()):
+                raise
+            raise CLIError(str(err)) from None
+        except (OSError, ImportError) as err:
+            raise CLIError(f"agent {spec!r}: {err}") from None
