@@ -3,28 +3,54 @@
 
 ``engine`` plays random legal parties through the pure engine and prints decisions/s and deals/s;
 ``env`` plays through the PettingZoo env and prints agent-steps/s and the memory of 1,000 envs.
+Each target is one entry of :data:`TARGETS`: a further target (the batched engine) is one more
+function and one more entry.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+
+from piquet_training.cli.common import (
+    add_rules_arguments,
+    add_seed_argument,
+    positive,
+    resolve_seed,
+    rules_from_args,
+)
 
 from piquet_env.benchmark import bench_engine, bench_env, print_env_report
 
+DESCRIPTION = """\
+Measure speed on one core with random legal play.
 
-def _run(args: argparse.Namespace) -> int:
-    if args.target == "engine":
-        res = bench_engine(
-            args.rules, tuple(args.variant), args.seconds, args.seed, record=not args.no_log
-        )
-        print(
-            f"engine ({args.rules}{''.join('+' + v for v in args.variant)}, "
-            f"{'no log' if args.no_log else 'event log on'}): "
-            f"{res['decisions_per_s']:,.0f} decisions/s, {res['deals_per_s']:,.0f} deals/s "
-            f"({res['decisions']:,} decisions, {res['parties']:,} parties "
-            f"in {res['seconds']:.1f} s)"
-        )
-        return 0
+  engine  the pure engine: decisions/s and deals/s
+  env     the PettingZoo env: agent-steps/s, and the memory of 1,000 live envs
+
+examples:
+  piquet bench engine --seconds 5
+  piquet bench env --rules classic --variant normand --seconds 8
+"""
+
+
+def _label(args: argparse.Namespace) -> str:
+    return f"{args.rules}{''.join('+' + v for v in args.variant)}, seed {args.seed}"
+
+
+def _engine(args: argparse.Namespace) -> None:
+    res = bench_engine(
+        args.rules, tuple(args.variant), args.seconds, args.seed, record=not args.no_log
+    )
+    print(
+        f"engine ({_label(args)}, {'no log' if args.no_log else 'event log on'}): "
+        f"{res['decisions_per_s']:,.0f} decisions/s, {res['deals_per_s']:,.0f} deals/s "
+        f"({res['decisions']:,} decisions, {res['parties']:,} parties "
+        f"in {res['seconds']:.1f} s)"
+    )
+
+
+def _env(args: argparse.Namespace) -> None:
     print_env_report(
         bench_env(
             args.rules,
@@ -34,21 +60,52 @@ def _run(args: argparse.Namespace) -> int:
             pettingzoo=not args.no_pettingzoo,
         )
     )
+
+
+TARGETS: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {
+    "engine": (_engine, "the pure engine"),
+    "env": (_env, "the PettingZoo env"),
+}
+"""Bench target name -> (function printing its report, one-line description)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``piquet bench TARGET``: check the flags, then measure and print."""
+    positive("--seconds", args.seconds)
+    rules_from_args(args)  # an unknown rule set or variant fails here, before any timing
+    resolve_seed(args)
+    TARGETS[args.target][0](args)
     return 0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet bench``."""
-    p = sub.add_parser("bench", help="measure engine or environment speed on one core")
-    p.add_argument("target", choices=["engine", "env"], help="what to measure")
-    p.add_argument("--rules", default="standard", help="rule set: standard or classic")
-    p.add_argument("--variant", action="append", default=[], help="orbis, saison or normand")
-    p.add_argument("--seconds", type=float, default=5.0, help="how long to run")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-log", action="store_true", help="skip the event log (as search does)")
+    p = sub.add_parser(
+        "bench",
+        help="measure engine or environment speed on one core",
+        description=DESCRIPTION,
+    )
+    p.add_argument(
+        "target",
+        choices=list(TARGETS),
+        metavar="TARGET",
+        help="what to measure: " + ", ".join(f"{k} ({v[1]})" for k, v in TARGETS.items()),
+    )
+    add_rules_arguments(p)
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="how long to measure, in seconds (default: 5)",
+    )
+    add_seed_argument(p, "the random play")
+    p.add_argument(
+        "--no-log", action="store_true", help="engine: skip the event log (as search does)"
+    )
     p.add_argument(
         "--no-pettingzoo",
         action="store_true",
         help="env: skip PettingZoo's own five-second performance_benchmark",
     )
-    p.set_defaults(func=_run)
+    p.set_defaults(func=run)
