@@ -12,8 +12,13 @@ the ``normand`` joker, 36 (``DONE=33, DECLARE=34, PASS=35``).
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from piquet_env.cards import card_str, parse_card
 from piquet_env.rules import Rules
+
+ActionId: TypeAlias = int
+"""An action id: ``0 .. n_actions(rules) - 1`` (cards, then DONE, DECLARE and PASS)."""
 
 SPECIAL_NAMES = ("done", "declare", "pass")
 
@@ -23,22 +28,22 @@ def n_actions(rules: Rules) -> int:
     return rules.n_cards + 3
 
 
-def done_action(rules: Rules) -> int:
+def done_action(rules: Rules) -> ActionId:
     """Id of "done exchanging"."""
     return rules.n_cards
 
 
-def declare_action(rules: Rules) -> int:
+def declare_action(rules: Rules) -> ActionId:
     """Id of "declare" (announce the best combination of the current category)."""
     return rules.n_cards + 1
 
 
-def pass_action(rules: Rules) -> int:
+def pass_action(rules: Rules) -> ActionId:
     """Id of "pass" (sink the current category)."""
     return rules.n_cards + 2
 
 
-def action_name(action: int, rules: Rules) -> str:
+def action_name(action: ActionId, rules: Rules) -> str:
     """Readable name of an action id: a card name (``'QH'``), ``'done'``, ``'declare'`` or
     ``'pass'``."""
     if (
@@ -52,7 +57,7 @@ def action_name(action: int, rules: Rules) -> str:
     return SPECIAL_NAMES[action - rules.n_cards]
 
 
-def parse_action(text: str, rules: Rules) -> int:
+def parse_action(text: str, rules: Rules) -> ActionId:
     """Action id of a name from :func:`action_name` (case-insensitive; ``'10s'`` works too)."""
     t = text.strip().lower()
     if t in SPECIAL_NAMES:

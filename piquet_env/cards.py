@@ -14,6 +14,12 @@ with bit ``c`` set for card ``c``; all set operations are single integer operati
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeAlias
+
+Card: TypeAlias = int
+"""A card id: ``suit * 8 + rank`` (0..31), or :data:`JOKER` (32)."""
+CardMask: TypeAlias = int
+"""A set of cards as a bitmask: bit ``c`` set for card id ``c``."""
 
 SUITS = "CDHS"
 RANKS = "789TJQKA"
@@ -38,22 +44,22 @@ COURT_MASK = sum(1 << (s * 8 + r) for s in range(4) for r in (JACK, QUEEN, KING)
 """Bitmask of all kings, queens and jacks (for carte blanche)."""
 
 
-def rank(card: int) -> int:
+def rank(card: Card) -> int:
     """Rank index 0..7 (7 up to A) of a suited card."""
     return card & 7
 
 
-def suit(card: int) -> int:
+def suit(card: Card) -> int:
     """Suit index 0..3 (C D H S) of a suited card."""
     return card >> 3
 
 
-def make_card(rank_index: int, suit_index: int) -> int:
+def make_card(rank_index: int, suit_index: int) -> Card:
     """Card id from a rank index (0..7) and a suit index (0..3)."""
     return suit_index * 8 + rank_index
 
 
-def card_str(card: int) -> str:
+def card_str(card: Card) -> str:
     """Two-letter name of a card id: ``'TS'``, ``'AH'``, ``'JK'`` for the joker."""
     if card == JOKER:
         return "JK"
@@ -62,7 +68,7 @@ def card_str(card: int) -> str:
     return RANKS[card & 7] + SUITS[card >> 3]
 
 
-def card_symbol(card: int) -> str:
+def card_symbol(card: Card) -> str:
     """Name of a card with a Unicode suit symbol and a ``10``: ``'10♠'``, ``'A♥'``; the joker stays
     ``'JK'``."""
     if card == JOKER:
@@ -71,7 +77,7 @@ def card_symbol(card: int) -> str:
     return ("10" if r == "T" else r) + SUIT_SYMBOLS[card >> 3]
 
 
-def parse_card(token: str) -> int:
+def parse_card(token: str) -> Card:
     """Parse one card name (``'TS'``, ``'10s'``, ``'ah'``, ``'JK'``) into a card id.
 
     Raises ``ValueError`` naming the token when it is not a card.
@@ -88,7 +94,7 @@ def parse_card(token: str) -> int:
     return SUITS.index(t[1]) * 8 + RANKS.index(t[0])
 
 
-def parse_cards(text: str | Iterable[str]) -> list[int]:
+def parse_cards(text: str | Iterable[str]) -> list[Card]:
     """Parse cards separated by spaces or commas (or an iterable of names) into card ids, in order.
 
     Raises ``ValueError`` naming the first bad token, or a card given twice.
@@ -101,12 +107,12 @@ def parse_cards(text: str | Iterable[str]) -> list[int]:
     return cards
 
 
-def parse_mask(text: str | Iterable[str]) -> int:
+def parse_mask(text: str | Iterable[str]) -> CardMask:
     """Parse cards (as :func:`parse_cards`) into a bitmask."""
     return to_mask(parse_cards(text))
 
 
-def to_mask(cards: Iterable[int]) -> int:
+def to_mask(cards: Iterable[Card]) -> CardMask:
     """Bitmask of an iterable of card ids."""
     m = 0
     for c in cards:
@@ -119,7 +125,7 @@ _BYTE_CARDS = tuple(
 )
 
 
-def cards_of(mask: int) -> list[int]:
+def cards_of(mask: CardMask) -> list[Card]:
     """Card ids of a bitmask, lowest id first (clubs 7 ... spades A, then the joker)."""
     t = _BYTE_CARDS
     out = [
@@ -133,23 +139,23 @@ def cards_of(mask: int) -> list[int]:
     return out
 
 
-def count(mask: int) -> int:
+def count(mask: CardMask) -> int:
     """Number of cards in a bitmask."""
     return mask.bit_count()
 
 
-def sort_key(card: int) -> tuple[int, int]:
+def sort_key(card: Card) -> tuple[int, int]:
     """Key that sorts cards by suit then rank, high rank first (the way a hand is held)."""
     return (card >> 3, -(card & 7)) if card != JOKER else (-1, 0)
 
 
-def cards_str(cards: int | Iterable[int], symbols: bool = False) -> str:
+def cards_str(cards: CardMask | Iterable[Card], symbols: bool = False) -> str:
     """Space-separated names of a bitmask (or iterable of ids), in id order for masks."""
     ids = cards_of(cards) if isinstance(cards, int) else list(cards)
     fmt = card_symbol if symbols else card_str
     return " ".join(fmt(c) for c in ids)
 
 
-def pack(with_joker: bool = False) -> list[int]:
+def pack(with_joker: bool = False) -> list[Card]:
     """All card ids of the pack in id order: 32 cards, or 33 with the joker."""
     return list(range(N_SUITED + (1 if with_joker else 0)))

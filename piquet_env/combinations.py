@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from piquet_env.cards import PIPS, RANK_NAMES, TEN
+from piquet_env.cards import PIPS, RANK_NAMES, TEN, CardMask
 
 POINT, SEQUENCE, SET = 0, 1, 2
 CATEGORIES = (POINT, SEQUENCE, SET)
@@ -45,7 +45,7 @@ class Combo(NamedTuple):
     size: int
     height: int
     suit: int
-    cards: int
+    cards: CardMask
 
     @property
     def key(self) -> tuple[int, int]:
@@ -81,7 +81,7 @@ _PIP_SUM = tuple(sum(PIPS[r] for r in range(8) if b >> r & 1) for b in range(256
 _RUNS = tuple(_runs(b) for b in range(256))
 
 
-def point(hand: int) -> Combo | None:
+def point(hand: CardMask) -> Combo | None:
     """The best point: the longest suit, ties broken by the higher pip total (then the higher
     suit)."""
     best_c = None
@@ -94,7 +94,7 @@ def point(hand: int) -> Combo | None:
     return best_c
 
 
-def sequences(hand: int) -> list[Combo]:
+def sequences(hand: CardMask) -> list[Combo]:
     """Every sequence (maximal run of 3+ cards in one suit), each counted once at its full
     length."""
     out = []
@@ -107,7 +107,7 @@ def sequences(hand: int) -> list[Combo]:
     return out
 
 
-def sets(hand: int) -> list[Combo]:
+def sets(hand: CardMask) -> list[Combo]:
     """Every trio and quatorze of tens or higher (a quatorze is not also a trio)."""
     out = []
     for r in SET_RANKS:
@@ -119,7 +119,7 @@ def sets(hand: int) -> list[Combo]:
     return out
 
 
-def scoring(category: int, hand: int) -> list[Combo]:
+def scoring(category: int, hand: CardMask) -> list[Combo]:
     """All combinations of a category that the hand's holder scores if he wins it, weakest first.
 
     For point that is the single best point; for sequences and sets, all of them.
@@ -130,7 +130,7 @@ def scoring(category: int, hand: int) -> list[Combo]:
     return sequences(hand) if category == SEQUENCE else sets(hand)
 
 
-def best(category: int, hand: int) -> Combo | None:
+def best(category: int, hand: CardMask) -> Combo | None:
     """The best combination of a category in a hand, or ``None`` if it holds none."""
     combos = scoring(category, hand)
     return combos[-1] if combos else None
@@ -143,7 +143,7 @@ def compare(a: Combo | None, b: Combo | None) -> int:
     return (a.key > b.key) - (a.key < b.key)
 
 
-def category_value(category: int, hand: int) -> int:
+def category_value(category: int, hand: CardMask) -> int:
     """Points a hand scores in a category if it wins it (the sum over :func:`scoring`)."""
     return sum(c.value for c in scoring(category, hand))
 

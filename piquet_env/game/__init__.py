@@ -14,10 +14,20 @@ from piquet_env.game.knowledge import (
     talon_known,
 )
 from piquet_env.game.record import load_events, replay, to_json
-from piquet_env.game.scoring import DealScore, settle
-from piquet_env.game.state import Game, IllegalActionError, Phase, check_deal
+from piquet_env.game.scoring import DEAL_SCORE_FIELDS, SCORE_FIELD_NAMES, DealScore, settle
+from piquet_env.game.state import (
+    PHASE_NAMES,
+    Game,
+    IllegalActionError,
+    Phase,
+    check_deal,
+    max_start_total,
+)
 
 __all__ = [
+    "DEAL_SCORE_FIELDS",
+    "PHASE_NAMES",
+    "SCORE_FIELD_NAMES",
     "DealScore",
     "Game",
     "IllegalActionError",
@@ -26,6 +36,7 @@ __all__ = [
     "determinize",
     "hidden_cards",
     "load_events",
+    "max_start_total",
     "opponent_known",
     "opponent_unplaced",
     "replay",

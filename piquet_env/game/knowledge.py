@@ -20,14 +20,14 @@ from __future__ import annotations
 import random
 
 from piquet_env import combinations as combos
-from piquet_env.cards import JOKER, cards_of
+from piquet_env.cards import JOKER, CardMask, cards_of
 from piquet_env.game import scoring as sc
 from piquet_env.game.state import Game, Phase
 
 _CATEGORY_FIELDS = (sc.POINT, sc.SEQUENCE, sc.SET)
 
 
-def opponent_unplaced(game: Game, player: int) -> int:
+def opponent_unplaced(game: Game, player: int) -> CardMask:
     """Cards ``player`` knows to be in his opponent's hand or discards, not which: the opponent's
     carte blanche once he has exchanged, less what he has played or shown again since."""
     o = 1 - player
@@ -36,7 +36,7 @@ def opponent_unplaced(game: Game, player: int) -> int:
     return game.blanche[o] & ~game.shown[o] & ~game.played[o]
 
 
-def opponent_known(game: Game, player: int) -> int:
+def opponent_known(game: Game, player: int) -> CardMask:
     """Cards ``player`` knows to be in his opponent's hand now: shown (declared, scored, or a carte
     blanche before the exchange), or taken by him from the talon cards ``player`` saw."""
     o = 1 - player
@@ -46,7 +46,7 @@ def opponent_known(game: Game, player: int) -> int:
     return game.hands[o] & known
 
 
-def talon_known(game: Game, player: int) -> int:
+def talon_known(game: Game, player: int) -> CardMask:
     """Cards ``player`` knows to be (still) in the talon."""
     talon = 0
     for c in game.talon:
@@ -54,7 +54,7 @@ def talon_known(game: Game, player: int) -> int:
     return talon & game.seen_talon[player]
 
 
-def hidden_cards(game: Game, player: int) -> int:
+def hidden_cards(game: Game, player: int) -> CardMask:
     """Bitmask of the cards whose exact place ``player`` does not know (this includes
     :func:`opponent_unplaced`)."""
     o = 1 - player

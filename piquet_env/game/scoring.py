@@ -9,19 +9,39 @@ RULES.md sections 6-8. Nothing here mutates a game; :mod:`piquet_env.game.state`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from piquet_env.rules import Rules
 
 # Indices into a player's per-deal score list.
 CARTE_BLANCHE, POINT, SEQUENCE, SET, LEADS, TRICKS, REPIQUE, PIQUE, CAPOT, CARDS = range(10)
-N_SCORE_FIELDS = 10
+SCORE_FIELD_NAMES = (
+    "carte blanche",
+    "point",
+    "sequence",
+    "set",
+    "leads",
+    "tricks",
+    "repique",
+    "pique",
+    "capot",
+    "cards",
+)
+"""Name of each field of a player's per-deal score list, by index (``SCORE_FIELD_NAMES[PIQUE]``
+is ``'pique'``); the score events of the game's log use these names."""
+N_SCORE_FIELDS = len(SCORE_FIELD_NAMES)
 DECLARATION_FIELDS = (CARTE_BLANCHE, POINT, SEQUENCE, SET)
 """Score fields in reckoning order that count as declarations (for repique)."""
 
 REPIQUE_BONUS, PIQUE_BONUS, CAPOT_BONUS, CARDS_BONUS, CARTE_BLANCHE_BONUS = 60, 30, 40, 10, 10
 THRESHOLD = 30
 """Points that make a repique or pique."""
+MAX_DEAL_POINTS = 250
+"""More than one player can score in one deal under any rules: declarations (carte blanche 10,
+point 8, sequences 32, sets 42) + repique 60 + play (12 leads, 13 for tricks, capot 40) are 217."""
+MAX_TOTAL = 5000
+"""The largest partie total a game can reach: :class:`~piquet_env.game.Game` refuses starting
+totals from which the deals left could pass it (the observation encodes totals up to this)."""
 
 
 @dataclass(frozen=True)
@@ -53,19 +73,16 @@ class DealScore:
         return self.declarations + self.play + self.repique + self.pique + self.capot + self.cards
 
     def to_dict(self) -> dict[str, int]:
-        """JSON-serializable form, with ``total``."""
-        return {
-            "carte_blanche": self.carte_blanche,
-            "point": self.point,
-            "sequence": self.sequence,
-            "set": self.set,
-            "play": self.play,
-            "repique": self.repique,
-            "pique": self.pique,
-            "capot": self.capot,
-            "cards": self.cards,
-            "total": self.total,
-        }
+        """JSON-serializable form (the :data:`DEAL_SCORE_FIELDS`), with ``total``."""
+        d = {name: getattr(self, name) for name in DEAL_SCORE_FIELDS}
+        d["total"] = self.total
+        return d
+
+
+DEAL_SCORE_FIELDS = tuple(f.name for f in fields(DealScore))
+"""The fields of a :class:`DealScore` in reckoning order (``'carte_blanche'``, ``'point'``,
+``'sequence'``, ``'set'``, ``'play'``, ``'repique'``, ``'pique'``, ``'capot'``, ``'cards'``): the
+keys of :meth:`DealScore.to_dict` and of a record's deal scores, less ``'total'``."""
 
 
 def trick_points(rules: Rules, leader: int, winner: int, last: bool) -> int:

@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from enum import IntEnum
 from typing import NoReturn
 
 from piquet_env import combinations as combos
-from piquet_env.actions import action_name
+from piquet_env.actions import ActionId, action_name
 from piquet_env.cards import (
     COURT_MASK,
     JOKER,
     SUIT_MASKS,
+    Card,
     card_str,
     cards_of,
     cards_str,
@@ -37,7 +39,7 @@ from piquet_env.game import scoring as sc
 from piquet_env.rules import STANDARD, Rules
 
 MODES = ("partie", "deal")
-DealCards = tuple[Sequence[int], Sequence[int], Sequence[int]]
+DealCards = tuple[Sequence[Card], Sequence[Card], Sequence[Card]]
 """Cards of one deal: (elder's hand, younger's hand, talon top first), as card ids."""
 
 
@@ -49,6 +51,11 @@ class Phase(IntEnum):
     PLAY = 2
     OVER = 3
 
+
+PHASE_NAMES = ("exchange", "declarations", "play", "over")
+"""The name of each :class:`Phase`, by value (``PHASE_NAMES[Phase.DECLARE]`` is
+``'declarations'``)."""
+_PART_LABELS = ("elder hand", "younger hand", "talon")
 
 _EXCHANGE, _DECLARE, _PLAY, _OVER = Phase.EXCHANGE, Phase.DECLARE, Phase.PLAY, Phase.OVER
 _NAMES = tuple(card_str(c) for c in range(33))
@@ -82,33 +89,92 @@ class IllegalActionError(ValueError):
 
 def check_deal(
     cards: DealCards | Sequence[str], rules: Rules
-) -> tuple[list[int], list[int], list[int]]:
+) -> tuple[list[Card], list[Card], list[Card]]:
     """Validate and parse one deal's cards: 12 for elder, 12 for younger, the talon (top first).
 
-    Each part may be a string of card names or a sequence of card ids. Raises ``ValueError`` naming
-    the problem: a malformed card, a card not in this pack, a duplicate, a wrong count.
+    Each part may be a string of card names or a sequence of integer card ids. Raises ``ValueError``
+    naming the problem: a deal that is not three parts, a part that is neither, a card id that is
+    not an integer (``0.5``, ``"0"``, ``True``), a malformed card, a card not in this pack, a
+    duplicate, a wrong count.
     """
-    if len(cards) != 3:
-        raise ValueError("a deal is (elder hand, younger hand, talon)")
-    parts = []
-    for label, part in zip(("elder hand", "younger hand", "talon"), cards):
-        ids = parse_cards(part) if isinstance(part, str) else [int(c) for c in part]
+    if not _is_sequence(cards) or len(cards) != 3:  # type: ignore[arg-type]
+        raise ValueError(
+            f"a deal is three parts (elder hand, younger hand, talon), got {_short(cards)}"
+        )
+    parts = [_deal_part(label, part) for label, part in zip(_PART_LABELS, cards)]
+    for label, ids in zip(_PART_LABELS, parts):
         for c in ids:
             if not 0 <= c < rules.n_cards:
                 raise ValueError(f"{label}: card {c!r} is not in the {rules.n_cards}-card pack")
-        parts.append(ids)
-    for label, part, n in zip(
-        ("elder hand", "younger hand", "talon"), parts, (12, 12, rules.talon_size)
-    ):
+    for label, part, n in zip(_PART_LABELS, parts, (12, 12, rules.talon_size)):
         if len(part) != n:
             raise ValueError(f"{label} has {len(part)} cards, expected {n}")
     seen: dict[int, str] = {}
-    for label, part in zip(("elder hand", "younger hand", "talon"), parts):
+    for label, part in zip(_PART_LABELS, parts):
         for c in part:
             if c in seen:
                 raise ValueError(f"card {card_str(c)} is both in the {seen[c]} and the {label}")
             seen[c] = label
     return parts[0], parts[1], parts[2]
+
+
+def _deal_part(label: str, part: object) -> list[Card]:
+    """The card ids of one part of a deal: a string of card names or a sequence of int ids."""
+    if isinstance(part, str):
+        try:
+            return parse_cards(part)
+        except ValueError as exc:
+            raise ValueError(f"{label}: {exc}") from None
+    if not _is_sequence(part):
+        raise ValueError(
+            f"{label} must be a string of card names or a sequence of card ids, got {_short(part)}"
+        )
+    ids = []
+    for c in part:  # type: ignore[attr-defined]
+        if isinstance(c, bool):
+            raise ValueError(f"{label}: card id {c!r} is a bool, not an integer card id")
+        try:
+            ids.append(operator.index(c))
+        except TypeError:
+            raise ValueError(
+                f"{label}: card id {_short(c)} is not an integer (give ids as ints, or the part "
+                f"as one string of names such as 'AS KS')"
+            ) from None
+    return ids
+
+
+def _is_sequence(value: object) -> bool:
+    """Whether ``value`` is an ordered collection of items: a list, a tuple, a 1-D array (not a
+    string, a mapping or a set)."""
+    if isinstance(value, (str, bytes, bytearray, Mapping, AbstractSet)):
+        return False
+    return isinstance(value, Sequence) or getattr(value, "ndim", None) == 1
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, with its type."""
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _int_arg(name: str, value: object) -> int:
+    """``value`` as an int, or a ``ValueError`` naming the argument (bools and floats refused)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an int, got {value!r}")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"{name} must be an int, got {_short(value)}") from None
+
+
+def max_start_total(rules: Rules, deal_number: int = 0) -> int:
+    """The largest partie total a game may start with at ``deal_number``: one that stays within
+    :data:`~piquet_env.game.scoring.MAX_TOTAL` whatever the deals left (tie-break deals included)
+    score."""
+    left = rules.deals - deal_number + (2 if rules.tie_break_deals else 0)
+    return sc.MAX_TOTAL - sc.MAX_DEAL_POINTS * left
 
 
 class Game:
@@ -117,8 +183,9 @@ class Game:
     Players are 0 and 1; :attr:`elder` says which is elder hand in the current deal. ``seed`` drives
     the cut and every shuffle. ``deals`` optionally gives the cards of the first deals (see
     :func:`check_deal`), ``first_elder`` the elder of the first deal (otherwise the cut decides),
-    ``deal_number`` and ``totals`` start a partie part-way through. ``record=False`` skips the event
-    log (for search).
+    ``deal_number`` and ``totals`` start a partie part-way through (each total at most
+    :func:`max_start_total`). ``record=False`` skips the event log (for search). A bad argument
+    raises ``ValueError`` naming it (``TypeError`` for ``rules`` that are not a :class:`Rules`).
 
     State, read-only for callers (card sets are bitmasks, per-player lists are indexed by player):
 
@@ -200,19 +267,41 @@ class Game:
             raise TypeError(
                 f"rules must be a Rules object (see make_rules), got {type(rules).__name__}"
             )
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if first_elder not in (None, 0, 1):
-            raise ValueError(f"first_elder must be 0, 1 or None, got {first_elder!r}")
+        if seed is not None:
+            seed = _int_arg("seed", seed)
+        if not isinstance(mode, str) or mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {_short(mode)}")
+        if first_elder is not None:
+            first_elder = _int_arg("first_elder", first_elder)
+            if first_elder not in (0, 1):
+                raise ValueError(f"first_elder must be 0, 1 or None, got {first_elder!r}")
+        deal_number = _int_arg("deal_number", deal_number)
         if not 0 <= deal_number < rules.deals:
             raise ValueError(f"deal_number must be in 0..{rules.deals - 1}, got {deal_number}")
-        if len(totals) != 2 or any(int(t) < 0 for t in totals):
-            raise ValueError(f"totals must be two non-negative ints, got {totals!r}")
+        if not _is_sequence(totals) or len(totals) != 2:  # type: ignore[arg-type]
+            raise ValueError(f"totals must be two ints (player 0, player 1), got {_short(totals)}")
+        limit = max_start_total(rules, deal_number)
+        totals = (_int_arg("totals[0]", totals[0]), _int_arg("totals[1]", totals[1]))
+        for p, t in enumerate(totals):
+            if not 0 <= t <= limit:
+                raise ValueError(
+                    f"totals[{p}] must be in 0..{limit} (what keeps every later total within "
+                    f"{sc.MAX_TOTAL} at deal {deal_number} of {rules.name!r}), got {t}"
+                )
+        if not _is_sequence(deals):
+            raise ValueError(f"deals must be a sequence of deals, got {_short(deals)}")
+        if not isinstance(record, bool):
+            raise ValueError(f"record must be True or False, got {_short(record)}")
         self.rules = rules
         self.mode = mode
         self._rng: random.Random | None = random.Random(seed)
         self._rng_state: tuple | None = None
-        self._preset = [check_deal(d, rules) for d in deals]
+        self._preset = []
+        for i, d in enumerate(deals):
+            try:
+                self._preset.append(check_deal(d, rules))
+            except ValueError as exc:
+                raise ValueError(f"deals[{i}]: {exc}") from None
         self.record = record
         self.events: list[dict] = []
         self._n = rules.n_cards
@@ -261,7 +350,7 @@ class Game:
         """The final result per player (zero-sum), or ``(0, 0)`` while the game runs."""
         return self.result if self.result is not None else (0, 0)
 
-    def legal_actions(self) -> list[int]:
+    def legal_actions(self) -> list[ActionId]:
         """Legal action ids for :attr:`current_player`, ascending; empty when the game is over."""
         p = self.current_player
         if p < 0:
@@ -284,7 +373,7 @@ class Game:
             return acts
         return self._declaration_choices(p)
 
-    def action_name(self, action: int) -> str:
+    def action_name(self, action: ActionId) -> str:
         """Readable name of an action id in the current phase: ``'discard QH'``, ``'play TS'``,
         ``'done'``, ``'declare point'``, ``'pass sequence'``."""
         name = action_name(action, self.rules)
@@ -300,7 +389,7 @@ class Game:
 
     # ------------------------------------------------------------------ acting
 
-    def apply(self, action: int) -> None:
+    def apply(self, action: ActionId) -> None:
         """Play ``action`` for :attr:`current_player`.
 
         Raises :class:`IllegalActionError` (a ``ValueError``) naming the action and the legal ones
@@ -327,7 +416,7 @@ class Game:
         if self.phase == _DECLARE:
             self._auto()
 
-    def is_legal(self, action: int) -> bool:
+    def is_legal(self, action: ActionId) -> bool:
         """Whether ``action`` (an int) is legal for :attr:`current_player` now; cheaper than
         ``action in legal_actions()``."""
         p = self.current_player
@@ -423,7 +512,7 @@ class Game:
         if rules.carte_blanche:
             for p in (e, y):
                 if not self.hands[p] & COURT_MASK:
-                    self._score(p, sc.CARTE_BLANCHE, sc.CARTE_BLANCHE_BONUS, "carte blanche")
+                    self._score(p, sc.CARTE_BLANCHE, sc.CARTE_BLANCHE_BONUS)
                     self.blanche[p] = self.hands[p]
         if rules.exchange:
             self.current_player = e
@@ -505,7 +594,7 @@ class Game:
             return
         self.repique = sc.repique_player(self.scores, self.rules)
         if self.repique is not None:
-            self._score(self.repique, sc.REPIQUE, sc.REPIQUE_BONUS, "repique")
+            self._score(self.repique, sc.REPIQUE, sc.REPIQUE_BONUS)
             self.pique_open = False
         self.phase = _PLAY
         self.current_player = self.leader = self.elder
@@ -521,7 +610,7 @@ class Game:
         for c in won:
             self.shown[w] |= c.cards
         field = (sc.POINT, sc.SEQUENCE, sc.SET)[cat]
-        self._score(w, field, sum(c.value for c in won), combos.CATEGORY_NAMES[cat])
+        self._score(w, field, sum(c.value for c in won))
 
     # ------------------------------------------------------------------ play
 
@@ -531,7 +620,7 @@ class Game:
         self.played[p] |= bit
         if not self.trick:
             self.trick = [card]
-            self._score(p, sc.LEADS, 1, None)
+            self._score(p, sc.LEADS, 1, log=False)
             self.current_player = 1 - p
             return
         lead = self.trick[0]
@@ -562,7 +651,7 @@ class Game:
             )
         pts = sc.trick_points(self.rules, leader, winner, last)
         if pts:
-            self._score(winner, sc.TRICKS, pts, None)
+            self._score(winner, sc.TRICKS, pts, log=False)
         if last:
             self._end_deal()
         else:
@@ -580,12 +669,17 @@ class Game:
             self.pique_open = False
             s[sc.PIQUE] = sc.PIQUE_BONUS
             if self.record:
-                self._log(type="score", player=self.elder, category="pique", points=sc.PIQUE_BONUS)
+                self._log(
+                    type="score",
+                    player=self.elder,
+                    category=sc.SCORE_FIELD_NAMES[sc.PIQUE],
+                    points=sc.PIQUE_BONUS,
+                )
 
-    def _score(self, p: int, field: int, points: int, label: str | None) -> None:
+    def _score(self, p: int, field: int, points: int, *, log: bool = True) -> None:
         self.scores[p][field] += points
-        if self.record and label is not None:
-            self._log(type="score", player=p, category=label, points=points)
+        if self.record and log:
+            self._log(type="score", player=p, category=sc.SCORE_FIELD_NAMES[field], points=points)
         if self.pique_open:
             self._update_pique_open()
 
