@@ -1,17 +1,23 @@
-"""What one player knows as a fixed-size float32 vector; the action mask; the full state.
+"""Everything a state shows, from one place: observations, the full state, action masks.
 
 :class:`ObservationEncoder` turns a :class:`~piquet_env.game.Game` seen from one player into a
 vector of ``encoder.size`` float32 values. It reads only what that player knows (his own hand and
 discards, the talon cards he looked at, the cards the opponent showed, public counts and scores, see
-:mod:`piquet_env.game.knowledge`), never the opponent's hidden cards or the talon's order.
+:mod:`piquet_env.game.knowledge`), never the opponent's hidden cards or the talon's order. The same
+object gives the full-information state (:meth:`ObservationEncoder.state`, for centralized and
+asymmetric critics) and the action mask (:meth:`ObservationEncoder.action_mask`): nothing else in
+the project builds any of the three.
 
-The vector has two blocks. The first ``encoder.n_bits`` entries are 0/1 features: nine card planes
-of ``n_cards`` entries each (card id ``suit * 8 + rank``, clubs 7 first, spades A last, then the
-joker under ``normand``), flags and one-hot codes. The rest are scaled counts and points. Every
-field, with its index range and meaning, is listed in :attr:`ObservationEncoder.fields`, printed by
+The layout is declared once, as data: :func:`observation_layout` and :func:`state_layout` list
+every field (:class:`FieldSpec`: name, width, description, and for counts their scale and upper
+bound) in order, and the encoder writes each field at the place the layout gives it, looked up by
+name: no bit position is written anywhere else. The observation has two blocks. The first
+``encoder.n_bits`` entries are 0/1 features: nine card planes of ``n_cards`` entries each (card id
+``suit * 8 + rank``, clubs 7 first, spades A last, then the joker under ``normand``), flags and
+one-hot codes, the declaration records. The rest are scaled counts and points. Every field, with
+its index range and meaning, is listed in :attr:`ObservationEncoder.fields`, printed by
 :func:`field_table` (``python -m piquet_env.observation``) and tabled in
-:mod:`piquet_env.piquet_v0`'s docstring. :meth:`ObservationEncoder.state` is the
-full-information vector for centralized critics (:attr:`ObservationEncoder.state_fields`).
+:mod:`piquet_env.piquet_v0`'s docstring.
 
 "me" is the observing player, "opp" his opponent. The encoder is built once per rules object:
 use :func:`encoder_for`.
@@ -20,13 +26,17 @@ use :func:`encoder_for`.
 >>> enc = encoder_for(Game().rules)
 >>> g = Game(seed=1)
 >>> obs = enc.encode(g, g.current_player)
->>> obs.shape == (enc.size,), obs.dtype.name, int(obs[:32].sum())
+>>> obs.shape == (enc.size,), obs.dtype.name, int(obs[enc.field("hand")].sum())
 (True, 'float32', 12)
+>>> [f.name for f in observation_layout(g.rules)][:3]
+['hand', 'discards', 'talon_seen']
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -37,14 +47,41 @@ from piquet_env.game.knowledge import opponent_known
 from piquet_env.game.state import Game, Phase
 from piquet_env.rules import Rules
 
+__all__ = [
+    "OBS_VERSION",
+    "Field",
+    "FieldSpec",
+    "ObservationEncoder",
+    "encoder_for",
+    "field_table",
+    "observation_layout",
+    "state_layout",
+]
+
 OBS_VERSION = 1
 """Version of the observation layout; bump it whenever a field changes (checkpoints record it)."""
 
 Field = tuple[str, int, int, str]
-"""One documented field: (name, start, stop, description); entries ``start..stop-1``."""
+"""One documented field as the encoder lists it: (name, start, stop, description); entries
+``start..stop-1``."""
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a layout: ``width`` entries named ``name``.
+
+    ``scale == 0`` marks a 0/1 field; otherwise the entries are counts or points divided by
+    ``scale``, at most ``high`` after scaling (the Box space's upper bound).
+    """
+
+    name: str
+    width: int
+    description: str
+    scale: float = 0.0
+    high: float = 1.0
+
 
 _EXCHANGE, _DECLARE, _PLAY, _OVER = Phase.EXCHANGE, Phase.DECLARE, Phase.PLAY, Phase.OVER
-_CATEGORY_FIELDS = (sc.POINT, sc.SEQUENCE, sc.SET)
 _SCORE_FIELD_NAMES = (
     "carte blanche",
     "point",
@@ -61,51 +98,296 @@ _U8, _U16 = np.dtype(np.uint8), np.dtype("<u2")
 _POINT_SCALE = 100.0
 """Points (deal scores, partie totals, point pip values) are divided by this."""
 
-# Width of one player's declaration record in each category (see _decl_layout).
-_DECL_WIDTHS = {POINT: 2 + 8 + 4, SEQUENCE: 2 + 6 + 8 + 4, SET: 2 + 2 + 5}
+# ------------------------------------------------------------------------------------ layout
+
+_CATEGORIES = ((POINT, "point"), (SEQUENCE, "sequence"), (SET, "set"))
+_WHO = ("me", "opp")
+
+_DECL_RECORDS: dict[int, tuple[tuple[str, int, int], ...]] = {
+    POINT: (("decided", 1, 0), ("declared", 1, 0), ("length", 8, 1), ("suit", 4, 0)),
+    SEQUENCE: (
+        ("decided", 1, 0),
+        ("declared", 1, 0),
+        ("length", 6, 3),
+        ("top", 8, 0),
+        ("suit", 4, 0),
+    ),
+    SET: (("decided", 1, 0), ("declared", 1, 0), ("kind", 2, 3), ("rank", 5, 3)),
+}
+"""One player's declaration record per category: (part, width, value of its first entry).
+A one-hot part sets entry ``value - first``: point length 1..8, sequence length 3..8 and top
+rank 7..A (rank index 0..7), set size 3 (trio) or 4 (quatorze) and rank 10..A (rank 3..7)."""
+
+_DECL_DESCRIPTIONS = {
+    POINT: "decided, declared, length one-hot (1..8), suit one-hot (C D H S)",
+    SEQUENCE: "decided, declared, length one-hot (3..8), top card rank one-hot (7..A), "
+    "suit one-hot (C D H S)",
+    SET: "decided, declared, trio/quatorze, rank one-hot (10 J Q K A)",
+}
 
 
-class _Layout:
-    """Accumulates named fields and their index ranges."""
+def _record_parts(category: int) -> dict[str, tuple[int, int]]:
+    """Offset within the record and first value of each part of a declaration record."""
+    parts, at = {}, 0
+    for name, width, first in _DECL_RECORDS[category]:
+        parts[name] = (at, first)
+        at += width
+    return parts
 
-    def __init__(self) -> None:
-        self.fields: list[Field] = []
-        self.size = 0
 
-    def add(self, name: str, width: int, description: str) -> int:
-        start = self.size
-        self.fields.append((name, start, start + width, description))
-        self.size += width
-        return start
+def _record_width(category: int) -> int:
+    return sum(w for _, w, _ in _DECL_RECORDS[category])
+
+
+def observation_layout(rules: Rules) -> tuple[FieldSpec, ...]:
+    """The observation's fields in order (planes, flags, declarations, then scaled counts).
+
+    >>> [(f.name, f.width) for f in observation_layout(Game().rules)][9:11]
+    [('own_voids', 4), ('opp_voids', 4)]
+    """
+    n = rules.n_cards
+    planes = (
+        FieldSpec("hand", n, "own hand"),
+        FieldSpec("discards", n, "own discards (this deal)"),
+        FieldSpec(
+            "talon_seen",
+            n,
+            "talon cards the player looked at (elder's untaken part), wherever they are now",
+        ),
+        FieldSpec(
+            "opp_known",
+            n,
+            "cards known to be in the opponent's hand now (declared or scored by him, his carte "
+            "blanche before his exchange, or taken by him from talon cards the player saw)",
+        ),
+        FieldSpec(
+            "opp_shown",
+            n,
+            "every card the opponent has shown this deal (carte blanche, declared and scored "
+            "combinations), played since or not",
+        ),
+        FieldSpec("own_shown", n, "every card the player has shown to the opponent this deal"),
+        FieldSpec("own_played", n, "cards the player has played to tricks this deal"),
+        FieldSpec("opp_played", n, "cards the opponent has played to tricks this deal"),
+        FieldSpec("trick", n, "the card led to the current trick (empty when no card is led)"),
+    )
+    flags = (
+        FieldSpec("own_voids", 4, "suits (C D H S) the player showed void in"),
+        FieldSpec("opp_voids", 4, "suits (C D H S) the opponent showed void in"),
+        FieldSpec("elder", 1, "1 if the player is elder hand this deal, 0 if younger"),
+        FieldSpec("phase", 4, "phase one-hot: exchange, declarations, play, over"),
+        FieldSpec(
+            "category", 3, "declarations: category being decided, one-hot (point, sequence, set)"
+        ),
+        FieldSpec("to_act", 1, "1 if the player is the one to act"),
+        FieldSpec("leader", 1, "play: 1 if the player leads (or led) the current trick"),
+        FieldSpec(
+            "pique_possible",
+            2,
+            "pique still possible for (me, opp): elder only, open until younger scores, elder "
+            "reaches 30 in play, or a repique",
+        ),
+        FieldSpec(
+            "repique_possible",
+            2,
+            "repique not yet ruled out for (me, opp) by the public scores and decisions (0 once "
+            "play begins)",
+        ),
+        FieldSpec(
+            "capot_possible",
+            2,
+            "capot still possible for (me, opp): the other has won no trick this deal and it is "
+            "not over",
+        ),
+        FieldSpec("last_deal", 1, "1 in the last deal of the partie (or of a single-deal game)"),
+    )
+    declarations = tuple(
+        FieldSpec(
+            f"decl_{cname}_{who}",
+            _record_width(cat),
+            f"{cname} declaration of {who}: {_DECL_DESCRIPTIONS[cat]} (decided and not declared "
+            f"= passed)",
+        )
+        for cat, cname in _CATEGORIES
+        for who in _WHO
+    )
+
+    def scalar(name: str, width: int, scale: float, high: float, desc: str) -> FieldSpec:
+        return FieldSpec(name, width, f"{desc} (divided by {scale:g})", scale, high)
+
+    points = ", ".join(_SCORE_FIELD_NAMES)
+    scalars = (
+        scalar(
+            "decl_point_value",
+            2,
+            _POINT_SCALE,
+            1.0,
+            "pip value of the point declared by (me, opp), 0 if none",
+        ),
+        scalar("tricks_won", 2, 12, 1.0, "tricks won this deal by (me, opp)"),
+        scalar(
+            "deal_points_me",
+            sc.N_SCORE_FIELDS,
+            _POINT_SCALE,
+            1.0,
+            f"my points this deal by source: {points}",
+        ),
+        scalar(
+            "deal_points_opp",
+            sc.N_SCORE_FIELDS,
+            _POINT_SCALE,
+            1.0,
+            "the opponent's points this deal, same sources",
+        ),
+        scalar("deal_total", 2, _POINT_SCALE, 3.0, "points this deal so far of (me, opp)"),
+        scalar(
+            "partie_totals", 2, _POINT_SCALE, 50.0, "partie totals of (me, opp) before this deal"
+        ),
+        scalar("deal_number", 1, rules.deals, 2.0, "deals played before this one"),
+        scalar("deals_left", 1, rules.deals, 1.0, "deals left including this one"),
+        scalar("exchanged", 2, 5, 2.0, "cards exchanged this deal by (elder, younger)"),
+        scalar(
+            "discarding", 1, 5, 2.0, "exchange: cards discarded so far in the exchange under way"
+        ),
+        scalar("talon_left", 1, rules.talon_size, 1.0, "cards left in the talon"),
+    )
+    return planes + flags + declarations + scalars
+
+
+def state_layout(rules: Rules, obs_size: int) -> tuple[FieldSpec, ...]:
+    """The full state's fields in order: both observations, then the hidden places.
+
+    Seen from player ``p`` (:meth:`ObservationEncoder.state` with ``player=p``), "player 0" is
+    ``p`` and "player 1" his opponent; the plain state is the state seen from player 0.
+    """
+    n = rules.n_cards
+    return (
+        FieldSpec("obs_player_0", obs_size, "observation of player 0"),
+        FieldSpec("obs_player_1", obs_size, "observation of player 1"),
+        FieldSpec("hand_0", n, "hand of player 0"),
+        FieldSpec("hand_1", n, "hand of player 1"),
+        FieldSpec("discards_0", n, "discards of player 0"),
+        FieldSpec("discards_1", n, "discards of player 1"),
+        FieldSpec("talon", n, "cards in the talon"),
+        FieldSpec(
+            "talon_order", n, "position in the talon (1 = top) / talon size", rules.talon_size
+        ),
+        FieldSpec("current_player", 2, "one-hot of the player to act (zeros when over)"),
+    )
+
+
+# ------------------------------------------------------------------------------ field values
+
+_PLANE_VALUES: dict[str, str] = {
+    "hand": "g.hands[p]",
+    "discards": "g.discards[p]",
+    "talon_seen": "g.seen_talon[p]",
+    "opp_known": "opponent_known(g, p)",
+    "opp_shown": "g.shown[o] | g.blanche[o]",
+    "own_shown": "g.shown[p] | g.blanche[p]",
+    "own_played": "g.played[p]",
+    "opp_played": "g.played[o]",
+    "trick": "(1 << g.trick[0] if g.trick else 0)",
+}
+"""Each card plane of :func:`observation_layout` as a card mask of game ``g`` seen by player ``p``
+(``o`` is his opponent): a Python expression, compiled with the others by :func:`_compile`."""
+
+_SCALAR_VALUES: dict[str, str] = {
+    "decl_point_value": "point_value(g.declared[POINT][p]), point_value(g.declared[POINT][o])",
+    "tricks_won": "g.tricks_won[p], g.tricks_won[o]",
+    "deal_points_me": "*g.scores[p]",
+    "deal_points_opp": "*g.scores[o]",
+    "deal_total": "sum(g.scores[p]), sum(g.scores[o])",
+    "partie_totals": "g.totals[p], g.totals[o]",
+    "deal_number": "g.deal_number",
+    "deals_left": "deals_left(g)",
+    "exchanged": "g.taken[g.elder], g.taken[1 - g.elder]",
+    "discarding": "g.n_discarded",
+    "talon_left": "len(g.talon)",
+}
+"""Each scaled field of :func:`observation_layout` as its raw (unscaled, non-negative) counts,
+in the same way."""
+
+
+def _point_value(combo: Combo | None) -> int:
+    return combo.height if combo is not None else 0
+
+
+def _deals_left(g: Game) -> int:
+    """Deals left, this one included (a single-deal game counts its own deal)."""
+    return (g.result is None) if g.mode == "deal" else g.planned_deals - g.deal_number
+
+
+def _compile(name: str, expressions: Sequence[str]) -> Callable[[Game, int, int], tuple]:
+    """One function ``(g, p, o) -> tuple`` of the given field expressions, in order (compiled
+    once per encoder, as :mod:`dataclasses` compiles ``__init__``: the per-field calls of a
+    table of functions would cost a quarter of the encoding time)."""
+    namespace = {
+        "opponent_known": opponent_known,
+        "point_value": _point_value,
+        "deals_left": _deals_left,
+        "POINT": POINT,
+    }
+    body = ", ".join(expressions)
+    exec(f"def {name}(g, p, o):\n    return ({body},)\n", namespace)
+    return namespace[name]
 
 
 def _combo_bits(combo: Combo) -> int:
-    """The declaration record of a declared combination, as bits relative to the record's start.
+    """The declaration record of a declared combination, as bits relative to the record's start
+    (parts as in ``_DECL_RECORDS``: decided and declared set, then the one-hot parts)."""
+    parts = _record_parts(combo.category)
 
-    Bit 0 "decided" and bit 1 "declared" are set; then point: length one-hot (1..8), suit one-hot;
-    sequence: length one-hot (3..8), top rank one-hot (7..A), suit one-hot; set: trio/quatorze,
-    rank one-hot (10..A).
-    """
-    bits = 0b11
+    def one_hot(part: str, value: int) -> int:
+        at, first = parts[part]
+        return 1 << (at + value - first)
+
+    bits = one_hot("decided", 0) | one_hot("declared", 0)
     if combo.category == POINT:
-        bits |= 1 << (2 + combo.size - 1)
-        bits |= 1 << (10 + combo.suit)
-    elif combo.category == SEQUENCE:
-        bits |= 1 << (2 + combo.size - 3)
-        bits |= 1 << (8 + combo.height)
-        bits |= 1 << (16 + combo.suit)
-    else:
-        bits |= 1 << (2 + combo.size - 3)
-        bits |= 1 << (4 + combo.height - 3)
-    return bits
+        return bits | one_hot("length", combo.size) | one_hot("suit", combo.suit)
+    if combo.category == SEQUENCE:
+        return (
+            bits
+            | one_hot("length", combo.size)
+            | one_hot("top", combo.height)
+            | one_hot("suit", combo.suit)
+        )
+    return bits | one_hot("kind", combo.size) | one_hot("rank", combo.height)
+
+
+class _Flags:
+    """The bit of each flag, relative to the first flag, from the layout's field positions."""
+
+    def __init__(self, start: dict[str, int]) -> None:
+        base = start["own_voids"]
+
+        def at(name: str, i: int = 0) -> int:
+            return 1 << (start[name] - base + i)
+
+        self.own_voids_shift = start["own_voids"] - base
+        self.opp_voids_shift = start["opp_voids"] - base
+        self.elder = at("elder")
+        self.phase = tuple(at("phase", i) for i in range(4))
+        self.category = tuple(at("category", i) for i in range(3))
+        self.to_act = at("to_act")
+        self.leader = at("leader")
+        self.pique = (at("pique_possible", 0), at("pique_possible", 1))
+        self.repique = (at("repique_possible", 0), at("repique_possible", 1))
+        self.capot = (at("capot_possible", 0), at("capot_possible", 1))
+        self.last_deal = at("last_deal")
+        self.decl_shift = start["decl_point_me"] - base
+
+
+# ------------------------------------------------------------------------------------ encoder
 
 
 class ObservationEncoder:
     """Encodes games under one rules object: observations, action masks and the full state.
 
     ``size`` is the observation length, ``state_size`` the full-state length, ``n_actions`` the
-    action-space size, ``fields`` the documented layout (see the module docstring). Build it with
-    :func:`encoder_for` so that it is shared.
+    action-space size, ``fields`` and ``state_fields`` the documented layouts (see the module
+    docstring), ``high`` the observation's upper bounds. Build it with :func:`encoder_for` so
+    that it is shared.
     """
 
     def __init__(self, rules: Rules) -> None:
@@ -116,165 +398,63 @@ class ObservationEncoder:
         self.rules = rules
         n = self.n_cards = rules.n_cards
         self.n_actions = n + 3
-        lay = _Layout()
-        # ---- bit block: card planes
-        planes = (
-            ("hand", "own hand"),
-            ("discards", "own discards (this deal)"),
-            (
-                "talon_seen",
-                "talon cards the player looked at (elder's untaken part), wherever they are now",
-            ),
-            (
-                "opp_known",
-                "cards known to be in the opponent's hand now (declared or scored by "
-                "him, his carte blanche before his exchange, or taken by him from talon "
-                "cards the player saw)",
-            ),
-            (
-                "opp_shown",
-                "every card the opponent has shown this deal (carte blanche, declared "
-                "and scored combinations), played since or not",
-            ),
-            ("own_shown", "every card the player has shown to the opponent this deal"),
-            ("own_played", "cards the player has played to tricks this deal"),
-            ("opp_played", "cards the opponent has played to tricks this deal"),
-            ("trick", "the card led to the current trick (empty when no card is led)"),
-        )
-        for name, desc in planes:
-            lay.add(name, n, desc)
-        # ---- bit block: flags
-        self._flags = lay.add("own_voids", 4, "suits (C D H S) the player showed void in")
-        lay.add("opp_voids", 4, "suits (C D H S) the opponent showed void in")
-        lay.add("elder", 1, "1 if the player is elder hand this deal, 0 if younger")
-        lay.add("phase", 4, "phase one-hot: exchange, declarations, play, over")
-        lay.add(
-            "category", 3, "declarations: category being decided, one-hot (point, sequence, set)"
-        )
-        lay.add("to_act", 1, "1 if the player is the one to act")
-        lay.add("leader", 1, "play: 1 if the player leads (or led) the current trick")
-        lay.add(
-            "pique_possible",
-            2,
-            "pique still possible for (me, opp): elder only, open until "
-            "younger scores, elder reaches 30 in play, or a repique",
-        )
-        lay.add(
-            "repique_possible",
-            2,
-            "repique not yet ruled out for (me, opp) by the public "
-            "scores and decisions (0 once play begins)",
-        )
-        lay.add(
-            "capot_possible",
-            2,
-            "capot still possible for (me, opp): the other has won no "
-            "trick this deal and it is not over",
-        )
-        lay.add("last_deal", 1, "1 in the last deal of the partie (or of a single-deal game)")
-        # ---- bit block: declarations
-        self._decl: list[list[int]] = [[0, 0], [0, 0], [0, 0]]
-        cat_desc = {
-            POINT: "decided, declared, length one-hot (1..8), suit one-hot (C D H S)",
-            SEQUENCE: "decided, declared, length one-hot (3..8), top card rank one-hot (7..A), "
-            "suit one-hot (C D H S)",
-            SET: "decided, declared, trio/quatorze, rank one-hot (10 J Q K A)",
-        }
-        for cat, cname in ((POINT, "point"), (SEQUENCE, "sequence"), (SET, "set")):
-            for who, wname in ((0, "me"), (1, "opp")):
-                self._decl[cat][who] = lay.add(
-                    f"decl_{cname}_{wname}",
-                    _DECL_WIDTHS[cat],
-                    f"{cname} declaration of {wname}: {cat_desc[cat]} (decided and not declared "
-                    f"= passed)",
-                )
-        self.n_bits = lay.size
+        self.layout = observation_layout(rules)
+        self.fields: list[Field] = _positions(self.layout)
+        self.size = self.fields[-1][2]
+        start = {name: a for name, a, _, _ in self.fields}
+        self._fields_by_name = {name: (a, b) for name, a, b, _ in self.fields}
+        bit_specs = [f for f in self.layout if not f.scale]
+        scalar_specs = [f for f in self.layout if f.scale]
+        self.n_bits = sum(f.width for f in bit_specs)
+        if self.layout[: len(bit_specs)] != tuple(bit_specs):
+            raise AssertionError("the layout's 0/1 fields must come before its counts")
+        # ---- bit block: planes (first), flags and declaration records (one integer after them)
+        plane_names = [f.name for f in self.layout if f.name in _PLANE_VALUES]
+        self._planes = _compile("planes", [_PLANE_VALUES[name] for name in plane_names])
+        self._plane_starts = tuple(start[name] for name in plane_names)
+        self._flags_start = start["own_voids"]
+        self._flag = _Flags(start)
         self._n_bytes = (self.n_bits + 7) // 8
-        self._decl_start = self._decl[0][0]
-        self._decl_rel = self._decl_start - self._flags
-        if n == 32:  # nine 32-bit card planes fill 36 whole bytes: pack them with struct
-            self._pack_planes = struct.Struct("<9I").pack
+        packed = self._plane_starts == tuple(i * n for i in range(9)) and n == 32
+        if packed:  # nine 32-bit card planes fill 36 whole bytes: pack them with struct
+            self._pack_planes: Callable[..., bytes] | None = struct.Struct("<9I").pack
             self._tail_bytes = self._n_bytes - 36
         else:
             self._pack_planes = None
-        self._decl_offsets = [[a - self._decl_start for a in pair] for pair in self._decl]
+        decl0 = start["decl_point_me"]
+        self._decl_offsets = [
+            [start[f"decl_{cname}_{who}"] - decl0 for who in _WHO] for _, cname in _CATEGORIES
+        ]
         self._decl_memo: list[tuple | None] = [None, None]
+        self._combo_cache: dict[Combo, int] = {}
         # ---- scalar block
-        scales: list[float] = []
-        highs: list[float] = [1.0] * self.n_bits
-
-        def scalar(name: str, width: int, scale: float, high: float, desc: str) -> None:
-            lay.add(name, width, f"{desc} (divided by {scale:g})")
-            scales.extend([1.0 / scale] * width)
-            highs.extend([high] * width)
-
-        scalar(
-            "decl_point_value",
-            2,
-            _POINT_SCALE,
-            1.0,
-            "pip value of the point declared by (me, opp), 0 if none",
-        )
-        scalar("tricks_won", 2, 12, 1.0, "tricks won this deal by (me, opp)")
-        scalar(
-            "deal_points_me",
-            sc.N_SCORE_FIELDS,
-            _POINT_SCALE,
-            1.0,
-            "my points this deal by source: " + ", ".join(_SCORE_FIELD_NAMES),
-        )
-        scalar(
-            "deal_points_opp",
-            sc.N_SCORE_FIELDS,
-            _POINT_SCALE,
-            1.0,
-            "the opponent's points this deal, same sources",
-        )
-        scalar("deal_total", 2, _POINT_SCALE, 3.0, "points this deal so far of (me, opp)")
-        scalar(
-            "partie_totals", 2, _POINT_SCALE, 50.0, "partie totals of (me, opp) before this deal"
-        )
-        scalar("deal_number", 1, rules.deals, 2.0, "deals played before this one")
-        scalar("deals_left", 1, rules.deals, 1.0, "deals left including this one")
-        scalar("exchanged", 2, 5, 2.0, "cards exchanged this deal by (elder, younger)")
-        scalar(
-            "discarding", 1, 5, 2.0, "exchange: cards discarded so far in the exchange under way"
-        )
-        scalar("talon_left", 1, rules.talon_size, 1.0, "cards left in the talon")
+        self._scalar_values = _compile("scalars", [_SCALAR_VALUES[f.name] for f in scalar_specs])
+        scales = [1.0 / f.scale for f in scalar_specs for _ in range(f.width)]
+        highs = [1.0] * self.n_bits + [f.high for f in scalar_specs for _ in range(f.width)]
         self.high = np.asarray(highs, dtype=np.float32)
         """Upper bound of every observation entry (the lower bound is 0), for the Box space."""
         self._scale = np.asarray(scales, dtype=np.float32)
         self._pack = struct.Struct(f"<{len(scales)}H").pack
-        self.size = lay.size
-        self.fields: list[Field] = lay.fields
-        self._fields_by_name = {name: (a, b) for name, a, b, _ in lay.fields}
-        # ---- full state: both observations, then the hidden places
-        self.state_fields: list[Field] = [
-            ("obs_player_0", 0, self.size, "observation of player 0"),
-            ("obs_player_1", self.size, 2 * self.size, "observation of player 1"),
-        ]
-        start = 2 * self.size
-        for name, desc in (
-            ("hand_0", "hand of player 0"),
-            ("hand_1", "hand of player 1"),
-            ("discards_0", "discards of player 0"),
-            ("discards_1", "discards of player 1"),
-            ("talon", "cards in the talon"),
-            ("talon_order", "position in the talon (1 = top) / talon size"),
-        ):
-            self.state_fields.append((name, start, start + n, desc))
-            start += n
-        self.state_fields.append(
-            ("current_player", start, start + 2, "one-hot of the player to act (zeros when over)")
+        # ---- full state
+        self.state_layout = state_layout(rules, self.size)
+        self.state_fields: list[Field] = _positions(self.state_layout)
+        self.state_size = self.state_fields[-1][2]
+        s = {name: a for name, a, _, _ in self.state_fields}
+        self._state_obs = (s["obs_player_0"], s["obs_player_1"])
+        self._state_planes = s["hand_0"]
+        self._state_plane_order = tuple(
+            s[name] - s["hand_0"]
+            for name in ("hand_0", "hand_1", "discards_0", "discards_1", "talon")
         )
-        self.state_size = start + 2
-        self._combo_cache: dict[Combo, int] = {}
+        self._state_order = s["talon_order"]
+        self._state_current = s["current_player"]
+        self._no_actions = bytes(self.n_actions)
 
     def __reduce__(self) -> tuple:
         """Pickle (and deep-copy) as the shared encoder of the same rules."""
         return (encoder_for, (self.rules,))
 
-    # ------------------------------------------------------------------ observation
+    # ------------------------------------------------------------------ named views
 
     def field(self, name: str) -> slice:
         """The slice of the observation holding field ``name``."""
@@ -286,6 +466,12 @@ class ObservationEncoder:
             ) from None
         return slice(a, b)
 
+    def view(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """The entries of field ``name`` in observation ``obs`` (a view: writes go through)."""
+        return obs[..., self.field(name)]
+
+    # ------------------------------------------------------------------ observation
+
     def _bits(self, g: Game, p: int) -> int:
         """The 0/1 block as one integer, bit ``i`` for observation entry ``i`` (reference form of
         :meth:`_bit_bytes`)."""
@@ -294,55 +480,48 @@ class ObservationEncoder:
     def _bit_bytes(self, g: Game, p: int) -> bytes:
         """The 0/1 block as ``_n_bytes`` little-endian bytes, bit ``i`` for entry ``i``."""
         o = 1 - p
-        trick = g.trick
-        planes = (
-            g.hands[p],
-            g.discards[p],
-            g.seen_talon[p],
-            opponent_known(g, p),
-            g.shown[o] | g.blanche[o],
-            g.shown[p] | g.blanche[p],
-            g.played[p],
-            g.played[o],
-            1 << trick[0] if trick else 0,
-        )
-        # Flags, relative to the flag block (see __init__ for the order).
-        phase = g.phase
-        to_act = g.current_player == p
-        flags = g.voids[p] | g.voids[o] << 4 | 1 << (9 + phase)
-        if g.elder == p:
-            flags |= 1 << 8
-        if to_act:
-            flags |= 1 << 16
-        if phase == _PLAY:
-            if to_act != bool(trick):
-                flags |= 1 << 17  # leader (derived: Game.clone() did not always copy leader)
-        elif phase == _DECLARE:
-            flags |= 1 << (13 + (g.decl_step >> 1))
-        if phase != _OVER:
-            if g.pique_open:
-                flags |= 1 << (18 + (g.elder != p))
-            if phase != _PLAY:
-                if _repique_possible(g, p):
-                    flags |= 1 << 20
-                if _repique_possible(g, o):
-                    flags |= 1 << 21
-            tw = g.tricks_won
-            if not tw[o]:
-                flags |= 1 << 22
-            if not tw[p]:
-                flags |= 1 << 23
-        if g.mode == "deal" or g.deal_number == g.planned_deals - 1:
-            flags |= 1 << 24
-        if phase != _EXCHANGE:
-            flags |= self._decl_bits(g, p) << self._decl_rel
+        planes = self._planes(g, p, o)
+        flags = self._flag_bits(g, p, o)
         if self._pack_planes is not None:  # 32 cards: each plane is 4 whole bytes
             return self._pack_planes(*planes) + flags.to_bytes(self._tail_bytes, "little")
-        n = self.n_cards
-        bits = flags << self._flags
-        for i, plane in enumerate(planes):
-            bits |= plane << (i * n)
+        bits = flags << self._flags_start
+        for at, plane in zip(self._plane_starts, planes):
+            bits |= plane << at
         return bits.to_bytes(self._n_bytes, "little")
+
+    def _flag_bits(self, g: Game, p: int, o: int) -> int:
+        """The flags and declaration records as one integer, bit 0 at the first flag."""
+        f = self._flag
+        phase = g.phase
+        to_act = g.current_player == p
+        flags = g.voids[p] << f.own_voids_shift | g.voids[o] << f.opp_voids_shift | f.phase[phase]
+        if g.elder == p:
+            flags |= f.elder
+        if to_act:
+            flags |= f.to_act
+        if phase == _PLAY:
+            if to_act != bool(g.trick):
+                flags |= f.leader  # derived: Game.clone() did not always copy leader
+        elif phase == _DECLARE:
+            flags |= f.category[g.decl_step >> 1]
+        if phase != _OVER:
+            if g.pique_open:
+                flags |= f.pique[g.elder != p]
+            if phase != _PLAY:
+                if _repique_possible(g, p):
+                    flags |= f.repique[0]
+                if _repique_possible(g, o):
+                    flags |= f.repique[1]
+            tw = g.tricks_won
+            if not tw[o]:
+                flags |= f.capot[0]
+            if not tw[p]:
+                flags |= f.capot[1]
+        if g.mode == "deal" or g.deal_number == g.planned_deals - 1:
+            flags |= f.last_deal
+        if phase != _EXCHANGE:
+            flags |= self._decl_bits(g, p) << f.decl_shift
+        return flags
 
     def _decl_bits(self, g: Game, p: int) -> int:
         """The declaration records of both players, relative to the first record.
@@ -362,7 +541,7 @@ class ObservationEncoder:
             for who, q in ((0, p), (1, o)):
                 if d[q]:
                     c = declared[cat][q]
-                    if c is None:
+                    if c is None:  # passed: "decided" alone
                         bits |= 1 << offsets[cat][who]
                     else:
                         cb = cache.get(c)
@@ -374,31 +553,7 @@ class ObservationEncoder:
 
     def _scalars(self, g: Game, p: int) -> bytes:
         """The scalar block's raw (unscaled, non-negative) values, packed as uint16."""
-        o = 1 - p
-        e = g.elder
-        pt = g.declared[POINT]
-        sp, so = g.scores[p], g.scores[o]
-        cp, co = pt[p], pt[o]
-        # deals left, this one included (a single-deal game counts its own deal)
-        left = (g.result is None) if g.mode == "deal" else g.planned_deals - g.deal_number
-        return self._pack(
-            cp.height if cp is not None else 0,
-            co.height if co is not None else 0,
-            g.tricks_won[p],
-            g.tricks_won[o],
-            *sp,
-            *so,
-            sum(sp),
-            sum(so),
-            g.totals[p],
-            g.totals[o],
-            g.deal_number,
-            left,
-            g.taken[e],
-            g.taken[1 - e],
-            g.n_discarded,
-            len(g.talon),
-        )
+        return self._pack(*self._scalar_values(g, p, 1 - p))
 
     def encode(self, game: Game, player: int) -> np.ndarray:
         """The observation of ``player`` (0 or 1): a new float32 array of shape ``(size,)``."""
@@ -418,43 +573,78 @@ class ObservationEncoder:
         )
         np.multiply(np.frombuffer(self._scalars(game, player), _U16), self._scale, out=out[nb:])
 
-    def action_mask(self, game: Game, player: int) -> np.ndarray:
+    # ------------------------------------------------------------------ action mask
+
+    def action_mask(
+        self, game: Game, player: int, legal: Sequence[int] | None = None
+    ) -> np.ndarray:
         """int8 mask over the ``n_actions`` ids: 1 for each legal action of ``player``; all zeros
-        when ``player`` is not the one to act or the game is over."""
-        mask = np.zeros(self.n_actions, dtype=np.int8)
+        when ``player`` is not the one to act or the game is over. ``legal`` may pass the game's
+        :meth:`~piquet_env.game.Game.legal_actions` when the caller already has them."""
+        mask = bytearray(self._no_actions)
         if game.current_player == player:
-            mask[game.legal_actions()] = 1
-        return mask
+            for a in game.legal_actions() if legal is None else legal:
+                mask[a] = 1
+        return np.frombuffer(mask, np.int8)
+
+    def action_mask_into(self, game: Game, player: int, out: np.ndarray) -> None:
+        """Write :meth:`action_mask` into ``out`` (any numeric dtype, shape ``(n_actions,)``)."""
+        out[:] = 0
+        if game.current_player == player:
+            out[game.legal_actions()] = 1
 
     # ------------------------------------------------------------------ full state
 
-    def state(self, game: Game) -> np.ndarray:
-        """The full-information vector (for centralized critics): both players' observations,
-        both hands, both discards, the talon and its order, and the player to act (see
-        :attr:`state_fields`)."""
-        n = self.n_cards
+    def state(self, game: Game, player: int = 0) -> np.ndarray:
+        """The full-information vector (for centralized and asymmetric critics): both players'
+        observations, both hands, both discards, the talon and its order, and the player to act
+        (see :attr:`state_fields`). With ``player=1`` the two players trade places (his
+        observation first, his hand as ``hand_0``...): the state seen from the player the critic
+        values; ``state(game)`` is the PettingZoo ``state()``."""
         out = np.zeros(self.state_size, dtype=np.float32)
-        self.encode_into(game, 0, out[: self.size])
-        self.encode_into(game, 1, out[self.size : 2 * self.size])
-        start = 2 * self.size
-        bits = (
-            game.hands[0]
-            | game.hands[1] << n
-            | game.discards[0] << 2 * n
-            | game.discards[1] << 3 * n
-        )
+        self.state_into(game, player, out)
+        return out
+
+    def state_into(self, game: Game, player: int, out: np.ndarray) -> None:
+        """Write :meth:`state` seen from ``player`` into ``out`` (float32, ``(state_size,)``)."""
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, got {player!r}")
+        n, size = self.n_cards, self.size
+        o = 1 - player
+        a0, a1 = self._state_obs
+        self.encode_into(game, player, out[a0 : a0 + size])
+        self.encode_into(game, o, out[a1 : a1 + size])
+        talon = 0
         for c in game.talon:
-            bits |= 1 << (4 * n + c)
+            talon |= 1 << c
+        bits = 0
+        for at, mask in zip(
+            self._state_plane_order,
+            (game.hands[player], game.hands[o], game.discards[player], game.discards[o], talon),
+        ):
+            bits |= mask << at
         nb = 5 * n
         raw = np.frombuffer(bits.to_bytes((nb + 7) // 8, "little"), np.uint8)
+        start = self._state_planes
         out[start : start + nb] = np.unpackbits(raw, count=nb, bitorder="little")
-        order = start + nb
-        size = self.rules.talon_size
+        order = out[self._state_order : self._state_order + n]
+        order[:] = 0.0
+        size_t = self.rules.talon_size
         for i, c in enumerate(game.talon):
-            out[order + c] = (i + 1) / size
+            order[c] = (i + 1) / size_t
+        current = out[self._state_current : self._state_current + 2]
+        current[:] = 0.0
         if game.current_player >= 0:
-            out[order + n + game.current_player] = 1.0
-        return out
+            current[int(game.current_player != player)] = 1.0
+
+
+def _positions(layout: Sequence[FieldSpec]) -> list[Field]:
+    """(name, start, stop, description) of each field of ``layout``, contiguous from 0."""
+    out, at = [], 0
+    for f in layout:
+        out.append((f.name, at, at + f.width, f.description))
+        at += f.width
+    return out
 
 
 def _repique_possible(g: Game, x: int) -> bool:
