@@ -38,6 +38,7 @@ from piquet_agents.hand_value import greedy_discards, hand_value
 from piquet_agents.heuristic_play import choose_card
 
 from piquet_env import combinations as combos
+from piquet_env.cards import cards_of
 from piquet_env.game import Game, Phase, determinize
 
 EXCHANGE_SAMPLES = 24
@@ -49,17 +50,21 @@ SINK_THRESHOLD = 0.95
 
 
 def exchange_plan(game: Game, player: int, rng: random.Random) -> list[int]:
-    """The cards ``player`` means to discard in this exchange (in order), from his full hand."""
+    """The cards ``player`` means to discard in this exchange (in order), from his full hand.
+
+    Cards already discarded in this exchange (a seat taken over part-way) come first in the plan.
+    """
     full = game.hands[player] | game.discards[player]
     lo, hi = game.exchange_limits(player)
-    order = greedy_discards(full, hi)
+    done = cards_of(game.discards[player])
+    order = [*done, *greedy_discards(game.hands[player], hi - len(done))]
     pool = [c for c in range(game.rules.n_cards) if not full >> c & 1]
     draws = []
     for _ in range(EXCHANGE_SAMPLES):
         rng.shuffle(pool)
         draws.append(pool[:hi])
-    best_k, best_v = lo, -1e9
-    for k in range(lo, hi + 1):
+    best_k, best_v = max(lo, len(done)), -1e9
+    for k in range(best_k, hi + 1):
         kept = full
         for c in order[:k]:
             kept ^= 1 << c

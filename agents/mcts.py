@@ -42,6 +42,7 @@ from piquet_agents.base import Turn
 from piquet_agents.hand_value import greedy_discards
 from piquet_agents.playouts import POLICIES, rollout
 
+from piquet_env.cards import cards_of
 from piquet_env.game import Game, Phase, determinize
 
 ROLLOUT_POLICIES = tuple(POLICIES)
@@ -217,10 +218,16 @@ class MCTSAgent:
     # ------------------------------------------------------------------ exchange
 
     def exchange_candidates(self, game: Game, player: int) -> list[list[int]]:
-        """The discard plans the search weighs (see the module docstring)."""
-        full = game.hands[player] | game.discards[player]
+        """The discard plans the search weighs (see the module docstring).
+
+        Cards the player has already discarded in this exchange (a seat taken over part-way) begin
+        every plan; the rest of each plan comes from the cards still in his hand.
+        """
+        done = cards_of(game.discards[player])
+        hand = game.hands[player]
         lo, hi = game.exchange_limits(player)
-        order = greedy_discards(full, min(hi + self.exchange_alternatives, 12))
+        lo, hi = max(lo - len(done), 0), hi - len(done)
+        order = greedy_discards(hand, min(hi + self.exchange_alternatives, hand.bit_count()))
         plans: list[list[int]] = []
         seen: set[frozenset[int]] = set()
 
@@ -228,7 +235,7 @@ class MCTSAgent:
             key = frozenset(plan)
             if key not in seen:
                 seen.add(key)
-                plans.append(plan)
+                plans.append([*done, *plan])
 
         for k in range(lo, hi + 1):
             add(order[:k])
@@ -258,12 +265,7 @@ class MCTSAgent:
 
     def _choose_plan(self, game: Game, player: int) -> list[int]:
         """Weigh the candidate plans on common determinizations (successive halving)."""
-        plans = [
-            pl
-            for pl in self.exchange_candidates(game, player)
-            if all(game.discards[player] >> c & 1 or game.hands[player] >> c & 1 for c in pl)
-            and not game.discards[player] & ~sum(1 << c for c in pl)
-        ]
+        plans = self.exchange_candidates(game, player)
         if len(plans) == 1:
             return plans[0]
         n = game.rules.n_cards
