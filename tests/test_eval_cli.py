@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from piquet_training.cli import main
@@ -74,17 +75,127 @@ def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
     [
         (["eval", "random", "alphago", "--deals", "2"], "unknown agent spec 'alphago'"),
         (["eval", "random", "mcts:x", "--deals", "2"], "iterations 'x' is not an integer"),
-        (["eval", "random", "random", "--deals", "0"], "--deals must be at least 1"),
-        (["eval", "random", "random", "--rules", "modern"], "unknown rules preset"),
-        (["eval", "random", "random", "--variant", "rubicon"], "unknown variant"),
+        (["eval", "random", "mcts:0", "--deals", "2"], "iterations"),
+        (["eval", "random", "mcts:-3", "--deals", "2"], "iterations"),
+        (["eval", "random", "random", "--deals", "0"], "--deals must be at least 1, got 0"),
+        (["eval", "random", "random", "--deals", "-5"], "--deals must be at least 1, got -5"),
+        (["eval", "random", "random", "--workers", "0"], "--workers must be at least 1"),
+        (["eval", "random", "random", "--seed", "-1"], "--seed must be 0 or more, got -1"),
+        (["eval", "random", "random", "--rules", "modern"], "unknown rules preset 'modern'"),
+        (["eval", "random", "random", "--variant", "rubicon"], "unknown variant 'rubicon'"),
+        (["eval", "random", "random", "--variant", "orbis", "--variant", "orbis"], "twice"),
         (["ladder", "random", "--deals", "2"], "at least two agents"),
         (["ladder", "random", "random", "--deals", "2"], "must be distinct"),
+        (["ladder", "random", "bogus", "--deals", "2"], "unknown agent spec 'bogus'"),
+        (["ladder", "random", "heuristic", "--deals", "0"], "--deals must be at least 1"),
+        (["ladder", "random", "heuristic", "--rules", "x"], "unknown rules preset 'x'"),
     ],
 )
-def test_bad_arguments_give_a_clear_error(argv, message):
-    with pytest.raises(SystemExit) as err:
-        main(argv)
-    assert message in str(err.value)
+def test_bad_arguments_give_a_clear_error_and_exit_2(argv, message, capsys, tmp_path):
+    rc = main([*argv, *(["--out", str(tmp_path / "l")] if argv[0] == "ladder" else [])])
+    assert rc == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    line = captured.err.strip()
+    assert line.startswith(f"piquet {argv[0]}: ") and "\n" not in line
+    assert message in line
+    assert "Traceback" not in captured.err
+    assert not (tmp_path / "l").exists()  # nothing was written
+
+
+@pytest.mark.parametrize("flag", ["--json", "--save-games"])
+def test_eval_output_paths_are_checked_before_any_game(flag, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    inside = afile / "x.json" if flag == "--json" else afile
+    rc = main(["eval", "heuristic", "random", "--deals", "200", "--no-progress", flag, str(inside)])
+    assert rc == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no match was played, no summary printed
+    assert captured.err.startswith(f"piquet eval: {flag} {inside}: ")
+    assert afile.read_text() == "not a folder"
+    assert main(["eval", "random", "random", "--json", str(tmp_path), "--deals", "1"]) == 2
+    assert "is a directory; give a file name" in capsys.readouterr().err
+
+
+def test_ladder_out_under_a_file_fails_before_any_match(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    rc = main(["ladder", "random", "heuristic", "--deals", "30", "--out", str(afile)])
+    assert rc == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"piquet ladder: --out {afile}: exists and is not a directory\n"
+
+
+def test_a_failed_write_at_the_end_falls_back_and_says_where(tmp_path, capsys, monkeypatch):
+    """The folder is fine when checked, then becomes unwritable while the match runs: the report
+    goes to a temporary folder instead, and stderr names it."""
+    from piquet_training.evaluation import duplicate
+
+    target = tmp_path / "out" / "report.json"
+    real_evaluate = duplicate.evaluate
+
+    def evaluate_then_block(*args, **kwargs):
+        rep = real_evaluate(*args, **kwargs)
+        (tmp_path / "out").write_text("now a file")  # the parent is no longer a folder
+        return rep
+
+    monkeypatch.setattr("piquet_training.cli.evaluate.evaluate", evaluate_then_block)
+    rc = main(["eval", "random", "random", "--deals", "2", "--no-progress", "--seed", "1",
+               "--json", str(target)])  # fmt: skip
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert f"could not write --json {target}" in captured.err
+    fallback = captured.err.split("written to ")[1].split(" instead")[0]
+    data = json.loads(Path(fallback).read_text(encoding="utf-8"))
+    assert data["n_pairs"] == 2 and len(data["games"]) == 4
+    assert f"report written to {fallback}" in captured.out
+
+
+def test_ladder_falls_back_when_its_folder_cannot_be_written(tmp_path, capsys, monkeypatch):
+    from piquet_training.evaluation import ladder
+
+    out = tmp_path / "lad"
+    real = ladder.run_ladder
+
+    def run_then_block(*args, **kwargs):
+        res = real(*args, **kwargs)
+        out.write_text("now a file")
+        return res
+
+    monkeypatch.setattr("piquet_training.cli.evaluate.run_ladder", run_then_block)
+    rc = main(["ladder", "random", "heuristic", "--deals", "2", "--no-progress", "--out", str(out)])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert err.count("could not write --out") == 2  # ladder.json and ladder.png
+    paths = [part.split(" instead")[0] for part in err.split("written to ")[1:]]
+    assert json.loads(Path(paths[0]).read_text())["agents"] == ["random", "heuristic"]
+    assert Path(paths[1]).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_saved_game_logs_fall_back_when_the_folder_goes_away(tmp_path, capsys):
+    from piquet_training.evaluation.duplicate import save_game_log
+
+    gone = tmp_path / "gone"
+    fallback = tmp_path / "fb"
+    path = save_game_log('{"x": 1}', "g.json", str(gone), str(fallback))
+    assert path == str(fallback / "g.json") and (fallback / "g.json").read_text() == '{"x": 1}'
+    assert f"could not write game logs to {gone}" in capsys.readouterr().err
+    with pytest.raises(OSError):
+        save_game_log("{}", "g.json", str(gone))
+
+
+def test_eval_prints_the_seed_it_drew(capsys):
+    assert main(["eval", "random", "random", "--deals", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    seed = int(out.split("repeat with --seed ")[1].split(")")[0])
+    assert (
+        main(["eval", "random", "random", "--deals", "1", "--no-progress", "--seed", str(seed)])
+        == 0
+    )
+    again = capsys.readouterr().out
+    assert again.splitlines()[1:3] == out.splitlines()[1:3]  # the same match
 
 
 def test_ladder_writes_json_and_png(tmp_path, capsys):
@@ -94,6 +205,8 @@ def test_ladder_writes_json_and_png(tmp_path, capsys):
     assert rc == 0
     text = capsys.readouterr().out
     assert "1. heuristic" in text and "2. random" in text
+    assert "head to head: mean points per deal, row minus column" in text
+    assert "2. random" in text.split("head to head")[1]  # the matrix's rows, in ranking order
     data = json.loads((tmp_path / "ladder.json").read_text())
     assert [r["agent"] for r in data["table"]] == ["heuristic", "random"]
     assert (tmp_path / "ladder.png").read_bytes()[:4] == b"\x89PNG"
@@ -137,5 +250,6 @@ def test_eval_accepts_a_checkpoint_path(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "tiny.safetensors vs random: standard, deal mode, 2 duplicate pairs" in text
     assert "win rate of" in text
-    with pytest.raises(SystemExit, match="classic"):
-        main(["eval", str(path), "random", "--deals", "2", "--rules", "classic"])
+    assert main(["eval", str(path), "random", "--deals", "2", "--rules", "classic"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("piquet eval: ") and "classic" in err

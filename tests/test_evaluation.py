@@ -6,13 +6,20 @@ import json
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from piquet_training.evaluation.duplicate import GameResult, evaluate, report
 from piquet_training.evaluation.ladder import run_ladder
 from piquet_training.evaluation.stats import (
+    MIN_PAIRS,
+    effective_size,
     mean_ci,
     normal_two_sided_p,
+    proportion_ci,
     t_quantile_975,
     t_two_sided_p,
+    verdict_word,
+    wilson_interval,
 )
 
 from piquet_env.game import load_events, replay
@@ -64,8 +71,26 @@ def test_report_from_games_by_hand():
     assert rep.mean_diff == 3.0 and rep.ci_low == 3.0 and rep.ci_high == 3.0
     assert rep.significant and rep.n_games == 6 and rep.n_pairs == 3
     assert rep.win_rate == pytest.approx(0.75)
+    # pair win shares 0.5, 0.75, 1: s² = 0.0625, Kish n_eff = 3 * 0.1875 / 0.0625 = 9, capped at
+    # the 6 games; Wilson at p 0.75, n 6: centre (0.75 + 0.3201) / 1.6403 = 0.6524, half-width
+    # 1.96 * sqrt(0.03125 + 0.02668) / 1.6403 = 0.2876
+    assert rep.wins.n_eff == 6.0 and rep.wins.method == "wilson"
+    assert (rep.wins.low, rep.wins.high) == pytest.approx((0.3648, 0.9400), abs=2e-4)
     assert rep.partie_score is None
-    assert "a is significantly better than b" in rep.summary()
+    assert rep.too_small and rep.beats == "yes"
+    text = rep.summary()
+    assert f"verdict: too few pairs to judge (3 < {MIN_PAIRS}; play more with --deals)" in text
+    assert "significantly" not in text
+    assert "95% CI [36.5%, 94.0%] (Wilson)" in text
+    ten = report(
+        [GameResult(p, k, k, 3, 3, 1) for p in range(MIN_PAIRS) for k in (0, 1)],
+        "a",
+        "b",
+        STANDARD,
+        "deal",
+        0,
+    )
+    assert not ten.too_small and "a is significantly better than b" in ten.summary()
     with pytest.raises(ValueError, match="both games"):
         report(games[:3], "a", "b", STANDARD, "deal", 0)
 
@@ -78,8 +103,76 @@ def test_win_rate_interval_stays_between_0_and_1():
         GameResult(1, 1, 1, -5, -5, 1),
     ]
     rep = report(games, "a", "b", STANDARD, "deal", 0)
-    assert rep.win_rate == 0.5 and (rep.wins.low, rep.wins.high) == (0.0, 1.0)
+    # pair shares 1 and 0: s² = 0.5, n_eff = 2 * 0.25 / 0.5 = 1; Wilson at p 0.5, n 1: centre 0.5,
+    # half-width 1.96 * sqrt(0.25 + 3.8415 / 4) / 4.8415 = 0.4454
+    assert rep.win_rate == 0.5 and rep.wins.n_eff == 1.0
+    assert (rep.wins.low, rep.wins.high) == pytest.approx((0.0546, 0.9454), abs=2e-4)
     assert rep.ci_low < 0 < rep.ci_high and not rep.significant
+    assert rep.beats == "not demonstrated"
+    assert "no difference demonstrated" in rep.summary() or "too few pairs" in rep.summary()
+
+
+def test_wilson_interval_by_hand():
+    # 12 wins in 12 games: low = n / (n + z²) = 12 / 15.8415
+    assert wilson_interval(1.0, 12) == pytest.approx((0.75750, 1.0), abs=1e-5)
+    assert wilson_interval(0.0, 12) == pytest.approx((0.0, 0.24250), abs=1e-5)
+    # p 0.5 over 4: centre 0.5, half-width 1.96 * sqrt(0.0625 + 0.06) / 1.96 = 0.35
+    assert wilson_interval(0.5, 4) == pytest.approx((0.15, 0.85), abs=1e-4)
+    for bad in ((1.5, 4), (-0.1, 4), (0.5, 0), (0.5, -2), (float("nan"), 3)):
+        with pytest.raises(ValueError):
+            wilson_interval(*bad)
+
+
+def test_six_pairs_all_won_and_one_split_pair_no_longer_collapse():
+    """The issue's examples: Student-t gave [100%, 100%] for six won pairs, [0%, 100%] for one."""
+    six = proportion_ci([1.0] * 6, per_value=2)
+    assert six.n_eff == 12.0 and six.low == pytest.approx(0.7575, abs=1e-4) and six.high == 1.0
+    one = proportion_ci([0.5], per_value=2)  # n_eff 2: half-width 1.96*sqrt(.125+.2401)/2.9208
+    assert (one.low, one.high) == pytest.approx((0.0945, 0.9055), abs=2e-4)
+    games = [GameResult(p, k, k, 5, 5, 1) for p in range(6) for k in (0, 1)]
+    rep = report(games, "a", "b", STANDARD, "deal", 0)
+    assert "win rate of a: 100.0%  95% CI [75.8%, 100.0%] (Wilson)" in rep.summary()
+
+
+def test_effective_size_by_hand():
+    # p 0.75, s² = (0.5625 + 3 * 0.0625) / 3 = 0.25: n_eff = 4 * 0.1875 / 0.25 = 3
+    assert effective_size([0.0, 1.0, 1.0, 1.0], 2) == pytest.approx(3.0)
+    assert effective_size([0.5, 0.5, 0.5], 2) == 6.0  # no spread: the cap, every game
+    assert effective_size([1.0], 2) == 2.0
+    with pytest.raises(ValueError, match="rates in"):
+        proportion_ci([0.5, 1.5])
+    with pytest.raises(ValueError, match="at least one"):
+        proportion_ci([])
+
+
+@given(
+    st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=1, max_size=60),
+)
+def test_proportion_interval_invariants(values):
+    est = proportion_ci(values, per_value=2)
+    assert 0.0 <= est.low <= est.mean <= est.high <= 1.0
+    assert 0.0 < est.n_eff <= 2 * len(values)
+    assert est.high - est.low > 0  # never collapses to a point
+    if 0.0 < est.mean < 1.0:  # the score test the interval inverts: p = 0.05 at its ends
+        assert est.p_value(est.mean) == pytest.approx(1.0)
+        for end in (est.low, est.high):
+            if 0.0 < end < 1.0:
+                assert est.p_value(end) == pytest.approx(0.05, abs=1e-6)
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.5, 1e6))
+def test_wilson_interval_holds_its_estimate_and_narrows_with_n(p, n):
+    low, high = wilson_interval(p, n)
+    assert 0.0 <= low <= p + 1e-12 and p - 1e-12 <= high <= 1.0
+    low2, high2 = wilson_interval(p, 4 * n)
+    assert high2 - low2 <= high - low + 1e-12
+
+
+def test_verdict_words():
+    assert verdict_word(0.1, 2.0) == "yes"
+    assert verdict_word(-2.0, -0.1) == "no (worse)"
+    assert verdict_word(-0.1, 0.1) == "not demonstrated"
+    assert verdict_word(0.0, 1.0) == "not demonstrated"  # touching 0 is not excluding it
 
 
 def test_partie_report_uses_the_settled_score_and_points_per_deal():
@@ -181,5 +274,47 @@ def test_ladder_ranks_and_writes_json_and_png(tmp_path):
     assert data["table"][0]["agent"] == table[0]["agent"]
     with open(png_path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert len(data["points_interval_matrix"][0]) == 3 and data["ranked_by"].startswith("ordinal")
     with pytest.raises(ValueError, match="distinct"):
         run_ladder(["random", "random"], STANDARD, n=2)
+
+
+def test_ladder_picture_shows_what_the_table_ranks_by():
+    import matplotlib.pyplot as plt
+
+    res = run_ladder(["random", "heuristic", "mcts:3"], STANDARD, n=3, seed=2)
+    rows = res.table()
+    fig = res.figure()
+    try:
+        ax1, ax2, cbar = fig.axes
+        assert "mu − 3 sigma" in ax1.get_title()
+        diamonds = [c for c in ax1.collections if "ranked by" in c.get_label()]
+        assert len(diamonds) == 1
+        xs = [float(x) for x, _ in diamonds[0].get_offsets()]
+        ys = [float(y) for _, y in diamonds[0].get_offsets()]
+        assert xs == pytest.approx([r["ordinal"] for r in rows])
+        assert ys == sorted(ys, reverse=True)  # the first-ranked on top
+        labels = [t.get_text() for t in ax1.get_yticklabels()]
+        assert labels == [f"{k}. {r['agent']}" for k, r in enumerate(rows, 1)]
+        assert cbar.get_ylabel() == "mean points per deal, row − column"
+        cells = [t.get_text() for t in ax2.texts if t.get_text() != "—"]
+        assert len(cells) == 6
+        m, sign = res.match(rows[0]["agent"], rows[1]["agent"])
+        lo, hi = sorted((sign * m.points.low, sign * m.points.high))
+        assert any(f"[{lo:+.1f}, {hi:+.1f}]" in c for c in cells)
+        assert all(c.split("\n")[0].endswith("?") for c in cells)  # 3 pairs: too few to judge
+    finally:
+        plt.close(fig)
+
+
+def test_ladder_matrix_text_marks_significance():
+    res = run_ladder(["random", "heuristic"], STANDARD, n=12, seed=0)
+    text = res.matrix_text()
+    assert text[0].startswith("head to head")
+    h = next(line for line in text if line.startswith("1. heuristic"))
+    m, sign = res.match("heuristic", "random")
+    half = (m.points.high - m.points.low) / 2
+    assert sign * m.points.mean > 0
+    assert f"{sign * m.points.mean:+.1f}±{half:.1f}*" in h  # heuristic beats random, significantly
+    r = next(line for line in text if line.startswith("2. random"))
+    assert f"{-sign * m.points.mean:+.1f}±{half:.1f}*" in r

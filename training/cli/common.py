@@ -29,6 +29,7 @@ import re
 import secrets
 import sys
 import tempfile
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -87,27 +88,47 @@ def plain_text(doc: str) -> str:
     return doc
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the description's own line breaks (examples stay readable) and drops reST markup
-    from the description and every option's help."""
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps the description's prose paragraphs to the terminal but keeps indented lines
+    (examples, tables) exactly as written."""
 
-    def _format_text(self, text: str) -> str:
-        return super()._format_text(plain_text(text))
-
-    def _expand_help(self, action: argparse.Action) -> str:
-        return plain_text(super()._expand_help(action))
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out = []
+        for para in re.split(r"\n\s*\n", text.strip("\n")):
+            if any(line[:1].isspace() for line in para.splitlines()):
+                out.append("\n".join(indent + line for line in para.splitlines()))
+            else:
+                out.append(
+                    textwrap.fill(
+                        " ".join(para.split()),
+                        width,
+                        initial_indent=indent,
+                        subsequent_indent=indent,
+                    )
+                )
+        return "\n\n".join(out)
 
 
 class Parser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` with :class:`HelpFormatter` and errors worded like every
-    other ``piquet`` error: the usage, then ``piquet COMMAND: REASON``, exit status 2.
-
-    Subparsers made through ``add_subparsers`` inherit the class.
+    """``argparse.ArgumentParser`` for ``piquet``: reST markup is removed from the description,
+    the epilog and every argument's help (whatever the formatter), prose is wrapped by
+    :class:`HelpFormatter`, and errors are worded like every other ``piquet`` error: the usage,
+    then ``piquet COMMAND: REASON``, exit status 2. Subparsers made through ``add_subparsers``
+    inherit the class.
     """
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        for key in ("description", "epilog"):
+            if kwargs.get(key):
+                kwargs[key] = plain_text(kwargs[key])
         super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        """``ArgumentParser.add_argument`` with the help text's reST markup removed."""
+        if isinstance(kwargs.get("help"), str):
+            kwargs["help"] = plain_text(kwargs["help"])
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]
         """Print the usage and ``PROG: MESSAGE`` to stderr and exit with status 2."""

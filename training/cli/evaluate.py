@@ -15,11 +15,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
+from piquet_training.cli.common import (
+    CLIError,
+    add_rules_arguments,
+    add_seed_argument,
+    at_least,
+    check_output_path,
+    parse_specs,
+    resolve_seed,
+    rules_from_args,
+    write_or_fall_back,
+)
 from piquet_training.evaluation.duplicate import MODES, evaluate
-from piquet_training.evaluation.ladder import run_ladder
+from piquet_training.evaluation.ladder import LadderResult, run_ladder
 
-from piquet_env.rules import make_rules
+from piquet_env.rules import Rules
+
+SPEC_HELP = "random, heuristic, mcts:ITERATIONS or the path of a policy checkpoint"
 
 
 def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
@@ -30,49 +44,31 @@ def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
         default="deal",
         help="deal: each game is one deal; partie: a whole partie (default: deal)",
     )
-    p.add_argument("--rules", default="standard", help="rule set: standard or classic")
+    add_rules_arguments(p)
     p.add_argument(
-        "--variant",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="orbis, saison or normand (repeatable)",
+        "--workers", type=int, default=1, metavar="N", help="processes to play in (default: 1)"
     )
-    p.add_argument("--workers", type=int, default=1, help="processes to play in (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the cards and agents (default 0)")
+    add_seed_argument(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def _rules(args: argparse.Namespace):
-    try:
-        return make_rules(args.rules, args.variant)
-    except ValueError as e:
-        raise SystemExit(f"piquet: {e}") from None
-
-
-def _check(args: argparse.Namespace) -> None:
-    if args.deals < 1:
-        raise SystemExit(f"piquet: --deals must be at least 1, got {args.deals}")
-    if args.workers < 1:
-        raise SystemExit(f"piquet: --workers must be at least 1, got {args.workers}")
-
-
-def _build_check(specs: list[str], rules) -> None:
-    """Build each agent once in this process so a bad spec fails before any game is played."""
-    from piquet_agents.registry import make_agent
-
-    for s in specs:
-        try:
-            make_agent(s, rules)
-        except ValueError as e:
-            raise SystemExit(f"piquet: {e}") from None
+def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
+    """Check every input before any game is played: counts, rules, seed, agent specs."""
+    at_least("--deals", args.deals, 1)
+    at_least("--workers", args.workers, 1)
+    rules = rules_from_args(args)
+    resolve_seed(args)
+    parse_specs(specs, rules)
+    return rules
 
 
 def run_eval(args: argparse.Namespace) -> int:
     """Run ``piquet eval``: print the match summary, optionally write JSON and game logs."""
-    _check(args)
-    rules = _rules(args)
-    _build_check([args.agent_a, args.agent_b], rules)
+    if args.json:
+        check_output_path(args.json, "--json")
+    if args.save_games:
+        check_output_path(args.save_games, "--save-games", directory=True)
+    rules = _prepare(args, [args.agent_a, args.agent_b])
     rep = evaluate(
         args.agent_a,
         args.agent_b,
@@ -85,22 +81,26 @@ def run_eval(args: argparse.Namespace) -> int:
         save_dir=args.save_games,
     )
     print(rep.summary())
+    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(rep.to_dict(games=True), f, indent=2)
-        print(f"report written to {args.json}")
+
+        def write(path: Path) -> None:
+            path.write_text(json.dumps(rep.to_dict(games=True), indent=2), encoding="utf-8")
+
+        written = write_or_fall_back(args.json, write, "--json", "eval")
+        print(f"report written to {written}")
     return 0
 
 
 def run_ladder_cmd(args: argparse.Namespace) -> int:
-    """Run ``piquet ladder``: play the round robin, print the ranking, write JSON and PNG."""
-    _check(args)
-    rules = _rules(args)
+    """Run ``piquet ladder``: play the round robin, print the ranking and head-to-head matrix,
+    write ladder.json and ladder.png."""
+    out = check_output_path(args.out, "--out", directory=True)
     if len(args.agents) < 2:
-        raise SystemExit("piquet: a ladder needs at least two agents")
+        raise CLIError("a ladder needs at least two agents")
     if len(set(args.agents)) != len(args.agents):
-        raise SystemExit(f"piquet: ladder agents must be distinct, got {args.agents}")
-    _build_check(args.agents, rules)
+        raise CLIError(f"ladder agents must be distinct, got {args.agents}")
+    rules = _prepare(args, args.agents)
     res = run_ladder(
         args.agents,
         rules,
@@ -111,9 +111,17 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     print(res.summary())
-    json_path, png_path = res.save(args.out)
+    json_path, png_path = write_ladder(res, out)
     print(f"ladder written to {json_path} and {png_path}")
     return 0
+
+
+def write_ladder(res: LadderResult, out: Path) -> tuple[Path, Path]:
+    """Write ``ladder.json`` and ``ladder.png`` into ``out``, each falling back to a temporary
+    folder (and saying so) if it cannot be written there; return the paths written."""
+    json_path = write_or_fall_back(out / "ladder.json", res.write_json, "--out", "ladder")
+    png_path = write_or_fall_back(out / "ladder.png", res.plot, "--out", "ladder")
+    return json_path, png_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -121,15 +129,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "eval",
         help="duplicate-deal match of agent A against agent B",
-        description="Play N duplicate pairs (each deal twice, seats swapped) and "
-        "report points per deal, win rate and (partie mode) the "
-        "settled score, with 95%% confidence intervals.",
+        description="Play N duplicate pairs (each deal twice, seats swapped) and report points "
+        "per deal, win rate and (partie mode) the settled score, with 95% confidence intervals "
+        "and a verdict.",
     )
-    p.add_argument(
-        "agent_a", metavar="A", help="random, heuristic, mcts:ITERATIONS or a checkpoint"
-    )
-    p.add_argument("agent_b", metavar="B", help="the opponent, same forms as A")
-    _common(p, "duplicate pairs to play (each pair is 2 games; default 200)")
+    p.add_argument("agent_a", metavar="A", help=f"the agent to judge: {SPEC_HELP}")
+    p.add_argument("agent_b", metavar="B", help="its opponent, in the same forms as A")
+    _common(p, "duplicate pairs to play (each pair is 2 games; default: 200)")
     p.add_argument("--save-games", metavar="DIR", help="write each game's JSON log into DIR")
     p.add_argument("--json", metavar="FILE", help="write the report (with every game) as JSON")
     p.set_defaults(func=run_eval)
@@ -137,13 +143,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q = sub.add_parser(
         "ladder",
         help="round-robin ladder with openskill ratings",
-        description="Every pair of agents plays a duplicate-deal match; the "
-        "ratings, table and points matrix go to DIR/ladder.json and "
-        "DIR/ladder.png.",
+        description="Every pair of agents plays a duplicate-deal match; prints the ranking "
+        "(by openskill mu - 3 sigma) and the head-to-head matrix, and writes them to "
+        "DIR/ladder.json and DIR/ladder.png.",
     )
-    q.add_argument("agents", nargs="+", metavar="AGENT", help="two or more agent specs")
-    _common(q, "duplicate pairs per pairing (default 200)")
-    q.add_argument("--out", default="ladder", metavar="DIR", help="output folder (default ladder)")
+    q.add_argument("agents", nargs="+", metavar="AGENT", help=f"two or more agents: {SPEC_HELP}")
+    _common(q, "duplicate pairs per pairing (default: 200)")
+    q.add_argument("--out", default="ladder", metavar="DIR", help="output folder (default: ladder)")
     q.set_defaults(func=run_ladder_cmd)
 
 

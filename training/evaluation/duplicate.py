@@ -13,8 +13,10 @@ Two modes:
   difference of the partie totals divided by the number of deals.
 
 :func:`evaluate` reports the mean points per deal, the win rate (a tie counts half) and, in partie
-mode, the settled score, each with a Student-t 95% interval; the verdict is *significant* when the
-interval of :attr:`MatchReport.mean_diff` excludes 0. Agents may be given as objects or as specs for
+mode, the settled score, each with a 95% interval (Student-t for the points and the score, Wilson
+for the win rate); the verdict is *significant* when the interval of :attr:`MatchReport.mean_diff`
+excludes 0, and under :data:`~piquet_training.evaluation.stats.MIN_PAIRS` pairs the summary says
+the match is too small to judge. Agents may be given as objects or as specs for
 :func:`piquet_agents.registry.make_agent`; with ``workers > 1`` pairs are played in separate
 processes, each rebuilding the agents (from the spec, or from a pickled copy).
 
@@ -26,19 +28,28 @@ processes, each rebuilding the agents (from the spec, or from a pickled copy).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 
 from piquet_agents.base import Agent
 from piquet_agents.play import play_game
-from piquet_training.evaluation.stats import Estimate, mean_ci
+from piquet_training.evaluation.stats import (
+    MIN_PAIRS,
+    Estimate,
+    mean_ci,
+    proportion_ci,
+    too_small,
+    verdict_word,
+)
 
 from piquet_env.game import Game, to_json
 from piquet_env.rules import Rules
@@ -87,8 +98,9 @@ class MatchReport:
 
     ``mean_diff``, ``ci_low`` and ``ci_high`` are A's mean result per deal (``deal`` mode) or per
     partie (``partie`` mode, the settled score) and its 95% interval; ``significant`` says whether
-    that interval excludes 0. ``points`` (per deal), ``wins`` (win rate) and ``partie_score`` are
-    the full :class:`~piquet_training.evaluation.stats.Estimate` objects.
+    that interval excludes 0; ``too_small`` whether there are too few pairs to judge by.
+    ``points`` (per deal), ``wins`` (win rate, Wilson interval) and ``partie_score`` are the full
+    :class:`~piquet_training.evaluation.stats.Estimate` objects.
     """
 
     agent_a: str
@@ -133,6 +145,16 @@ class MatchReport:
         return self.headline.excludes(0.0)
 
     @property
+    def too_small(self) -> bool:
+        """Whether the match has too few pairs (under ``MIN_PAIRS``) for its verdict to count."""
+        return too_small(self.n_pairs)
+
+    @property
+    def beats(self) -> str:
+        """Does A beat B? ``"yes"``, ``"no (worse)"`` or ``"not demonstrated"``."""
+        return verdict_word(self.ci_low, self.ci_high)
+
+    @property
     def win_rate(self) -> float:
         """A's share of games won (ties count half)."""
         return self.wins.mean
@@ -163,6 +185,8 @@ class MatchReport:
             "ci_high": self.ci_high,
             "p_value": self.p_value,
             "significant": self.significant,
+            "too_small": self.too_small,
+            "beats": self.beats,
             "win_rate": self.win_rate,
             "points_per_deal": self.points.to_dict(),
             "win_rate_ci": self.wins.to_dict(),
@@ -186,7 +210,7 @@ class MatchReport:
         w = self.wins
         lines.append(
             f"  win rate of {a}: {100 * w.mean:.1f}%  "
-            f"95% CI [{100 * w.low:.1f}%, {100 * w.high:.1f}%]"
+            f"95% CI [{100 * w.low:.1f}%, {100 * w.high:.1f}%] (Wilson)"
         )
         if self.partie_score is not None:
             s = self.partie_score
@@ -194,13 +218,17 @@ class MatchReport:
                 f"  settled partie score of {a}: {s.mean:+.1f}  "
                 f"95% CI [{s.low:+.1f}, {s.high:+.1f}]"
             )
-        if self.significant:
-            better, worse = (a, b) if self.mean_diff > 0 else (b, a)
-            verdict = f"{better} is significantly better than {worse}"
-        else:
-            verdict = "no significant difference"
         p_text = f"p = {self.p_value:.2g}" if self.p_value >= 1e-16 else "p < 1e-16"
-        lines.append(f"  verdict: {verdict} ({p_text})")
+        if self.too_small:
+            verdict = (
+                f"too few pairs to judge ({self.n_pairs} < {MIN_PAIRS}; play more with --deals)"
+            )
+        elif self.significant:
+            better, worse = (a, b) if self.mean_diff > 0 else (b, a)
+            verdict = f"{better} is significantly better than {worse} ({p_text})"
+        else:
+            verdict = f"no difference demonstrated ({p_text})"
+        lines.append(f"  verdict: {verdict}")
         return "\n".join(lines)
 
 
@@ -231,8 +259,12 @@ def play_pair(
     seed: int,
     pair: int,
     save_dir: str | None = None,
+    fallback_dir: str | None = None,
 ) -> tuple[GameResult, GameResult]:
-    """Play duplicate pair number ``pair``: the same cards twice, A in seat 0 then in seat 1."""
+    """Play duplicate pair number ``pair``: the same cards twice, A in seat 0 then in seat 1.
+
+    With ``save_dir`` each game's JSON log is written there (see :func:`save_game_log`; a log that
+    cannot be written there goes to ``fallback_dir``)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     rng = pair_rng(seed, pair)
@@ -257,10 +289,45 @@ def play_pair(
         out.append(GameResult(pair, k, a, game.result[a], points, len(game.deal_scores)))
         if save_dir is not None:
             names = [getattr(s, "name", str(s)) for s in seats]
-            path = os.path.join(save_dir, f"pair{pair:06d}-game{k}.json")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(to_json(game, agents=names, pair=pair, seed=seed))
+            save_game_log(
+                to_json(game, agents=names, pair=pair, seed=seed),
+                f"pair{pair:06d}-game{k}.json",
+                save_dir,
+                fallback_dir,
+            )
     return out[0], out[1]
+
+
+_WARNED_DIRS: set[str] = set()
+
+
+def save_game_log(text: str, name: str, save_dir: str, fallback_dir: str | None = None) -> str:
+    """Write one game log ``text`` as ``save_dir/name`` and return its path.
+
+    If that fails (the disk filled, the folder went away) and ``fallback_dir`` is given, the log
+    goes to ``fallback_dir/name`` instead and a warning on stderr (once per process and folder)
+    says where: the match goes on and no log is lost. Without a fallback the error propagates.
+    """
+    path = os.path.join(save_dir, name)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+    except OSError as err:
+        if fallback_dir is None:
+            raise
+        os.makedirs(fallback_dir, exist_ok=True)
+        alt = os.path.join(fallback_dir, name)
+        with open(alt, "w", encoding="utf-8") as f:
+            f.write(text)
+        if save_dir not in _WARNED_DIRS:
+            _WARNED_DIRS.add(save_dir)
+            print(
+                f"warning: could not write game logs to {save_dir} ({err.strerror or err}); "
+                f"writing them to {fallback_dir} instead",
+                file=sys.stderr,
+            )
+        return alt
 
 
 _WORKER_AGENTS: dict[str, Agent] = {}
@@ -285,12 +352,13 @@ def _play_chunk(
     seed: int,
     pairs: Sequence[int],
     save_dir: str | None,
+    fallback_dir: str | None = None,
 ) -> list[GameResult]:
     a = _resolve(agent_a, rules, "A:" + agent_a if isinstance(agent_a, str) else None)
     b = _resolve(agent_b, rules, "B:" + agent_b if isinstance(agent_b, str) else None)
     out: list[GameResult] = []
     for i in pairs:
-        out.extend(play_pair(a, b, rules, mode, seed, i, save_dir))
+        out.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir))
     return out
 
 
@@ -326,15 +394,21 @@ def play_games(
     save_dir: str | None = None,
     desc: str | None = None,
 ) -> list[GameResult]:
-    """Play ``n`` duplicate pairs and return their games, sorted by pair then game."""
+    """Play ``n`` duplicate pairs and return their games, sorted by pair then game.
+
+    With ``save_dir`` every game's log is written there; a log that cannot be is written to a
+    fresh temporary folder instead (a warning says where), so no game and no log is lost.
+    """
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"the number of duplicate pairs must be a positive int, got {n!r}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    fallback_dir = None
     if save_dir is not None:
         os.makedirs(save_dir, exist_ok=True)
+        fallback_dir = tempfile.mkdtemp(prefix="piquet-games-")  # removed below if unused
     bar = None
     if progress:
         from tqdm import tqdm
@@ -349,7 +423,7 @@ def play_games(
 
                 b = make_agent(agent_b, rules) if isinstance(agent_b, str) else b
             for i in range(n):
-                results.extend(play_pair(a, b, rules, mode, seed, i, save_dir))
+                results.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir))
                 if bar is not None:
                     bar.update(1)
         else:
@@ -359,7 +433,15 @@ def play_games(
             ) as ex:
                 futures = {
                     ex.submit(
-                        _play_chunk, agent_a, agent_b, rules, mode, seed, list(c), save_dir
+                        _play_chunk,
+                        agent_a,
+                        agent_b,
+                        rules,
+                        mode,
+                        seed,
+                        list(c),
+                        save_dir,
+                        fallback_dir,
                     ): len(c)
                     for c in _chunks(n, size)
                 }
@@ -370,6 +452,9 @@ def play_games(
     finally:
         if bar is not None:
             bar.close()
+        if fallback_dir is not None:
+            with contextlib.suppress(OSError):  # removed only when empty: nothing fell back
+                os.rmdir(fallback_dir)
     results.sort(key=lambda g: (g.pair, g.game))
     return results
 
@@ -390,8 +475,7 @@ def report(
     if not pairs or any(len(v) != 2 for v in pairs):
         raise ValueError("a report needs both games of every duplicate pair")
     points = mean_ci([sum(g.points / g.deals for g in v) / 2 for v in pairs])
-    wins = mean_ci([sum(g.a_win for g in v) / 2 for v in pairs])
-    wins = replace(wins, low=max(0.0, wins.low), high=min(1.0, wins.high))  # a rate stays in [0, 1]
+    wins = proportion_ci([sum(g.a_win for g in v) / 2 for v in pairs], per_value=2)
     score = mean_ci([sum(g.result for g in v) / 2 for v in pairs]) if mode == "partie" else None
     if math.isnan(points.mean):
         raise ValueError("no games to report")

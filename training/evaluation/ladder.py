@@ -3,9 +3,11 @@
 Each match is :func:`piquet_training.evaluation.duplicate.evaluate` (so every pairing sees the same
 cards for the same seed). The ratings are openskill Plackett-Luce ratings updated game by game, the
 games of all pairings interleaved pair by pair so that the order of the pairings does not favour
-anyone; each agent is ranked by the conservative ``ordinal`` (mu - 3 sigma).
-:meth:`LadderResult.save` writes ``ladder.json`` and :meth:`LadderResult.plot` draws ``ladder.png``
-(ratings with their uncertainty, and the matrix of mean points per deal).
+anyone; each agent is ranked by the conservative ``ordinal`` (mu - 3 sigma), and the picture and
+the terminal show that same number. :meth:`LadderResult.save` writes ``ladder.json`` and
+:meth:`LadderResult.plot` draws ``ladder.png`` (the ranking with mu ± 3 sigma, and the head-to-head
+matrix of mean points per deal with each cell's 95% interval and significance);
+:meth:`LadderResult.matrix_text` is that matrix for a terminal.
 
 >>> from piquet_env.rules import STANDARD
 >>> res = run_ladder(["random", "heuristic"], STANDARD, n=10, seed=0)
@@ -64,33 +66,68 @@ class LadderResult:
         rows.sort(key=lambda r: -r["ordinal"])
         return rows
 
+    def match(self, a: str, b: str) -> tuple[MatchReport, float]:
+        """The match between agents ``a`` and ``b`` and the sign that turns its numbers into
+        ``a``'s side (+1 when ``a`` was agent A of the match, -1 otherwise)."""
+        for m in self.matches:
+            if (m.agent_a, m.agent_b) == (a, b):
+                return m, 1.0
+            if (m.agent_a, m.agent_b) == (b, a):
+                return m, -1.0
+        raise KeyError(f"no match between {a!r} and {b!r}")
+
     def matrix(self) -> list[list[float | None]]:
         """Mean points per deal of row agent against column agent (``None`` on the diagonal)."""
-        idx = {a: i for i, a in enumerate(self.agents)}
-        out: list[list[float | None]] = [[None] * len(self.agents) for _ in self.agents]
-        for m in self.matches:
-            i, j = idx[m.agent_a], idx[m.agent_b]
-            out[i][j] = m.points.mean
-            out[j][i] = -m.points.mean
+        out: list[list[float | None]] = []
+        for a in self.agents:
+            row: list[float | None] = []
+            for b in self.agents:
+                if a == b:
+                    row.append(None)
+                else:
+                    m, sign = self.match(a, b)
+                    row.append(sign * m.points.mean)
+            out.append(row)
+        return out
+
+    def interval_matrix(self) -> list[list[tuple[float, float] | None]]:
+        """The 95% interval ``(low, high)`` of each cell of :meth:`matrix`."""
+        out: list[list[tuple[float, float] | None]] = []
+        for a in self.agents:
+            row: list[tuple[float, float] | None] = []
+            for b in self.agents:
+                if a == b:
+                    row.append(None)
+                    continue
+                m, sign = self.match(a, b)
+                lo, hi = sign * m.points.low, sign * m.points.high
+                row.append((min(lo, hi), max(lo, hi)))
+            out.append(row)
         return out
 
     def to_dict(self) -> dict:
-        """JSON-serializable form: the table, the matrix and every match report."""
+        """JSON-serializable form: the table, the matrices and every match report."""
         return {
             "agents": self.agents,
             "rules": self.rules,
             "mode": self.mode,
             "n_pairs": self.n_pairs,
             "seed": self.seed,
+            "ranked_by": "ordinal = mu - 3 sigma",
             "table": self.table(),
             "points_matrix": self.matrix(),
+            "points_interval_matrix": [
+                [None if c is None else list(c) for c in row] for row in self.interval_matrix()
+            ],
             "matches": [m.to_dict() for m in self.matches],
         }
 
     def summary(self) -> str:
-        """The ranking as readable lines."""
+        """The ranking and the head-to-head matrix as readable lines."""
         lines = [
-            f"ladder: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs per pairing"
+            f"ladder: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs per pairing, "
+            f"seed {self.seed}",
+            "ranked by rating = mu - 3 sigma (openskill: a conservative skill estimate)",
         ]
         for k, r in enumerate(self.table(), 1):
             lines.append(
@@ -98,62 +135,146 @@ class LadderResult:
                 f"(mu {r['mu']:.2f}, sigma {r['sigma']:.2f})  "
                 f"points/deal {r['points_per_deal']:+.2f}  win {100 * r['win_rate']:.1f}%"
             )
+        lines.append("")
+        lines.extend(self.matrix_text())
         return "\n".join(lines)
+
+    def matrix_text(self) -> list[str]:
+        """The head-to-head matrix for a terminal: rows and columns in ranking order, each cell
+        the row agent's mean points per deal against the column agent with the half-width of its
+        95% interval, ``*`` where the interval excludes 0, ``?`` where too few pairs to judge."""
+        names = [r["agent"] for r in self.table()]
+        cells: list[list[str]] = []
+        for a in names:
+            row = []
+            for b in names:
+                if a == b:
+                    row.append("—")
+                    continue
+                m, sign = self.match(a, b)
+                p = m.points
+                mark = "?" if m.too_small else ("*" if p.excludes(0.0) else " ")
+                half = (p.high - p.low) / 2
+                row.append(f"{sign * p.mean:+.1f}±{half:.1f}{mark}")
+            cells.append(row)
+        width = max(len(c) for row in cells for c in row)
+        label = max(len(f"{k}. {n}") for k, n in enumerate(names, 1))
+        head = " " * (label + 2) + "  ".join(f"{k:>{width}}" for k in range(1, len(names) + 1))
+        out = [
+            "head to head: mean points per deal, row minus column, ± half the 95% interval",
+            "(* the interval excludes 0; ? too few pairs to judge)",
+            head,
+        ]
+        for k, (n, row) in enumerate(zip(names, cells), 1):
+            out.append(f"{f'{k}. {n}':<{label}}  " + "  ".join(f"{c:>{width}}" for c in row))
+        return out
+
+    def write_json(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_dict` as JSON to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f, indent=2)
 
     def save(self, out_dir: str) -> tuple[str, str]:
         """Write ``ladder.json`` and ``ladder.png`` into ``out_dir``; return their paths."""
         os.makedirs(out_dir, exist_ok=True)
         json_path = os.path.join(out_dir, "ladder.json")
-        with open(json_path, "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, indent=2)
+        self.write_json(json_path)
         png_path = os.path.join(out_dir, "ladder.png")
         self.plot(png_path)
         return json_path, png_path
 
-    def plot(self, path: str) -> None:
-        """Draw the ratings (mu with ±2 sigma bars) and the points matrix to a PNG file."""
+    def figure(self):
+        """The ladder's matplotlib figure (Agg backend): the ratings as ranked, and the
+        head-to-head matrix with each cell's interval and significance."""
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import numpy as np
 
         rows = self.table()
         names = [r["agent"] for r in rows]
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6 + 1.2 * len(names), 4.5))
-        ax1.barh(
-            names[::-1],
-            [r["mu"] for r in rows[::-1]],
-            xerr=[2 * r["sigma"] for r in rows[::-1]],
-            color="tab:blue",
-            alpha=0.8,
+        k = len(names)
+        fig, (ax1, ax2) = plt.subplots(
+            1, 2, figsize=(7 + 1.3 * k, 1.8 + 0.9 * k), gridspec_kw={"width_ratios": [1, 1.2]}
         )
-        ax1.set_xlabel("openskill mu (bars: ±2 sigma)")
-        ax1.set_title("ratings")
-        mat = self.matrix()
-        idx = [self.agents.index(n) for n in names]
-        grid = [[mat[i][j] if mat[i][j] is not None else 0.0 for j in idx] for i in idx]
-        bound = max(1.0, *(abs(v) for row in grid for v in row))
-        im = ax2.imshow(grid, cmap="RdBu", vmin=-bound, vmax=bound)
-        ax2.set_xticks(range(len(names)), names, rotation=45, ha="right")
-        ax2.set_yticks(range(len(names)), names)
-        for a, row in enumerate(grid):
-            for b, v in enumerate(row):
-                if a != b:
-                    ax2.text(
-                        b,
-                        a,
-                        f"{v:+.1f}",
-                        ha="center",
-                        va="center",
-                        fontsize=8,
-                        color="white" if abs(v) > bound / 2 else "black",
-                    )
-        ax2.set_title("points per deal (row vs column)")
-        fig.colorbar(im, ax=ax2, shrink=0.8)
+        ys = list(range(k))[::-1]  # best at the top
+        for y, r in zip(ys, rows):
+            lo, hi = r["mu"] - 3 * r["sigma"], r["mu"] + 3 * r["sigma"]
+            ax1.plot([lo, hi], [y, y], color="tab:gray", lw=2, solid_capstyle="butt")
+        ax1.scatter([r["mu"] for r in rows], ys, color="tab:gray", zorder=3, label="mu (± 3 sigma)")
+        ax1.scatter(
+            [r["ordinal"] for r in rows],
+            ys,
+            marker="D",
+            s=60,
+            color="tab:blue",
+            zorder=4,
+            label="rating = mu − 3 sigma (ranked by)",
+        )
+        for y, r in zip(ys, rows):
+            ax1.annotate(
+                f"{r['ordinal']:.1f}",
+                (r["ordinal"], y),
+                textcoords="offset points",
+                xytext=(0, 7),
+                ha="center",
+                fontsize=8,
+                color="tab:blue",
+            )
+        ax1.set_yticks(ys, [f"{i}. {n}" for i, n in enumerate(names, 1)])
+        ax1.set_ylim(-0.7, k - 0.3)
+        ax1.set_xlabel("openskill rating")
+        ax1.set_title("ranking (by mu − 3 sigma)")
+        ax1.legend(loc="lower right", fontsize=7)
+        ax1.grid(axis="x", alpha=0.3)
+
+        order = [self.agents.index(n) for n in names]
+        mat, ci = self.matrix(), self.interval_matrix()
+        grid = np.full((k, k), np.nan)
+        for a, i in enumerate(order):
+            for b, j in enumerate(order):
+                if mat[i][j] is not None:
+                    grid[a, b] = mat[i][j]
+        bound = max(1.0, float(np.nanmax(np.abs(grid))) if k > 1 else 1.0)
+        cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="0.85")
+        im = ax2.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=-bound, vmax=bound)
+        for a, i in enumerate(order):
+            for b, j in enumerate(order):
+                if a == b:
+                    ax2.text(b, a, "—", ha="center", va="center", color="0.4")
+                    continue
+                lo, hi = ci[i][j]
+                m, _ = self.match(names[a], names[b])
+                mark = "?" if m.too_small else ("*" if lo > 0 or hi < 0 else "")
+                ax2.text(
+                    b,
+                    a,
+                    f"{grid[a, b]:+.1f}{mark}\n[{lo:+.1f}, {hi:+.1f}]",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if abs(grid[a, b]) > bound / 2 else "black",
+                )
+        ax2.set_xticks(range(k), [str(i) for i in range(1, k + 1)])
+        ax2.set_yticks(range(k), [f"{i}. {n}" for i, n in enumerate(names, 1)])
+        ax2.set_xlabel("column agent (number as in the ranking)")
+        ax2.set_title("head to head: row − column\n(* 95% interval excludes 0; ? too few pairs)")
+        bar = fig.colorbar(im, ax=ax2, shrink=0.85)
+        bar.set_label("mean points per deal, row − column")
         fig.suptitle(f"piquet ladder: {self.rules}, {self.mode} mode, {self.n_pairs} pairs each")
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        return fig
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """Draw :meth:`figure` to a PNG file at ``path``."""
+        import matplotlib.pyplot as plt
+
+        fig = self.figure()
+        try:
+            fig.savefig(path, dpi=100)
+        finally:
+            plt.close(fig)
 
 
 def rate(
