@@ -1,0 +1,277 @@
+"""The ``piquet`` command line as one program: shared arguments, one error format and exit status,
+help text, output-path checks (``piquet_training.cli.common`` and ``piquet bench``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from piquet_training.cli import build_parser, main
+from piquet_training.cli.common import (
+    CLIError,
+    HelpFormatter,
+    Parser,
+    add_seed_argument,
+    check_output_path,
+    plain_text,
+    resolve_seed,
+    run_command,
+    write_or_fall_back,
+)
+
+from piquet_env import __version__
+
+
+def _run(argv, capsys):
+    """``main(argv)`` as a user sees it: the exit status (SystemExit included) and the output."""
+    try:
+        rc = main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_version(capsys):
+    rc, out, _ = _run(["--version"], capsys)
+    assert rc == 0 and out == f"piquet {__version__}\n"
+
+
+@pytest.mark.parametrize(
+    "argv, reason",
+    [
+        (["bench", "engine", "--rules", "bogus"], "unknown rules preset 'bogus'"),
+        (["bench", "env", "--variant", "rubicon"], "unknown variant 'rubicon'"),
+        (["bench", "engine", "--seconds", "-1"], "--seconds must be a positive number, got -1"),
+        (["bench", "engine", "--seconds", "0"], "--seconds must be a positive number, got 0"),
+        (["bench", "engine", "--seconds", "nan"], "--seconds must be a positive number, got nan"),
+        (["bench", "engine", "--seconds", "inf"], "--seconds must be a positive number, got inf"),
+        (["bench", "engine", "--seed", "-2"], "--seed must be 0 or more, got -2"),
+    ],
+)
+def test_bench_user_errors_are_one_line_and_exit_2(argv, reason, capsys):
+    rc, out, err = _run(argv, capsys)
+    assert rc == 2 and out == ""
+    assert err.startswith(f"piquet bench: {reason}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "argv, reason",
+    [
+        (["bench"], "the following arguments are required: TARGET"),
+        (["bench", "vectors"], "argument TARGET: invalid choice: 'vectors'"),
+        (["bench", "engine", "--seconds", "abc"], "argument --seconds: invalid float value"),
+        (["eval", "random"], "the following arguments are required: B"),
+        (["eval", "random", "random", "--deals", "x"], "argument --deals: invalid int value"),
+        (["ladder", "random", "random", "--mode", "set"], "argument --mode: invalid choice"),
+    ],
+)
+def test_argparse_errors_are_worded_the_same_way(argv, reason, capsys):
+    rc, out, err = _run(argv, capsys)
+    assert rc == 2 and out == ""
+    usage, line = err.strip().splitlines()[0], err.strip().splitlines()[-1]
+    assert usage.startswith(f"usage: piquet {argv[0]} ")
+    assert line.startswith(f"piquet {argv[0]}: {reason}")
+
+
+def test_bench_usage_names_the_target_as_its_required_message_does(capsys):
+    _run(["bench"], capsys)
+    rc, out, _ = _run(["bench", "--help"], capsys)
+    assert rc == 0
+    assert out.startswith("usage: piquet bench [-h]") and "TARGET" in out.split("\n\n")[0]
+    description = out.split("\n\n")[1]
+    assert description.startswith("Measure speed on one core")
+
+
+def test_the_same_rules_error_is_worded_the_same_in_every_command(capsys, tmp_path):
+    reasons = set()
+    for argv in (
+        ["bench", "engine", "--rules", "bogus"],
+        ["eval", "random", "random", "--rules", "bogus"],
+        ["ladder", "random", "heuristic", "--rules", "bogus", "--out", str(tmp_path / "l")],
+    ):
+        rc, _, err = _run(argv, capsys)
+        assert rc == 2
+        prefix = f"piquet {argv[0]}: "
+        assert err.startswith(prefix)
+        reasons.add(err[len(prefix) :])
+    assert len(reasons) == 1
+
+
+ADOPTED = ("bench", "eval", "ladder")
+"""Subcommands built on the shared --rules/--variant/--seed of cli.common."""
+
+
+@pytest.mark.parametrize("name", ADOPTED)
+def test_shared_options_look_the_same_everywhere(name):
+    parser = _subcommands()[name]
+    opts = {a.dest: a for a in parser._actions}
+    assert (opts["rules"].metavar, opts["rules"].default) == ("NAME", "standard")
+    assert (opts["variant"].metavar, opts["variant"].default) == ("NAME", [])
+    assert (opts["seed"].metavar, opts["seed"].default) == ("N", None)
+    assert "default: a fresh seed, printed" in opts["seed"].help
+
+
+def test_every_option_of_every_command_has_help_without_rest_markup():
+    for name, parser in _subcommands().items():
+        text = parser.format_help()
+        assert "``" not in text and ":mod:" not in text and ":func:" not in text, name
+        assert "%%" not in text, name
+        for action in parser._actions:
+            assert action.help, f"piquet {name}: {action.option_strings or action.dest} has no help"
+
+
+def test_eval_help_says_95_percent_confidence():
+    assert "95% confidence" in " ".join(_subcommands()["eval"].format_help().split())
+
+
+def test_plain_text_and_the_formatter():
+    assert plain_text(":func:`~a.b.c` and ``x`` and `y`") == "a.b.c and x and y"
+    fmt = HelpFormatter("prog", width=30)
+    text = fmt._fill_text("one two three four five six seven\n\n    keep   this  line", 30, "")
+    assert text == "one two three four five six\nseven\n\n    keep   this  line"
+
+
+def test_parser_strips_rest_even_with_another_formatter():
+    p = Parser(prog="x", description="``piquet`` :mod:`m`", formatter_class=argparse.HelpFormatter)
+    p.add_argument("--a", help="see ``b``")
+    text = p.format_help()
+    assert "piquet m" in text and "see b" in text and "`" not in text
+
+
+def test_resolve_seed_draws_once_and_keeps_a_given_one():
+    p = Parser(prog="x")
+    add_seed_argument(p)
+    args = p.parse_args([])
+    seed = resolve_seed(args)
+    assert isinstance(seed, int) and 0 <= seed < 2**32 and args.seed == seed
+    assert resolve_seed(args) == seed
+    assert resolve_seed(p.parse_args(["--seed", "7"])) == 7
+    with pytest.raises(CLIError, match="--seed must be 0 or more"):
+        resolve_seed(p.parse_args(["--seed", "-1"]))
+
+
+def test_run_command_reports_user_errors_and_lets_bugs_through(capsys):
+    def user_error(args):
+        raise CLIError("--thing is wrong")
+
+    def bug(args):
+        raise ValueError("an internal invariant broke")
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    ns = argparse.Namespace()
+    assert run_command("demo", user_error, ns) == 2
+    assert capsys.readouterr().err == "piquet demo: --thing is wrong\n"
+    with pytest.raises(ValueError, match="internal"):
+        run_command("demo", bug, ns)
+    assert run_command("demo", interrupted, ns) == 130
+    assert "piquet demo: interrupted" in capsys.readouterr().err
+
+
+def test_a_checkpoint_error_is_a_user_error(capsys):
+    from piquet_agents.checkpoint import CheckpointError
+
+    def bad_file(args):
+        raise CheckpointError("x.safetensors: not a checkpoint")
+
+    assert run_command("eval", bad_file, argparse.Namespace()) == 2
+    assert capsys.readouterr().err == "piquet eval: x.safetensors: not a checkpoint\n"
+
+
+# ---------------------------------------------------------------------------- output paths
+
+
+def test_check_output_path_accepts_what_can_be_written(tmp_path):
+    assert check_output_path(tmp_path / "new.json", "--json") == tmp_path / "new.json"
+    assert check_output_path(tmp_path / "a" / "b" / "new.json", "--json")  # parents made later
+    (tmp_path / "old.json").write_text("{}")
+    assert check_output_path(tmp_path / "old.json", "--json")
+    assert check_output_path(tmp_path, "--out", directory=True) == tmp_path
+    assert check_output_path(tmp_path / "new_dir", "--out", directory=True)
+
+
+def test_check_output_path_refuses_what_cannot(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [
+        (afile / "g.json", False, f"--save {afile / 'g.json'}: {afile} is a file, not a directory"),
+        (afile / "deep" / "g.json", False, f"{afile} is a file, not a directory"),
+        (afile, True, f"--save {afile}: exists and is not a directory"),
+        (tmp_path, False, f"--save {tmp_path}: is a directory; give a file name"),
+        ("", False, "--save: the path is empty"),
+    ]
+    for path, directory, message in cases:
+        with pytest.raises(CLIError) as err:
+            check_output_path(path, "--save", directory=directory)
+        assert message in str(err.value)
+    assert afile.read_text() == "x"  # nothing touched
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through any permission bits")
+def test_check_output_path_refuses_a_read_only_folder(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(CLIError, match="not writable"):
+            check_output_path(ro / "x.json", "--json")
+        with pytest.raises(CLIError, match="not writable"):
+            check_output_path(ro, "--out", directory=True)
+    finally:
+        ro.chmod(0o700)
+
+
+def test_write_or_fall_back_writes_in_place_or_elsewhere_and_says_where(tmp_path, capsys):
+    def write(path: Path) -> None:
+        path.write_text("result")
+
+    target = tmp_path / "sub" / "r.json"
+    assert write_or_fall_back(target, write, "--json", "eval") == target
+    assert target.read_text() == "result" and capsys.readouterr().err == ""
+
+    blocked = tmp_path / "afile"
+    blocked.write_text("x")
+    got = write_or_fall_back(blocked / "r.json", write, "--json", "eval")
+    assert got != blocked / "r.json" and got.name == "r.json" and got.read_text() == "result"
+    err = capsys.readouterr().err
+    assert err.startswith(f"piquet eval: could not write --json {blocked / 'r.json'}")
+    assert err.rstrip().endswith(f"written to {got} instead")
+
+
+def test_write_or_fall_back_raises_when_the_fallback_fails_too(tmp_path):
+    def always_fails(path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        write_or_fall_back(tmp_path / "r.json", always_fails, "--json", "eval")
+
+
+def test_the_console_entry_point_exits_2_without_a_traceback():
+    proc = subprocess.run(
+        [sys.executable, "-m", "piquet_training.cli", "bench", "engine", "--rules", "bogus"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("piquet bench: unknown rules preset 'bogus'")
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_bench_engine_runs_and_prints_its_seed(capsys):
+    rc, out, _ = _run(["bench", "engine", "--seconds", "0.05", "--seed", "4"], capsys)
+    assert rc == 0
+    assert out.startswith("engine (standard, seed 4, event log on): ") and "decisions/s" in out
