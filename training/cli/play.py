@@ -1,15 +1,37 @@
 """``piquet play`` and ``piquet replay``: play against an agent, and replay saved games, in the
-terminal (see :mod:`piquet_training.tui.session` and :mod:`piquet_training.tui.replay`)."""
+terminal (see :mod:`piquet_training.tui.session` and :mod:`piquet_training.tui.replay`).
+
+``--save FILE`` is checked before the game starts (a directory, a path under a regular file or an
+unwritable folder is a user error, exit 2); if writing still fails at the end, the record goes to a
+fresh temporary folder and the program says where. Ctrl-C, SIGTERM and SIGHUP end the game with
+the record saved (exit 130, 143, 129).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from pathlib import Path
 
+from piquet_training.cli.common import (
+    CLIError,
+    add_rules_arguments,
+    add_seed_argument,
+    at_least,
+    check_output_path,
+    resolve_seed,
+    rules_from_args,
+    write_or_fall_back,
+)
 from piquet_training.tui.text import Style, want_color
 
-from piquet_env.rules import make_rules
+WATCH_DELAY = 0.6
+"""Default seconds between moves when watching two agents on a terminal (``--delay``)."""
+
+MAX_DELAY = 60.0
+"""Longest ``--delay`` accepted."""
 
 
 def _tolerant_io() -> None:
@@ -22,7 +44,7 @@ def _tolerant_io() -> None:
 
 
 def _style(args: argparse.Namespace) -> Style:
-    ascii_only = args.ascii or not _can_encode("♠♥♦♣·═─→✗")
+    ascii_only = args.ascii or not _can_encode("♠♥♦♣·═─→✗…")
     return Style(ascii=ascii_only, color=want_color(ascii_only))
 
 
@@ -34,33 +56,82 @@ def _can_encode(text: str) -> bool:
     return True
 
 
+def _isatty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except ValueError:  # a closed stdout
+        return False
+
+
 def _play(args: argparse.Namespace) -> int:
-    from piquet_training.tui.session import play
+    from piquet_training.tui.session import Session, make_seats, terminal_status
+    from piquet_training.tui.signals import SignalGuard
+
+    from piquet_env.game import Game
 
     _tolerant_io()
+    rules = rules_from_args(args)
+    seed_given = args.seed is not None
+    seed = resolve_seed(args)
+    save = check_output_path(args.save, "--save") if args.save is not None else None
+    if args.delay is not None:
+        at_least("--delay", args.delay, 0)
+        if not args.delay <= MAX_DELAY:
+            raise CLIError(f"--delay must be at most {MAX_DELAY:g} seconds, got {args.delay:g}")
+    if (args.delay is not None or args.step) and args.player is None:
+        raise CLIError("--delay and --step pace a game between two agents: add --player SPEC")
     try:
-        rules = make_rules(args.rules, args.variant)
+        agents, game_seed = make_seats(args.opponent, rules, seed, args.player)
+    except ImportError as err:
+        raise CLIError(f"cannot load an agent: {err}") from None
     except ValueError as err:
-        print(f"piquet play: {err}", file=sys.stderr)
-        return 2
+        raise CLIError(str(err)) from None
+    tty = _isatty()
+    delay = args.delay
+    if delay is None:
+        delay = WATCH_DELAY if args.player is not None and tty and not args.step else 0.0
+    game = Game(rules, seed=game_seed)
     try:
-        return play(
-            args.opponent,
-            rules,
-            seed=args.seed,
-            style=_style(args),
-            save=args.save,
-            player=args.player,
-        )
-    except (ValueError, FileNotFoundError, ImportError) as err:
-        print(f"piquet play: {err}", file=sys.stderr)
-        return 2
+        with SignalGuard() as guard:
+            session = Session(
+                game,
+                agents,
+                _style(args),
+                status=terminal_status if tty else None,
+                delay=delay,
+                step=args.step,
+                guard=guard,
+            )
+            if not seed_given:
+                session.write(f"Seed {seed} (--seed {seed} deals these cards again).")
+            status = session.run()
+            guard.hold()  # a second Ctrl-C or kill must not cut the record short
+            if save is not None:
+                status = _save(save, game, session, seed) or status
     except BrokenPipeError:  # e.g. `piquet play --player random | head`
         _quiet_stdout()
         return 0
-    except KeyboardInterrupt:  # before the game began, e.g. while a checkpoint loads
-        print("\nInterrupted.", file=sys.stderr)
-        return 130
+    if status == 129:  # the terminal hung up: Python's exit flush must not fail on it
+        _quiet_stdout()
+    return status
+
+
+def _save(path: Path, game, session, seed: int) -> int:
+    """Save the record to ``path`` (or a fallback, said on stderr); 0, or 1 if nothing could be
+    written."""
+    from piquet_env.game.record import save_record
+
+    try:
+        written = write_or_fall_back(
+            path, lambda p: save_record(p, game, list(session.names), seed=seed), "--save", "play"
+        )
+    except OSError as err:
+        print(f"piquet play: could not save the game record anywhere: {err}", file=sys.stderr)
+        return 1
+    done = "" if game.is_over else " (unfinished)"
+    with contextlib.suppress(OSError):
+        session.write(f"Game record saved to {written}{done}.")
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -75,7 +146,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _quiet_stdout() -> None:
-    """Point stdout at /dev/null so that Python's exit flush cannot fail on a closed pipe."""
+    """Point stdout at /dev/null so that Python's exit flush cannot fail on a closed pipe or a
+    terminal that hung up."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
@@ -84,8 +156,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "play",
         help="play a partie against an agent in the terminal",
-        description="Play a whole partie of Piquet against an agent. Type `help` "
-        "at any prompt for the commands.",
+        description="Play a whole partie of Piquet against an agent. Type `help` at any prompt "
+        "for the commands. With --player an agent takes your seat and you watch, paced by "
+        "--delay or --step.",
     )
     p.add_argument(
         "--opponent",
@@ -94,33 +167,39 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the agent to play against: random, heuristic, mcts:N or a checkpoint "
         "path (default: random)",
     )
-    p.add_argument("--rules", default="standard", help="rule set: standard or classic")
-    p.add_argument(
-        "--variant",
-        action="append",
-        default=[],
-        help="orbis, saison or normand (repeat for several)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="seed for the cut, the deals and the agents (default: fresh)",
-    )
+    add_rules_arguments(p)
+    add_seed_argument(p)
     p.add_argument("--ascii", action="store_true", help="plain ASCII cards (TS, QH), no colour")
-    p.add_argument("--save", metavar="FILE", help="save the game record (JSON) to FILE")
+    p.add_argument(
+        "--save",
+        metavar="FILE",
+        help="save the game record (JSON) to FILE, also when the game is cut short",
+    )
     p.add_argument(
         "--player",
         metavar="SPEC",
         help="let an agent take your seat and watch it play (no input needed)",
+    )
+    p.add_argument(
+        "--delay",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"watching (--player): pause between moves (default: {WATCH_DELAY:g} on a "
+        "terminal, 0 when the output is not one)",
+    )
+    p.add_argument(
+        "--step",
+        action="store_true",
+        help="watching (--player): wait for Enter after each trick and at each deal's end",
     )
     p.set_defaults(func=_play)
 
     r = sub.add_parser(
         "replay",
         help="step through a saved game trick by trick",
-        description="Replay a saved game record, showing both hands. Enter steps "
-        "on, a prints the rest, q quits.",
+        description="Replay a saved game record, showing both hands. Enter steps on, b goes "
+        "back, d jumps to the next deal, a prints the rest, q quits, ? lists the keys.",
     )
     r.add_argument(
         "file", help="a game record (JSON) from `piquet play --save` or `piquet eval --save-games`"
@@ -131,7 +210,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="start at deal N (1-based), skipping the deals before",
+        help="start at the start of deal N (1-based), skipping the deals before",
     )
     r.add_argument("--ascii", action="store_true", help="plain ASCII cards (TS, QH), no colour")
     r.set_defaults(func=_replay)

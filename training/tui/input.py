@@ -10,6 +10,8 @@ Each parser takes the text typed and what is legal, and returns engine action id
 True
 >>> parse_play("2", legal, STANDARD) == legal[1]
 True
+>>> parse_play("Q♥", legal, STANDARD) == parse_play("qh", legal, STANDARD)
+True
 """
 
 from __future__ import annotations
@@ -30,18 +32,32 @@ class InputError(ValueError):
     """Typed input that is not a legal choice; the message says why."""
 
 
+_SUIT_LETTERS = str.maketrans(
+    {"♣": "C", "♧": "C", "♦": "D", "♢": "D", "♥": "H", "♡": "H", "♠": "S", "♤": "S", "\ufe0f": None}
+)
+"""Suit symbols (black and white, with or without the emoji variation selector) to letters."""
+
+
+def _shown(token: str, limit: int = 16) -> str:
+    """``token`` quoted for an error message, cut to ``limit`` characters."""
+    return repr(token if len(token) <= limit else token[: limit - 1] + "…")
+
+
 def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
-    """A card id from a card name or a 1-based number into ``numbered``."""
+    """A card id from a card name (``qh``, ``10s``, ``ts``, ``10♠``) or a 1-based number into
+    ``numbered``."""
     if token.isascii() and token.isdigit():
-        k = int(token)
+        k = int(token) if len(token) <= 3 else 0  # a long line of digits is no choice
         if not 1 <= k <= len(numbered):
-            raise InputError(f"there is no choice {k}: choose 1 to {len(numbered)}")
+            raise InputError(
+                f"there is no choice {_shown(token)[1:-1]}: choose 1 to {len(numbered)}"
+            )
         return numbered[k - 1]
     try:
-        card = parse_card(token)
+        card = parse_card(token.translate(_SUIT_LETTERS))
     except ValueError as err:
         raise InputError(
-            f"{token!r} is not a card: type a rank (7 8 9 10 J Q K A) and a suit "
+            f"{_shown(token)} is not a card: type a rank (7 8 9 10 J Q K A) and a suit "
             f"(c d h s), like qh or 10s, or a number"
         ) from err
     if card >= rules.n_cards:
@@ -57,8 +73,8 @@ def parse_play(
     lead: int | None = None,
     name: Callable[[int], str] = card_str,
 ) -> int:
-    """The card to play from ``text``: a card name (``'qh'``, ``'10s'``) or the number of a legal
-    card (1-based, in the order of ``legal``).
+    """The card to play from ``text``: a card name (``'qh'``, ``'10s'``, ``'10♠'``) or the number
+    of a legal card (1-based, in the order of ``legal``).
 
     ``hand`` (a bitmask) and ``lead`` (the card led, if following) make the errors precise;
     ``name`` writes a card in them (``'QH'`` by default).

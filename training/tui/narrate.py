@@ -14,10 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from piquet_training.tui.text import Cast, Style, role, score_table, settlement_lines
+from piquet_training.tui.text import (
+    Cast,
+    Style,
+    role,
+    score_sheet,
+    score_table,
+    settlement_lines,
+)
 
 from piquet_env import combinations as combos
-from piquet_env.cards import parse_card
+from piquet_env.cards import parse_card, parse_mask
 from piquet_env.game import Game, Phase
 from piquet_env.rules import Rules
 
@@ -38,6 +45,10 @@ class Narrator:
         self.style = style
         self.tricks = [0, 0]
         """Tricks each player has won in the current deal (from the trick events narrated)."""
+        self.sheet: list[tuple[int, int, tuple[int, int], tuple[int, int]]] = []
+        """One row per deal narrated to its end: (deal, elder, deal scores, totals after)."""
+        self.elder = 0
+        """Elder of the deal being narrated."""
 
     def narrate(self, before: Game | None, after: Game, events: Sequence[dict]) -> list[str]:
         """Lines for ``events``, the events ``after`` logged since it was ``before`` (``None`` for
@@ -84,7 +95,7 @@ class Narrator:
 
     def _deal(self, e: dict, game: Game) -> list[str]:
         c, s = self.cast, self.style
-        elder = e["elder"]
+        elder = self.elder = e["elder"]
         title = (
             f"Deal {e['deal'] + 1} of {game.planned_deals} {s.dot} elder: "
             f"{c.who(elder, False)} {s.dot} younger (dealer): {c.who(1 - elder, False)}"
@@ -94,8 +105,7 @@ class Narrator:
             hands = (e["elder_hand"], e["younger_hand"])
             for p, text in ((elder, hands[0]), (1 - elder, hands[1])):
                 out.append(
-                    f"  {c.names[p] + ' (' + role(elder, p) + ')':<22}"
-                    f"{s.cards([parse_card(x) for x in text.split()])}"
+                    f"  {c.names[p] + ' (' + role(elder, p) + ')':<22}{s.hand(parse_mask(text))}"
                 )
             out.append(
                 f"  {'talon (top first)':<22}"
@@ -132,9 +142,10 @@ class Narrator:
                 )
             seen = after.seen_talon[p]
             if p == e and seen:
+                share = "your" if p == c.viewer else "elder's"
                 out.append(
-                    f"{c.verb(p, 'look')} at the rest of {c.possessive(p)} part of the "
-                    f"talon: {s.cards(seen)}."
+                    f"{c.verb(p, 'look')} at the rest of {share} share of the talon: "
+                    f"{s.cards(seen)}."
                 )
         return out
 
@@ -194,8 +205,24 @@ class Narrator:
         ]
 
     def _deal_end(self, e: dict, game: Game) -> list[str]:
-        c = self.cast
-        out = [
+        c, s = self.cast, self.style
+        scored = (e["scores"][0]["total"], e["scores"][1]["total"])
+        self.sheet.append((e["deal"], self.elder, scored, (e["totals"][0], e["totals"][1])))
+        out = []
+        for p in (0, 1):
+            if e["scores"][p].get("capot"):
+                instead = (
+                    "the 10 for the cards"
+                    if self.rules.trick_scoring == "classic"
+                    else "the points for winning tricks"
+                )
+                out.append(
+                    s.bold(
+                        f"Capot! {c.verb(p, 'win')} every trick: {e['scores'][p]['capot']} "
+                        f"for the capot, in place of {instead}."
+                    )
+                )
+        out += [
             f"End of deal {e['deal'] + 1}. Tricks won: {c.who(0, False)} {self.tricks[0]}, "
             f"{c.who(1, False)} {self.tricks[1]}."
         ]
@@ -215,6 +242,7 @@ class Narrator:
             return [
                 "",
                 self.style.heading("The partie is over"),
+                *score_sheet(self.sheet, self.cast, self.style),
                 *settlement_lines(e["totals"], e["result"], self.rules, self.cast),
             ]
         out = ["", self.style.heading("The deal is over")]

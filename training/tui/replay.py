@@ -1,96 +1,70 @@
-"""Game records on disk, and ``piquet replay``: step through a saved game trick by trick.
+"""``piquet replay``: step through a saved game trick by trick, both hands shown.
 
-A record is the JSON document of :func:`piquet_env.game.to_json`: the engine's event log plus the
-agents' names (``agents``, one per player). ``piquet play --save FILE`` writes one, and so does
-``piquet eval --save-games DIR``. :func:`replay_chunks` rebuilds the game from the log (checking
-that every event comes out the same) and yields the narration for an onlooker who sees both hands,
-one chunk per pause: the deal and exchange, the declarations, each trick, the deal's end.
+A record is the JSON document of :func:`piquet_env.game.record.record_of`: the engine's event log
+plus the agents' names. ``piquet play --save FILE`` writes one, and so does ``piquet eval
+--save-games DIR``; reading and checking the file is :mod:`piquet_env.game.record`'s job. Here
+:func:`replay_steps` rebuilds the game from the log and cuts the narration for an onlooker into
+steps, one per pause: a deal's start (the hands, the exchange and the declarations), each trick
+(with both hands after it), the deal's end. :func:`run_replay` is the program: Enter steps on,
+``b`` goes back, ``d`` jumps to the next deal.
 
 >>> from piquet_env.game import Game
+>>> from piquet_env.game.record import record_of
 >>> from piquet_agents.play import play_game
 >>> from piquet_agents.random_agent import RandomAgent
 >>> g = play_game(Game(seed=3, mode="deal"), [RandomAgent(seed=1), RandomAgent(seed=2)])
->>> chunks = list(replay_chunks(record_of(g, ["random", "random"])))
->>> sum("Trick 12 (last)" in line for chunk in chunks for line in chunk)
-1
+>>> steps = replay_steps(record_of(g, ["random", "random"]))
+>>> [s.kind for s in steps][:3], sum(s.kind == "trick" for s in steps), steps[-1].kind
+(['opening', 'start', 'trick'], 11, 'end')
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from piquet_training.tui.input import read_line
 from piquet_training.tui.narrate import Narrator
-from piquet_training.tui.text import Cast, Style, role
+from piquet_training.tui.text import Cast, Style, printable, role
 
-from piquet_env.game import Game, Phase, replay, to_json
-from piquet_env.rules import Rules
+from piquet_env.game import Game, Phase
+from piquet_env.game.record import RecordError, load_record, replay, start_game
 
-RECORD_FORMAT = "piquet-log/1"
-
-
-def record_of(game: Game, agents: list[str], **extra: object) -> dict:
-    """The record of ``game`` as a dict: its event log plus the agents' names (one per player)."""
-    if len(agents) != 2:
-        raise ValueError(f"a record names two agents, got {agents!r}")
-    return json.loads(to_json(game, agents=list(agents), **extra))
-
-
-def save_record(path: str | Path, game: Game, agents: list[str], **extra: object) -> Path:
-    """Write the record of ``game`` (see :func:`record_of`) to ``path``; return the path."""
-    path = Path(path)
-    if path.parent != Path():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(to_json(game, agents=list(agents), **extra) + "\n", encoding="utf-8")
-    return path
+KEYS = """\
+Replay keys:
+  Enter, n     next step (the deal's start, each trick, the deal's end)
+  b            back one step
+  d            jump to the next deal
+  a            print all the rest without pausing
+  q            quit (Ctrl-D too)
+  ?, help      this help"""
+PROMPT = "[Enter] next, b back, d next deal, q quit, ? help> "
 
 
-def load_record(path: str | Path) -> dict:
-    """Read a record written by :func:`save_record` (or ``to_json``); ``ValueError`` names the
-    problem if the file is not one."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: not a JSON game record ({err})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("events"), list) or not doc["events"]:
-        raise ValueError(f"{path}: not a piquet game record (no 'events' list)")
-    if doc.get("format", RECORD_FORMAT) != RECORD_FORMAT:
-        raise ValueError(f"{path}: record format {doc['format']!r}, expected {RECORD_FORMAT!r}")
-    return doc
+@dataclass
+class Step:
+    """What is shown at one pause of a replay: ``lines`` of deal ``deal`` (1-based); ``kind`` is
+    ``'opening'`` (the partie and the cut), ``'start'`` (a deal dealt, exchanged and declared),
+    ``'trick'``, ``'end'`` (the deal's last trick and its score) or ``'unfinished'``."""
+
+    deal: int
+    kind: str
+    lines: list[str] = field(default_factory=list)
 
 
 def player_names(doc: dict) -> tuple[str, str]:
-    """The players' names in a record, made distinct (``'random (0)'``, ``'random (1)'``) if
-    both agents have the same name."""
-    names = doc.get("agents") or ["player 0", "player 1"]
-    names = [str(n) for n in names][:2]
+    """The players' names in a record, safe for the terminal (escape sequences and control
+    characters removed, see :func:`~piquet_training.tui.text.printable`) and made distinct
+    (``'random (0)'``, ``'random (1)'``) if both agents have the same name."""
+    raw = doc.get("agents") or ["player 0", "player 1"]
+    names = [printable(str(n)) or f"player {p}" for p, n in enumerate(raw[:2])]
     if len(names) != 2:
-        raise ValueError(f"a record names two agents, got {doc.get('agents')!r}")
+        raise RecordError(f"a record names two agents, got {len(names)}")
     if names[0] == names[1]:
         names = [f"{names[0]} ({p})" for p in (0, 1)]
     return names[0], names[1]
-
-
-def _start(events: list[dict]) -> Game:
-    """A fresh game dealt the logged cards, as :func:`piquet_env.game.replay` builds it."""
-    start = events[0]
-    deals = [
-        (e["elder_hand"], e["younger_hand"], e["talon"]) for e in events if e["type"] == "deal"
-    ]
-    first_elder = next(e["elder"] for e in events if e["type"] == "deal")
-    return Game(
-        Rules.from_dict(start["rules"]),
-        mode=start["mode"],
-        deals=deals,
-        first_elder=first_elder,
-        deal_number=start.get("deal_number", 0),
-        totals=tuple(start.get("totals", (0, 0))),
-    )
 
 
 def hands_lines(game: Game, cast: Cast, style: Style) -> list[str]:
@@ -110,55 +84,109 @@ def hands_lines(game: Game, cast: Cast, style: Style) -> list[str]:
     return out
 
 
-def replay_chunks(
-    doc: dict, style: Style | None = None, start_deal: int = 1
-) -> Iterator[list[str]]:
-    """Narration of a recorded game for an onlooker, one chunk of lines per pause: the deal with
-    the exchange, the declarations, each trick (with both hands after it), the deal's end.
+def _where(game: Game) -> str:
+    """Where an unfinished game stands, in words."""
+    if game.phase == Phase.PLAY:
+        n = game.tricks_won[0] + game.tricks_won[1] + 1
+        return f"during trick {n}"
+    return "during the exchange" if game.phase == Phase.EXCHANGE else "during the declarations"
 
-    With ``start_deal`` (1-based) the chunks of earlier deals are left out, except the opening
-    lines; the first chunk kept ends the deal before, with the totals. The log is checked first
-    (:func:`piquet_env.game.replay`): ``ValueError`` says where a tampered or inconsistent record
-    parts from the rules, or that the record has no such deal.
+
+def replay_steps(doc: dict, style: Style | None = None) -> list[Step]:
+    """The narration of a recorded game for an onlooker, one :class:`Step` per pause.
+
+    The whole log is checked first (:func:`piquet_env.game.record.replay`): a tampered or
+    inconsistent record raises :class:`~piquet_env.game.record.RecordError` before anything is
+    narrated. A record cut short ends with an ``'unfinished'`` step saying where it stops.
     """
     style = style or Style()
-    final = replay(doc)  # validate the whole log before narrating any of it
+    final = replay(doc)
     events = doc["events"]
-    game = _start(events)
-    last = final.deal_number if final.is_over else final.deal_number + 1
-    if not game.deal_number + 1 <= start_deal <= last:
-        raise ValueError(
-            f"no deal {start_deal} in this record: it has deals {game.deal_number + 1} to {last}"
-        )
+    game = start_game(events)
     cast = Cast(player_names(doc))
     narrator = Narrator(game.rules, cast, style)
     first = list(game.events)
     cut = [e for e in events if e["type"] == "cut"]
-    chunk = narrator.narrate(None, game, first[:1] + cut)
-    if start_deal > game.deal_number + 1:
-        yield [*chunk, f"(deals {game.deal_number + 1} to {start_deal - 1} left out)"]
-        chunk = []
-    chunk += narrator.narrate(None, game, first[1:])
+    steps = [Step(game.deal_number + 1, "opening", narrator.narrate(None, game, first[:1] + cut))]
+
+    def deal_start(lines: list[str]) -> Step:
+        """The step of a deal's start; closed at once if the play began with the deal (every
+        decision before it forced)."""
+        step = Step(game.deal_number + 1, "start", lines)
+        if game.phase != Phase.PLAY:
+            return step
+        steps.append(Step(step.deal, "start", lines + hands_lines(game, cast, style)))
+        return Step(step.deal, "trick")
+
+    current = deal_start(narrator.narrate(None, game, first[1:]))
     for e in events:
         if e["type"] != "action" or e.get("auto"):
             continue
         before = game.clone()
         game.apply(e["action"])
         new = game.events[len(before.events) :]
-        chunk += narrator.narrate(before, game, new)
-        kinds = {x["type"] for x in new}
-        if (
-            "trick" in kinds
-            or "deal_end" in kinds
-            or (before.phase != Phase.PLAY and game.phase == Phase.PLAY)
-        ):
-            if "deal_end" not in kinds and not game.is_over:
-                chunk += hands_lines(game, cast, style)
-            if game.deal_number + 1 >= start_deal:
-                yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+        k = next((i for i, x in enumerate(new) if x["type"] == "deal"), len(new))
+        current.lines += narrator.narrate(before, game, new[:k])
+        kinds = {x["type"] for x in new[:k]}
+        if "deal_end" in kinds or game.is_over:
+            current.kind = "end"
+            steps.append(current)
+            current = Step(game.deal_number + 1, "start")
+        elif "trick" in kinds or (before.phase != Phase.PLAY and game.phase == Phase.PLAY):
+            current.lines += hands_lines(game, cast, style)
+            steps.append(current)
+            current = Step(game.deal_number + 1, "trick")
+        if k < len(new):  # a new deal was dealt: its start is a step of its own
+            current = deal_start(narrator.narrate(None, game, new[k:]))
+    if current.lines:
+        steps.append(current)
+    if not final.is_over:
+        steps.append(
+            Step(
+                final.deal_number + 1,
+                "unfinished",
+                [
+                    "",
+                    f"The record ends here, in deal {final.deal_number + 1} {_where(final)}: "
+                    "the game was not finished.",
+                ],
+            )
+        )
+    return steps
+
+
+def replay_chunks(doc: dict, style: Style | None = None, start_deal: int = 1) -> list[list[str]]:
+    """The lines of :func:`replay_steps` from deal ``start_deal`` (1-based) on, one list per
+    pause; the first holds the opening lines and, when deals are left out, a line saying so with
+    the totals before deal ``start_deal``. ``RecordError`` if the record has no such deal."""
+    steps = replay_steps(doc, style)
+    return [step.lines for step in _from_deal(steps, doc, start_deal)]
+
+
+def _from_deal(steps: list[Step], doc: dict, start_deal: int) -> list[Step]:
+    """``steps`` from the start of deal ``start_deal``, the first one with the opening lines."""
+    starts = [i for i, s in enumerate(steps) if s.kind == "start"]
+    numbers = [steps[i].deal for i in starts]
+    if start_deal not in numbers:
+        raise RecordError(
+            f"no deal {start_deal} in this record: it has deals {numbers[0]} to {numbers[-1]}"
+        )
+    i = starts[numbers.index(start_deal)]
+    head = list(steps[0].lines)
+    if start_deal > numbers[0]:
+        deal = next(e for e in doc["events"] if e["type"] == "deal" and e["deal"] == start_deal - 1)
+        a, b = player_names(doc)
+        t = deal["totals"]
+        head.append(
+            f"(deals {numbers[0]} to {start_deal - 1} left out; totals before deal "
+            f"{start_deal}: {a} {t[0]}, {b} {t[1]})"
+        )
+    first = Step(start_deal, "start", head + steps[i].lines)
+    return [first, *steps[i + 1 :]]
+
+
+def _error(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def run_replay(
@@ -168,27 +196,53 @@ def run_replay(
     start_deal: int = 1,
     read: Callable[[str], str] = read_line,
     write: Callable[[str], None] = print,
+    error: Callable[[str], None] = _error,
 ) -> int:
-    """``piquet replay``: print a saved game chunk by chunk, waiting for Enter between chunks
-    (``q`` quits, ``a`` prints the rest) unless ``show_all``, from deal ``start_deal`` on.
-    Returns the exit status."""
+    """``piquet replay``: print a saved game step by step, from deal ``start_deal`` on, waiting
+    for a key between steps (see :data:`KEYS`) unless ``show_all``. A bad record or deal number is
+    reported through ``error`` as ``piquet replay: <reason>`` with status 2. Returns the exit
+    status."""
     try:
         doc = load_record(path)
-        chunks = replay_chunks(doc, style, start_deal)
-        first = next(chunks)
-    except (ValueError, KeyError, TypeError) as err:
-        write(f"piquet replay: {err}")
+        steps = _from_deal(replay_steps(doc, style), doc, start_deal)
+    except RecordError as err:
+        error(f"piquet replay: {err}")
         return 2
-    for line in first:
+    i = 0
+    for line in steps[0].lines:
         write(line)
     try:
-        for chunk in chunks:
-            if not show_all:
-                answer = read("[Enter] next, a: all the rest, q: quit> ").strip().lower()
-                if answer in ("q", "quit"):
-                    return 0
-                show_all = answer in ("a", "all")
-            for line in chunk:
+        while i + 1 < len(steps):
+            answer = "" if show_all else read(PROMPT).strip().lower()
+            if answer in ("", "n", "next"):
+                i += 1
+            elif answer in ("b", "back"):
+                if i == 0:
+                    write("(this is the first step)")
+                    continue
+                i -= 1
+                write("(back one step)")
+            elif answer in ("d", "deal"):
+                later = [j for j in range(i + 1, len(steps)) if steps[j].kind == "start"]
+                if not later:
+                    write("(this is the last deal)")
+                    continue
+                i = later[0]
+            elif answer in ("a", "all"):
+                show_all = True
+                i += 1
+            elif answer in ("q", "quit", "exit"):
+                return 0
+            elif answer in ("?", "h", "help"):
+                write(KEYS)
+                continue
+            else:
+                write(
+                    f"  unknown key {printable(answer, 12)!r}: Enter next, b back, d next deal, "
+                    "a all, q quit, ? help"
+                )
+                continue
+            for line in steps[i].lines:
                 write(line)
     except EOFError:
         write("")

@@ -15,8 +15,11 @@ nothing.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import sys
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from piquet_env.cards import JOKER, card_str, card_symbol, cards_of, sort_key
@@ -40,6 +43,65 @@ SCORE_ROWS = (
     ("cards", "the cards"),
 )
 """The fields of a :class:`DealScore` in reckoning order, with the words a player uses."""
+
+
+_ESCAPE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.?)")
+"""ANSI escape sequences: CSI (colours, cursor moves), OSC (titles, links), and lone escapes."""
+
+
+def printable(text: str, limit: int = 60) -> str:
+    """``text`` made safe for the terminal: escape sequences and control or format characters
+    (``\\x1b``, ``\\r``, bidirectional overrides...) removed, runs of spaces squeezed, cut to
+    ``limit`` characters.
+
+    >>> printable("evil\\x1b[2J\\x1b]0;owned\\x07 name\\r\\n")
+    'evil name'
+    """
+    text = _ESCAPE.sub("", text)
+    text = "".join(
+        " " if ch.isspace() else ch
+        for ch in text
+        if ch.isspace() or unicodedata.category(ch)[0] != "C"
+    )
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def visible_len(text: str) -> int:
+    """Columns ``text`` takes on the terminal (colour codes take none)."""
+    return len(_ESCAPE.sub("", text))
+
+
+def terminal_width(limit: int = 80) -> int:
+    """Columns to write in: the terminal's width, at most ``limit`` (80), at least 40."""
+    return max(40, min(limit, shutil.get_terminal_size((limit, 24)).columns))
+
+
+def fit(line: str, width: int = 80) -> list[str]:
+    """``line`` wrapped at spaces to ``width`` columns (colour codes take none); continuation lines
+    are indented four columns past the line's own indent. A word longer than the width is not cut.
+
+    >>> fit("  Totals  you 10 · policy:a_long_checkpoint_name.safetensors 20", 40)
+    ['  Totals  you 10 ·', '      policy:a_long_checkpoint_name.safetensors', '      20']
+    """
+    if visible_len(line) <= width:
+        return [line]
+    indent = len(line) - len(line.lstrip(" "))
+    words = line.split(" ")[indent:]
+    out: list[str] = []
+    current, size = " " * indent, indent
+    fresh = True
+    for word in words:
+        n = visible_len(word)
+        if not fresh and size + 1 + n > width:
+            out.append(current)
+            current, size, fresh = " " * (indent + 4), indent + 4, True
+        if fresh:
+            current, size, fresh = current + word, size + n, not word
+        else:
+            current, size = current + " " + word, size + 1 + n
+    out.append(current)
+    return [x.rstrip() for x in out]
 
 
 def want_color(ascii_only: bool, stream: object = None) -> bool:
@@ -129,6 +191,11 @@ class Cast:
         """Subject and verb agreeing: ``'You lead'``, ``'random leads'``."""
         return f"{self.who(p, capital)} {base if p == self.viewer else third or base + 's'}"
 
+    def label(self, p: int, limit: int = 16) -> str:
+        """The player's name for a table column: :meth:`who`, cut to ``limit`` characters."""
+        name = self.who(p)
+        return name if len(name) <= limit else name[: limit - 1] + "…"
+
     def possessive(self, p: int) -> str:
         """``'your'`` or ``"random's"``."""
         return "your" if p == self.viewer else f"{self.names[p]}'s"
@@ -148,8 +215,8 @@ def score_table(
     """
     rows = [s.to_dict() if isinstance(s, DealScore) else dict(s) for s in scores]
     left = 16
-    col = max(10, *(len(cast.who(p)) + 2 for p in (0, 1)))
-    out = [" " * left + "".join(f"{cast.who(p):>{col}}" for p in (0, 1))]
+    col = max(10, *(len(cast.label(p)) + 2 for p in (0, 1)))
+    out = [" " * left + "".join(f"{cast.label(p):>{col}}" for p in (0, 1))]
     for key, label in SCORE_ROWS:
         if rows[0].get(key) or rows[1].get(key):
             out.append(f"  {label:<{left - 2}}" + "".join(f"{rows[p][key]:>{col}}" for p in (0, 1)))
@@ -158,6 +225,29 @@ def score_table(
             f"  {'deal total':<{left - 2}}" + "".join(f"{rows[p]['total']:>{col}}" for p in (0, 1))
         )
     )
+    return out
+
+
+def score_sheet(
+    deals: Sequence[tuple[int, int, tuple[int, int], tuple[int, int]]], cast: Cast, style: Style
+) -> list[str]:
+    """The score sheet of a partie: one row per deal ``(deal number (0-based), elder, the two
+    players' deal scores, the totals after it)``, with who was elder and the running totals."""
+    col = max(8, *(len(cast.label(p)) + 2 for p in (0, 1)))
+    elder_col = max(7, *(len(cast.label(p)) + 2 for p in (0, 1)))
+    dash = "-" if style.ascii else "–"
+    out = [
+        "Score sheet:",
+        f"  {'deal':>4}  {'elder':<{elder_col}}"
+        + "".join(f"{cast.label(p):>{col}}" for p in (0, 1))
+        + "   totals",
+    ]
+    for number, elder, scored, totals in deals:
+        out.append(
+            f"  {number + 1:>4}  {cast.label(elder):<{elder_col}}"
+            + "".join(f"{scored[p]:>{col}}" for p in (0, 1))
+            + f"   {totals[0]} {dash} {totals[1]}"
+        )
     return out
 
 
@@ -175,10 +265,22 @@ def settlement_lines(
         return out
     w = 0 if a > b else 1
     hi, lo = max(a, b), min(a, b)
+    loser = cast.who(1 - w, False)
     rubicon = lo < 100 <= hi if rules.settlement == "standard" else lo < 100
+    head = f"{cast.verb(w, 'win')} the partie by {result[w]}:"
     if rubicon:
-        how = f"the loser is rubiconed (under 100), so {hi} + {lo} + 100 = {hi + lo + 100}"
+        be = "are" if 1 - w == cast.viewer else "is"
+        out.append(
+            f"{head} {loser} {be} rubiconed (under 100), so the winner scores both totals "
+            f"plus 100 for the game: {hi} + {lo} + 100 = {hi + lo + 100}."
+        )
     else:
-        how = f"{hi} - {lo} + 100 = {hi - lo + 100}"
-    out.append(f"{cast.verb(w, 'win')} the partie by {result[w]}: {how}.")
+        if lo >= 100:
+            why = f"{loser} reached 100, so nobody is rubiconed"
+        else:
+            why = "neither player reached 100, so nobody is rubiconed"
+        out.append(
+            f"{head} the difference {hi} - {lo} = {hi - lo}, plus 100 for the game "
+            f"= {hi - lo + 100} ({why})."
+        )
     return out
