@@ -2,9 +2,14 @@
 
 The pure engine lives in :mod:`piquet_env.cards`, :mod:`piquet_env.rules`,
 :mod:`piquet_env.combinations`, :mod:`piquet_env.actions` and :mod:`piquet_env.game`. The PettingZoo
-environment lives in :mod:`piquet_env.piquet_v0` (PettingZoo's naming: environment name and
-version); ``env`` and ``raw_env`` are also importable from here, lazily, so that the engine alone
-needs no numpy.
+environment lives in :mod:`piquet_env.piquet_v1` (PettingZoo's naming: environment name and
+version; :mod:`piquet_env.piquet_v0` keeps the first version's infos); ``env`` and ``raw_env``
+(version 0) are also importable from here, lazily, so that the engine alone needs no numpy.
+
+Importing this package registers the Gymnasium ids ``Piquet-v0`` and ``PiquetDeal-v0`` and the
+PettingZoo ids ``piquet-v0`` and ``piquet-v1`` (:mod:`piquet_env.registration`), without importing
+either library: ``import piquet_env`` is enough for ``gymnasium.make("Piquet-v0")``. The rules are
+in the package: :func:`rules_document` returns them.
 """
 
 from __future__ import annotations
@@ -12,11 +17,29 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from piquet_env import registration
 from piquet_env.game import Game, Phase
 from piquet_env.rules import CLASSIC, STANDARD, Rules, make_rules
 
 __version__ = "0.1.0"
-__all__ = ["CLASSIC", "STANDARD", "Game", "Phase", "Rules", "env", "make_rules", "raw_env"]
+__all__ = [
+    "CLASSIC",
+    "STANDARD",
+    "Game",
+    "Phase",
+    "Rules",
+    "env",
+    "make_rules",
+    "raw_env",
+    "rules_document",
+]
+
+
+def rules_document() -> str:
+    """The rules contract (``RULES.md``, shipped inside the package) as Markdown text."""
+    from importlib import resources  # not at import time: it costs more than the engine
+
+    return resources.files(__name__).joinpath("RULES.md").read_text(encoding="utf-8")
 
 
 def __getattr__(name: str) -> Any:
@@ -25,3 +48,6 @@ def __getattr__(name: str) -> Any:
         module = importlib.import_module("piquet_env.piquet_v0")
         return getattr(module, name)
     raise AttributeError(f"module 'piquet_env' has no attribute {name!r}")
+
+
+registration.install()

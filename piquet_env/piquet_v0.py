@@ -2,7 +2,9 @@
 # Piquet
 
 A PettingZoo AEC environment for Piquet, the two-player French trick-taking card game (rules:
-``RULES.md``; engine: :mod:`piquet_env.game`).
+``RULES.md``, installed with the package: ``piquet_env.rules_document()`` returns its text; engine:
+:mod:`piquet_env.game`). :mod:`piquet_env.piquet_v1` is the same environment with infos that array
+libraries can hold (see *Version history*); new code should use it.
 
 | Import             | `from piquet_env import piquet_v0` (or `from piquet_env import env`)    |
 |--------------------|------------------------------------------------------------------------|
@@ -16,8 +18,8 @@ A PettingZoo AEC environment for Piquet, the two-player French trick-taking card
 `env(**options)` is `raw_env(**options)` wrapped in PettingZoo's TerminateIllegalWrapper (an
 illegal action ends the game: -1 for the offender, 0 for the other), AssertOutOfBoundsWrapper and
 OrderEnforcingWrapper, as PettingZoo's classic environments are.
-Importing this module registers it with PettingZoo's registry: `pettingzoo.make("aec",
-"piquet-v0", **options)` then builds `env(**options)`.
+Importing `piquet_env` registers it with PettingZoo's registry (PettingZoo 1.27 and later):
+`pettingzoo.make("aec", "piquet-v0", **options)` then builds `env(**options)`.
 
 ## Options
 
@@ -31,9 +33,16 @@ Importing this module registers it with PettingZoo's registry: `pettingzoo.make(
   settled result. Under both modes an episode's rewards sum, per player, to `reward_scale` times
   `Game.result` (RULES.md section 8; in `episode="deal"` mode the deal point difference).
 - `reward_scale`: a positive factor applied to every reward (default 1.0; e.g. 0.01).
-- `render_mode`: `None`, `"human"` (prints) or `"ansi"` (returns the text);
-  `render_view`: `"player"` (default: the acting player's view) or `"spectator"` (both hands and
-  the talon).
+- `render_mode`: `None`, `"human"` (prints), `"ansi"` (returns the text) or `"rgb_array"` (returns
+  the table as a uint8 HxWx3 image; needs matplotlib: `pip install "piquet-env[render]"`);
+  `render_view`: `"player"` (default: player_0's view, whoever acts, so that consecutive frames
+  never switch between the two hands), `"player_0"`, `"player_1"`, or `"spectator"` (both hands
+  and the talon). Hands are shown grouped by suit, high to low, as `piquet play` shows them.
+- `observation_format`: `"dict"` (default: `{"observation", "action_mask"}`) or `"vector"` (the
+  float32 observation alone, a Box, so that SuperSuit's observation wrappers apply; the action
+  mask is then in `infos[agent]["action_mask"]`).
+- `info_names`: whether infos carry the human-readable fields below (default: `True` in v0,
+  `False` in v1). `readable_info(agent)` returns them whatever this option says.
 
 Bad option values raise `ValueError` naming the option.
 
@@ -50,7 +59,9 @@ environment's own generator (seeded by the last seeded reset) draws a fresh one.
 `{"deal": {"elder": "AS KS ...", "younger": "...", "talon": "...", "first_elder": "player_1"}}`
 to start from given cards (12, 12 and the talon top first; card names or ids; `first_elder`
 optional: `0`, `1` or an agent name, else the cut decides), or `{"deals": [ ... ]}` for several
-deals in order. Other keys are ignored.
+deals in order. Other keys are ignored (PettingZoo's `api_test` passes one); options that are not
+a dict raise `ValueError`. Calling `step`,
+`observe`, `last`, `state` or `render` before the first `reset` raises `RuntimeError`.
 
 ## Action space
 
@@ -126,15 +137,22 @@ plus a final settlement adjustment; both sum to the same total.
 
 ## Infos
 
-`infos[agent]` holds `phase` (`"exchange"`, `"declarations"`, `"play"`, `"over"`), `to_act`
-(whether it is this agent's turn), `legal_actions` (the names of the agent's legal actions,
-e.g. `"discard QH"`, `"declare point"`, `"play TS"`; empty when not his turn) and, from the end of a
-deal until that agent next acts, `deal_score`: `{"deal": n, "player_0": {...}, "player_1": {...}}`
-with both players' score breakdowns (`DealScore.to_dict()`).
+In v1 `infos[agent]` is `{"action_mask": mask}` (the int8 mask of the observation; all zeros for
+the agent not to act), the same keys and shapes at every step, as array-based libraries (Tianshou,
+TorchRL, AgileRL) need. In v0, and in v1 with `info_names=True`, `infos[agent]` holds `phase`
+(`"exchange"`, `"declarations"`, `"play"`, `"over"`), `to_act` (whether it is this agent's turn),
+`legal_actions` (the names of the agent's legal actions, e.g. `"discard QH"`, `"declare point"`,
+`"play TS"`; empty when not his turn) and, from the end of a deal until that agent next acts,
+`deal_score`: `{"deal": n, "player_0": {...}, "player_1": {...}}` with both players' score
+breakdowns (`DealScore.to_dict()`); in v1, and in v0 with `observation_format="vector"`, also
+`action_mask`.
 
 ## Version history
 
-- v0: first release (observation layout version 1, `piquet_env.observation.OBS_VERSION`).
+- v1: infos hold only `action_mask` (fixed shape) unless `info_names=True`; the names, phase and
+  deal breakdown are available from `readable_info(agent)`.
+- v0: first release (observation layout version 1, `piquet_env.observation.OBS_VERSION`); infos
+  hold `phase`, `to_act`, `legal_actions` and `deal_score` (strings, lists and dicts).
 """
 
 from __future__ import annotations
@@ -142,6 +160,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import operator
 import random
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -158,6 +177,7 @@ from piquet_env.combinations import CATEGORY_NAMES
 from piquet_env.game import Game, Phase
 from piquet_env.observation import encoder_for
 from piquet_env.render import render_text
+from piquet_env.rewards import reward_due
 from piquet_env.rules import Rules, make_rules
 
 AGENTS = ("player_0", "player_1")
@@ -165,7 +185,9 @@ _INDEX = {"player_0": 0, "player_1": 1}
 _INT8 = np.dtype(np.int8)
 EPISODES = ("partie", "deal")
 REWARDS = ("result", "deal_points")
-RENDER_VIEWS = ("player", "spectator")
+RENDER_VIEWS = ("player", "player_0", "player_1", "spectator")
+OBSERVATION_FORMATS = ("dict", "vector")
+RESET_OPTION_KEYS = ("deal", "deals", "first_elder")
 PHASE_NAMES = ("exchange", "declarations", "play", "over")
 _DECLARE, _PLAY = Phase.DECLARE, Phase.PLAY
 ILLEGAL_REWARD = -1
@@ -209,16 +231,16 @@ class _Discrete(spaces.Discrete):
 
 
 @functools.cache
-def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete, spaces.Box]:
+def _spaces(rules: Rules, vector: bool = False) -> tuple[spaces.Space, spaces.Discrete, spaces.Box]:
     """Observation, action and state spaces of a rules object, built once (a Box with per-entry
-    bounds is slow to build) and deep-copied per environment so each has its own random state."""
+    bounds is slow to build) and deep-copied per environment so each has its own random state.
+    ``vector``: the observation space is the float32 Box alone (``observation_format="vector"``)."""
     enc = encoder_for(rules)
-    observation = spaces.Dict(
-        {
-            "observation": spaces.Box(low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32),
-            "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
-        }
-    )
+    box = spaces.Box(low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32)
+    observation: spaces.Space = box
+    if not vector:
+        mask = spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8)
+        observation = spaces.Dict({"observation": box, "action_mask": mask})
     state = spaces.Box(low=0.0, high=np.inf, shape=(enc.state_size,), dtype=np.float32)
     return observation, _Discrete(enc.n_actions), state
 
@@ -237,17 +259,24 @@ class raw_env(AECEnv):
     """Piquet as a PettingZoo AEC environment (see the module docstring for spaces and rewards).
 
     Options: ``rules`` (a preset name or :class:`~piquet_env.rules.Rules`), ``variants``,
-    ``episode`` (``"partie"`` or ``"deal"``), ``reward`` (``"result"`` or ``"deal_points"``),
-    ``reward_scale``, ``render_mode`` (``None``, ``"human"``, ``"ansi"``) and ``render_view``
-    (``"player"`` or ``"spectator"``).
+    ``episode`` (``"partie"`` or ``"deal"``), ``reward`` (see :data:`REWARDS`), ``reward_scale``,
+    ``render_mode`` (``None``, ``"human"``, ``"ansi"``, ``"rgb_array"``), ``render_view``
+    (``"player"``, ``"player_0"``, ``"player_1"`` or ``"spectator"``), ``observation_format``
+    (``"dict"`` or ``"vector"``) and ``info_names`` (``None``: the version's default).
+
+    :mod:`piquet_env.piquet_v1` subclasses this class, changing only :attr:`version` and the
+    metadata name: the version decides the default infos.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "piquet_v0",
         "is_parallelizable": False,
         "render_fps": 1,
     }
+    version: ClassVar[int] = 0
+    """Environment version: 0 keeps v0's infos (names, strings and dicts) by default; 1 gives
+    ``{"action_mask": mask}`` only."""
 
     def __init__(
         self,
@@ -258,10 +287,10 @@ class raw_env(AECEnv):
         reward_scale: float = 1.0,
         render_mode: str | None = None,
         render_view: str = "player",
+        observation_format: str = "dict",
+        info_names: bool | None = None,
     ) -> None:
-        if isinstance(variants, str):
-            variants = [variants]
-        variants = tuple(variants)
+        variants = _variants_option(variants)
         super().__init__()
         self.rules = make_rules(rules, variants)
         if episode not in EPISODES:
@@ -283,6 +312,21 @@ class raw_env(AECEnv):
             )
         if render_view not in RENDER_VIEWS:
             raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
+        if observation_format not in OBSERVATION_FORMATS:
+            raise ValueError(
+                f"observation_format must be one of {OBSERVATION_FORMATS}, "
+                f"got {observation_format!r}"
+            )
+        if info_names is None:
+            info_names = self.version == 0
+        if not isinstance(info_names, bool):
+            raise ValueError(f"info_names must be True, False or None, got {info_names!r}")
+        self.observation_format = observation_format
+        self.info_names = info_names
+        self._vector_obs = observation_format == "vector"
+        self._info_mask = self.version >= 1 or self._vector_obs
+        """Whether infos carry ``action_mask`` (always in v1; in v0 with vector observations,
+        where the mask would otherwise be nowhere)."""
         self.episode = episode
         self.reward_mode = reward
         self.reward_scale = scale
@@ -291,12 +335,11 @@ class raw_env(AECEnv):
         self.encoder = encoder_for(self.rules)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        obs_space, act_space, state_space = copy.deepcopy(_spaces(self.rules))
+        obs_space, act_space, state_space = copy.deepcopy(_spaces(self.rules, self._vector_obs))
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: act_space for a in AGENTS}
         self.state_space = state_space
         self._names = _action_names(self.rules)
-        self._no_actions = bytes(self.encoder.n_actions)
         self._rng = random.Random()
         self.game: Game | None = None
         self._legal: list[int] = []
@@ -336,27 +379,35 @@ class raw_env(AECEnv):
         self._pending: list[dict | None] = [None, None]
         self._after_move()
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32 vector, "action_mask": int8 mask}`` for ``agent``."""
+    def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
+        """``{"observation": float32 vector, "action_mask": int8 mask}`` for ``agent`` (the vector
+        alone under ``observation_format="vector"``)."""
         p = _INDEX[agent]
-        g = self.game
-        mask = bytearray(self._no_actions)
-        if p == g.current_player:
-            for a in self._legal:
-                mask[a] = 1
-        return {"observation": self.encoder.encode(g, p), "action_mask": np.frombuffer(mask, _INT8)}
+        g = self._started("observe")
+        if self._vector_obs:
+            return self.encoder.encode(g, p)
+        return {
+            "observation": self.encoder.encode(g, p),
+            "action_mask": self.encoder.action_mask(g, p, self._legal),
+        }
 
     def state(self) -> np.ndarray:
         """The full-information vector (both hands, discards and the talon; see the docstring)."""
-        return self.encoder.state(self.game)
+        return self.encoder.state(self._started("state"))
 
-    def step(self, action: int) -> None:
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """As ``AECEnv.last``, with a clear error before the first reset."""
+        self._started("last")
+        return super().last(observe)
+
+    def step(self, action: int | None) -> None:
         """Play ``action`` for :attr:`agent_selection` (``None`` for an agent that is done)."""
+        g = self._started("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        g = self.game
+        action = _action_id(action)
         p = g.current_player
         n_deals = len(g.deal_scores)
         g.apply(action)
@@ -375,16 +426,9 @@ class raw_env(AECEnv):
         g = self.game
         ds0, ds1 = g.deal_scores[-1]
         self._pending = [{"deal": deal, "player_0": ds0.to_dict(), "player_1": ds1.to_dict()}] * 2
-        r0 = r1 = 0
-        if self.reward_mode == "deal_points":
-            r0 = ds0.total - ds1.total
-            r1 = -r0
+        r0, _ = reward_due(self.reward_mode, g, 0, deal_ended=True)
+        r1, _ = reward_due(self.reward_mode, g, 1, deal_ended=True)
         if g.is_over:
-            res = g.result
-            if self.reward_mode == "deal_points":
-                r0, r1 = res[0] - self._paid[0], res[1] - self._paid[1]
-            else:
-                r0, r1 = res
             self.terminations = {a: True for a in AGENTS}
         self._paid[0] += r0
         self._paid[1] += r1
@@ -392,17 +436,19 @@ class raw_env(AECEnv):
         self.rewards = {"player_0": r0 * scale, "player_1": r1 * scale}
         self._accumulate_rewards()
 
-    def render(self) -> str | None:
-        """``ansi``: the table as a string; ``human``: print it. The acting player's view unless
-        ``render_view="spectator"`` (or the game is over)."""
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as a string; ``human``: print it; ``rgb_array``: the table as a
+        uint8 HxWx3 image. The view of ``render_view`` (:func:`render_view_player`)."""
         if self.render_mode is None:
             logger.warn(
                 "You are calling render without specifying a render_mode "
-                "(raw_env(render_mode='ansi') or 'human')."
+                "(raw_env(render_mode='ansi'), 'human' or 'rgb_array')."
             )
             return None
-        g = self.game
-        view = None if self.render_view == "spectator" or g.is_over else g.current_player
+        g = self._started("render")
+        view = render_view_player(self.render_view, g)
+        if self.render_mode == "rgb_array":
+            return render_rgb(g, view)
         text = render_text(g, view)
         if self.render_mode == "ansi":
             return text
@@ -412,7 +458,51 @@ class raw_env(AECEnv):
     def close(self) -> None:
         """Nothing to release."""
 
+    def readable_info(self, agent: str) -> dict[str, Any]:
+        """v0's human-readable info of ``agent`` now, whatever ``info_names`` says: ``phase``,
+        ``to_act``, ``legal_actions`` (names) and, from the end of a deal until the agent next
+        acts, ``deal_score`` (both players' breakdowns; see the module docstring)."""
+        if agent not in _INDEX:
+            raise ValueError(f"agent must be one of {AGENTS}, got {agent!r}")
+        self._started("readable_info")
+        p = _INDEX[agent]
+        names = self._names_now()
+        g = self.game
+        info: dict[str, Any] = {
+            "phase": PHASE_NAMES[g.phase],
+            "to_act": p == g.current_player,
+            "legal_actions": [names[a] for a in self._legal] if p == g.current_player else [],
+        }
+        if self._pending[p] is not None:
+            info["deal_score"] = self._pending[p]
+        return info
+
     # ------------------------------------------------------------------ helpers
+
+    def _started(self, what: str) -> Game:
+        """The game, or a clear error when ``what`` is called before the first reset."""
+        g = self.game
+        if g is None:
+            raise RuntimeError(f"{what}() called before reset(): call reset() first")
+        return g
+
+    def _names_now(self) -> tuple[str, ...]:
+        """Names of the action ids in the current situation (:func:`_action_names`)."""
+        g = self.game
+        if g.phase == _PLAY:
+            return self._names[1]
+        if g.phase == _DECLARE:
+            return self._names[2 + (g.decl_step >> 1)]  # the category being decided
+        return self._names[0]
+
+    def _mask_infos(self) -> dict[str, dict[str, Any]]:
+        """``{"action_mask": mask}`` per agent: the legal ids of the agent to act, zeros for the
+        other."""
+        g, enc, legal = self.game, self.encoder, self._legal
+        return {
+            "player_0": {"action_mask": enc.action_mask(g, 0, legal)},
+            "player_1": {"action_mask": enc.action_mask(g, 1, legal)},
+        }
 
     def _after_move(self) -> None:
         """Select the agent to act and refresh the infos after a reset or a move."""
@@ -420,6 +510,10 @@ class raw_env(AECEnv):
         p = g.current_player
         phase = g.phase
         self._legal = legal = g.legal_actions()
+        if not self.info_names:
+            self.infos = self._mask_infos()
+            self._select(p)
+            return
         if phase == _PLAY:
             names = self._names[1]
         elif phase == _DECLARE:
@@ -435,7 +529,15 @@ class raw_env(AECEnv):
             i0["deal_score"] = pending[0]
         if pending[1] is not None:
             i1["deal_score"] = pending[1]
+        if self._info_mask:
+            masks = self._mask_infos()
+            i0["action_mask"] = masks["player_0"]["action_mask"]
+            i1["action_mask"] = masks["player_1"]["action_mask"]
         self.infos = {"player_0": i0, "player_1": i1}
+        self._select(p)
+
+    def _select(self, p: int) -> None:
+        """Select engine player ``p`` to act (the last selected agent once the game is over)."""
         if p >= 0:
             self.agent_selection = AGENTS[p]
         elif not hasattr(self, "agent_selection") or self.agent_selection not in AGENTS:
@@ -447,10 +549,60 @@ class raw_env(AECEnv):
         return (self._paid[0] * self.reward_scale, self._paid[1] * self.reward_scale)
 
 
+def render_view_player(render_view: str, game: Game) -> int | None:
+    """The engine player whose view ``render_view`` shows (``None``: everything).
+
+    ``"player"`` is player_0's view throughout (a fixed seat, so that consecutive frames never
+    switch between the two hands); ``"player_0"``/``"player_1"`` name the seat; ``"spectator"``,
+    and any view once the game is over, shows everything."""
+    if render_view == "spectator" or game.is_over:
+        return None
+    return 1 if render_view == "player_1" else 0
+
+
+def render_rgb(game: Game, player: int | None) -> np.ndarray:
+    """The table as a uint8 HxWx3 image (:func:`piquet_env.image.render_image`, which needs
+    matplotlib: the ``render`` extra)."""
+    from piquet_env.image import render_image  # matplotlib only when an image is asked for
+
+    return render_image(game, player)
+
+
+def _variants_option(variants: Any) -> tuple[str, ...]:
+    """The ``variants`` option as a tuple of names: one name or an iterable of names."""
+    if isinstance(variants, str):
+        return (variants,)
+    if isinstance(variants, Iterable) and not isinstance(variants, Mapping):
+        names = tuple(variants)
+        if all(isinstance(v, str) for v in names):
+            return names
+    raise ValueError(
+        f"variants must be a variant name or a list of names (orbis, saison, normand), "
+        f"got {variants!r}"
+    )
+
+
+def _action_id(action: Any) -> int:
+    """``action`` as a plain int id (numpy integers and 0-d integer arrays accepted)."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = action.item()
+    if isinstance(action, bool):
+        raise ValueError(f"action must be an integer action id, got {action!r}")
+    try:
+        return operator.index(action)
+    except TypeError:
+        raise ValueError(
+            f"action must be an integer action id, got {type(action).__name__} {action!r}"
+        ) from None
+
+
 def _deal_options(options: Any) -> tuple[list, int | None]:
-    """Preset deals and first elder from reset ``options`` (other keys are ignored)."""
-    if not isinstance(options, Mapping):
+    """Preset deals and first elder from reset ``options`` (``None`` or a dict; keys other than
+    :data:`RESET_OPTION_KEYS` are ignored, as PettingZoo's api_test expects)."""
+    if options is None:
         return [], None
+    if not isinstance(options, Mapping):
+        raise ValueError(f"reset options must be a dict or None, got {type(options).__name__}")
     specs = []
     if "deal" in options:
         specs.append(options["deal"])
@@ -489,16 +641,3 @@ def _elder_option(value: Any) -> int | None:
     if value in AGENTS:
         return AGENTS.index(value)
     raise ValueError(f"first_elder must be 0, 1, 'player_0' or 'player_1', got {value!r}")
-
-
-def _register() -> None:
-    """Register ``piquet-v0`` with PettingZoo's ``make`` where the installed version has one."""
-    try:
-        from pettingzoo import aec_registry, register
-    except ImportError:  # older PettingZoo: no registry
-        return
-    if "piquet-v0" not in aec_registry:
-        register("aec", "piquet-v0", entry_point="piquet_env.piquet_v0:env")
-
-
-_register()

@@ -61,7 +61,7 @@ def test_imports_metadata_and_wrappers():
     assert piquet_v0.env is env and piquet_v0.raw_env is raw_env
     meta = raw_env.metadata
     assert meta["name"] == "piquet_v0" and meta["is_parallelizable"] is False
-    assert meta["render_modes"] == ["human", "ansi"]
+    assert meta["render_modes"] == ["human", "ansi", "rgb_array"]
     e = env()
     assert isinstance(e, wrappers.OrderEnforcingWrapper)
     assert isinstance(e.env, wrappers.AssertOutOfBoundsWrapper)
@@ -106,13 +106,18 @@ def test_spaces():
         ({"rules": "chess"}, "unknown rules preset"),
         ({"variants": ["blitz"]}, "unknown variant"),
         ({"episode": "hand"}, "episode must be one of"),
-        ({"reward": "win"}, "reward must be one of"),
+        ({"reward": "points"}, "reward must be one of"),
         ({"reward_scale": 0}, "reward_scale"),
         ({"reward_scale": -1.0}, "reward_scale"),
         ({"reward_scale": float("nan")}, "reward_scale"),
         ({"reward_scale": "big"}, "reward_scale"),
-        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"render_mode": "rgb"}, "render_mode"),
         ({"render_view": "god"}, "render_view"),
+        ({"variants": 5}, "variants must be a variant name or a list"),
+        ({"variants": [5]}, "variants must be a variant name or a list"),
+        ({"variants": {"orbis": 1}}, "variants must be a variant name or a list"),
+        ({"observation_format": "flat"}, "observation_format must be one of"),
+        ({"info_names": "yes"}, "info_names must be"),
     ],
 )
 def test_bad_options_raise_clear_errors(kwargs, message):
@@ -122,8 +127,10 @@ def test_bad_options_raise_clear_errors(kwargs, message):
 
 def test_bad_reset_options_raise_and_unknown_keys_are_ignored():
     e = env()
-    e.reset(seed=0, options={"options": 1, "colour": "blue"})
-    e.reset(seed=0, options=1)  # not a dict: ignored
+    e.reset(seed=0, options={"options": 1, "colour": "blue"})  # PettingZoo's api_test passes one
+    for options in (1, "deal", [DEAL]):
+        with pytest.raises(ValueError, match="reset options must be a dict or None"):
+            e.reset(seed=0, options=options)
     with pytest.raises(ValueError, match="lacks"):
         e.reset(options={"deal": {"elder": ELDER}})
     with pytest.raises(ValueError, match="twice|both"):
@@ -287,6 +294,8 @@ def test_rendering_views():
     assert "A♠" in text and "player_0 (elder)" in text
     assert "+ 12 unseen" in text  # younger's hand hidden from elder
     assert "A♦" not in text
+    # grouped by suit as `piquet play` shows a hand: two spaces between suits, high first
+    assert "player_0 hand:     A♥ K♥ Q♥ J♥  A♠ K♠ Q♠ J♠ 10♠ 9♠ 8♠ 7♠" in text
     spectator = env(render_mode="ansi", render_view="spectator")
     spectator.reset(options={"deal": {**DEAL, "first_elder": "player_0"}})
     both = spectator.render()
@@ -304,6 +313,59 @@ def test_rendering_views():
     quiet.reset(seed=0)
     with pytest.warns(UserWarning, match="render_mode"):
         assert quiet.render() is None
+
+
+@pytest.mark.parametrize("view, seat", [("player", 0), ("player_0", 0), ("player_1", 1)])
+def test_player_view_keeps_one_seat_across_frames(view, seat):
+    """Frames of a player view never switch between the hands: "player" is player_0's seat."""
+    e = raw_env(render_mode="ansi", render_view=view)
+    e.reset(options={"deal": {**DEAL, "first_elder": "player_0"}})
+    rng = random.Random(1)
+    movers = set()
+    for _ in range(40):
+        text = e.render()
+        assert f"(view of player_{seat})" in text
+        lines = text.split("\n")
+        assert "unseen" in lines[5 + 1 - seat] and "unseen" not in lines[5 + seat]
+        movers.add(e.agent_selection)
+        e.step(rng.choice(e._legal))
+    assert movers == {"player_0", "player_1"}  # both seats acted while the view stayed put
+
+
+def test_raw_env_before_reset_raises_a_clear_error():
+    e = raw_env()
+    for call in (
+        lambda: e.step(0),
+        lambda: e.observe("player_0"),
+        lambda: e.last(),
+        lambda: e.state(),
+        lambda: e.readable_info("player_0"),
+    ):
+        with pytest.raises(RuntimeError, match="before reset"):
+            call()
+    e.render_mode = "ansi"
+    with pytest.raises(RuntimeError, match="before reset"):
+        e.render()
+
+
+@pytest.mark.parametrize("action", [None, 1.5, "3", True, np.array([3]), [3]])
+def test_raw_env_rejects_non_integer_actions(action):
+    e = raw_env()
+    e.reset(seed=0)
+    with pytest.raises(ValueError, match="action must be an integer action id"):
+        e.step(action)
+
+
+def test_raw_env_takes_numpy_integer_actions():
+    e = raw_env()
+    e.reset(seed=0)
+    elder = e.game.current_player
+    a = e._legal[0]
+    e.step(np.int64(a))
+    b = e._legal[0]
+    e.step(np.array(b, dtype=np.int32))
+    assert e.game.discards[elder] == (1 << a) | (1 << b)  # elder discarded both, as plain ints
+    assert type(e.game.discards[elder]) is int
 
 
 def test_human_render_prints(capsys):

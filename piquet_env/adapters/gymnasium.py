@@ -15,7 +15,11 @@ played inside :meth:`~PiquetGymEnv.step` until the learner is to act again or th
   TerminateIllegalWrapper does) and ``info["illegal_action"] = True``.
 - Reward: the learner's share of the AEC rewards paid during the step (his own move and the
   opponent's replies), so an episode sums to ``reward_scale`` times his result.
-- ``info``: the learner's AEC info (phase, legal action names, deal scores) plus ``seat``.
+- ``info``: the learner's AEC info (v0's: phase, legal action names, deal scores) plus ``seat``
+  and ``action_mask`` (the learner's legal actions as an int8 array).
+- ``render_mode``: ``"human"``, ``"ansi"`` or ``"rgb_array"`` (an image, for ``RecordVideo``; the
+  ``render`` extra); ``render_view="player"`` shows the learner's view (his seat is fixed for the
+  episode), ``"player_0"``/``"player_1"`` a fixed seat's, ``"spectator"`` everything.
 
 >>> env = PiquetGymEnv(episode="deal", seat="player_0")
 >>> obs, info = env.reset(seed=0)
@@ -32,7 +36,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from piquet_env.piquet_v0 import AGENTS, raw_env
+from piquet_env.piquet_v0 import AGENTS, raw_env, render_rgb, render_view_player
 from piquet_env.players import Player, RandomPlayer, Turn
 from piquet_env.render import render_text
 from piquet_env.rules import Rules
@@ -50,7 +54,10 @@ class PiquetGymEnv(gymnasium.Env):
     ``illegal_reward`` (the learner's reward for an illegal action, which ends the episode).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_fps": 1,
+    }
 
     def __init__(
         self,
@@ -65,15 +72,20 @@ class PiquetGymEnv(gymnasium.Env):
         render_view: str = "player",
         illegal_reward: float = -1.0,
     ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
         self.aec = raw_env(
             rules=rules,
             variants=variants,
             episode=episode,
             reward=reward,
             reward_scale=reward_scale,
-            render_mode=None if render_mode is None else "ansi",
+            render_mode=None,
             render_view=render_view,
-        )  # the adapter itself prints in human mode
+        )  # the adapter renders itself, from the learner's view
         self.rules = self.aec.rules
         if seat in (0, 1) and not isinstance(seat, bool):
             seat = AGENTS[seat]
@@ -87,7 +99,12 @@ class PiquetGymEnv(gymnasium.Env):
             low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32
         )
         self.action_space = spaces.Discrete(enc.n_actions)
-        self.illegal_reward = float(illegal_reward)
+        try:
+            self.illegal_reward = float(illegal_reward)
+        except (TypeError, ValueError):
+            raise ValueError(f"illegal_reward must be a number, got {illegal_reward!r}") from None
+        if not np.isfinite(self.illegal_reward):
+            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.learner = 0
         self._learner_name = AGENTS[0]
         self._ended = True
@@ -119,8 +136,9 @@ class PiquetGymEnv(gymnasium.Env):
         again or the episode ends."""
         aec = self.aec
         if self._ended:
-            raise RuntimeError("step() called after the episode ended; call reset()")
-        if not aec.game.is_legal(int(action)):
+            raise RuntimeError("step() called after the episode ended (or before reset); reset()")
+        action = _action_id(action)
+        if not aec.game.is_legal(action):
             self._ended = True
             info = self._info()
             info["illegal_action"] = True
@@ -140,14 +158,19 @@ class PiquetGymEnv(gymnasium.Env):
             mask[self.aec.game.legal_actions()] = True
         return mask
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         """As the AEC env's render: the learner's view by default, or the spectator's."""
         aec = self.aec
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None
-        view = None if aec.render_view == "spectator" else self.learner
-        text = render_text(aec.game, view)
+        game = aec._started("render")
+        view: int | None = self.learner
+        if aec.render_view != "player":
+            view = render_view_player(aec.render_view, game)
+        if self.render_mode == "rgb_array":
+            return render_rgb(game, view)
+        text = render_text(game, view)
         if self.render_mode == "ansi":
             return text
         print(text + "\n")
@@ -171,7 +194,25 @@ class PiquetGymEnv(gymnasium.Env):
     def _info(self) -> dict[str, Any]:
         info = dict(self.aec.infos.get(self._learner_name, {}))
         info["seat"] = self._learner_name
+        info["action_mask"] = self.action_masks().astype(np.int8)
         return info
+
+
+def _action_id(action: Any) -> int:
+    """The learner's action as an int id: an int, a numpy integer or a 0-d integer array (what
+    ``Discrete.contains`` accepts); anything else is a ValueError naming what was given."""
+    if isinstance(action, np.ndarray):
+        if action.shape == () and action.dtype.kind in "iu":
+            return int(action.item())
+        raise ValueError(
+            f"action must be a scalar integer action id, got an array of shape {action.shape} "
+            f"and dtype {action.dtype}"
+        )
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise ValueError(
+            f"action must be an integer action id, got {type(action).__name__} {action!r}"
+        )
+    return int(action)
 
 
 def _check_opponent(opponent: Player | None) -> Player:
