@@ -139,6 +139,10 @@ def test_effective_size_by_hand():
     assert effective_size([0.0, 1.0, 1.0, 1.0], 2) == pytest.approx(3.0)
     assert effective_size([0.5, 0.5, 0.5], 2) == 6.0  # no spread: the cap, every game
     assert effective_size([1.0], 2) == 2.0
+    # 10 pairs, nine split (0.5) and one 0.75: p 0.525, s² = (9 * 0.025² + 0.225²) / 9 = 0.00625,
+    # n_eff = 10 * 0.249375 / 0.00625 = 399 (not capped at 20 games from 10 pairs on)
+    assert effective_size([0.5] * 9 + [0.75], 2) == pytest.approx(399.0)
+    assert effective_size([0.5] * 8 + [0.75], 2) == 18.0  # 9 pairs: too few to trust s², cap
     with pytest.raises(ValueError, match="rates in"):
         proportion_ci([0.5, 1.5])
     with pytest.raises(ValueError, match="at least one"):
@@ -151,7 +155,9 @@ def test_effective_size_by_hand():
 def test_proportion_interval_invariants(values):
     est = proportion_ci(values, per_value=2)
     assert 0.0 <= est.low <= est.mean <= est.high <= 1.0
-    assert 0.0 < est.n_eff <= 2 * len(values)
+    assert est.n_eff > 0.0
+    if len(values) < MIN_PAIRS or len(set(values)) == 1:
+        assert est.n_eff <= 2 * len(values)
     assert est.high - est.low > 0  # never collapses to a point
     if 0.0 < est.mean < 1.0:  # the score test the interval inverts: p = 0.05 at its ends
         assert est.p_value(est.mean) == pytest.approx(1.0)

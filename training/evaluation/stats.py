@@ -235,12 +235,14 @@ def wilson_interval(p_hat: float, n: float, z: float = Z975) -> tuple[float, flo
 
 def effective_size(values: Sequence[float], per_value: int) -> float:
     """How many independent trials the unit values (each the mean of ``per_value`` trials, in
-    [0, 1]) are worth for the Wilson interval of their mean: Kish's ``n p(1 - p) / s²``, at most
-    ``len(values) * per_value`` (every trial independent).
+    [0, 1]) are worth for the Wilson interval of their mean: Kish's ``n p(1 - p) / s²``.
 
     Duplicate pairs usually vary less than independent games would (the luck of the cards cancels
-    within a pair), and then they are worth more games than there are pairs; when every pair
-    scored the same (``s² = 0``) the cap applies.
+    within a pair), and then they are worth more games than there are pairs: with enough pairs
+    the Wilson interval over this size is the Student-t interval of the pair means, kept inside
+    [0, 1]. Where ``s²`` says nothing (every pair scored the same, or a single pair) or is
+    estimated from too few pairs (under :data:`MIN_PAIRS` units), the size is at most
+    ``len(values) * per_value``: every trial counted as independent.
 
     >>> effective_size([0.0, 1.0, 1.0, 1.0], per_value=2)  # p 0.75, s² 0.25: 4 * 0.1875 / 0.25
     3.0
@@ -255,7 +257,8 @@ def effective_size(values: Sequence[float], per_value: int) -> float:
     var = math.fsum((v - p) ** 2 for v in values) / (n - 1)
     if var == 0.0:
         return cap
-    return min(cap, n * p * (1 - p) / var)
+    kish = n * p * (1 - p) / var
+    return min(cap, kish) if n < MIN_PAIRS else kish
 
 
 def proportion_ci(values: Sequence[float], per_value: int = 1) -> Estimate:
