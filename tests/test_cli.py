@@ -99,6 +99,7 @@ def test_the_same_rules_error_is_worded_the_same_in_every_command(capsys, tmp_pa
         ["bench", "engine", "--rules", "bogus"],
         ["eval", "random", "random", "--rules", "bogus"],
         ["ladder", "random", "heuristic", "--rules", "bogus", "--out", str(tmp_path / "l")],
+        ["play", "--rules", "bogus"],
     ):
         rc, _, err = _run(argv, capsys)
         assert rc == 2
