@@ -253,3 +253,17 @@ def test_eval_accepts_a_checkpoint_path(tmp_path, capsys):
     assert main(["eval", str(path), "random", "--deals", "2", "--rules", "classic"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("piquet eval: ") and "classic" in err
+
+
+def test_ladder_without_its_optional_packages_fails_before_any_game(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "openskill" else real(name)
+    )
+    rc = main(["ladder", "random", "heuristic", "--deals", "50", "--out", str(tmp_path / "l")])
+    assert rc == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "piquet ladder: needs openskill: pip install 'piquet-env[train]'\n"

@@ -24,6 +24,7 @@ piquet_training.cli.common.CLIError: unknown rules preset 'bogus'; expected one 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import secrets
@@ -300,6 +301,21 @@ def run_command(
     except KeyboardInterrupt:
         print(f"\npiquet {command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def require(modules: Sequence[str], extra: str = "train") -> None:
+    """Raise :class:`CLIError` before any work starts if an optional dependency is missing,
+    naming the packages and the extra that installs them.
+
+    >>> require(["json"])
+    >>> require(["json", "no_such_module_xyz"])
+    Traceback (most recent call last):
+    ...
+    piquet_training.cli.common.CLIError: needs no_such_module_xyz: pip install 'piquet-env[train]'
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise CLIError(f"needs {', '.join(missing)}: pip install 'piquet-env[{extra}]'")
 
 
 def parse_specs(specs: Sequence[str], rules: Rules) -> None:

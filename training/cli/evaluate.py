@@ -24,6 +24,7 @@ from piquet_training.cli.common import (
     at_least,
     check_output_path,
     parse_specs,
+    require,
     resolve_seed,
     rules_from_args,
     write_or_fall_back,
@@ -54,6 +55,8 @@ def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
 
 def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     """Check every input before any game is played: counts, rules, seed, agent specs."""
+    if not args.no_progress:
+        require(["tqdm"])
     at_least("--deals", args.deals, 1)
     at_least("--workers", args.workers, 1)
     rules = rules_from_args(args)
@@ -96,6 +99,7 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
     """Run ``piquet ladder``: play the round robin, print the ranking and head-to-head matrix,
     write ladder.json and ladder.png."""
     out = check_output_path(args.out, "--out", directory=True)
+    require(["openskill", "matplotlib"])  # the ratings and the picture, needed after the games
     if len(args.agents) < 2:
         raise CLIError("a ladder needs at least two agents")
     if len(set(args.agents)) != len(args.agents):
