@@ -7,13 +7,11 @@ the first card of the sorted hand in the exchange, "declare", the first legal ca
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import random
 import re
-import subprocess
-import sys
+import signal
+import threading
 from pathlib import Path
 
 import pexpect
@@ -22,46 +20,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 from piquet_agents.random_agent import RandomAgent
 from piquet_training.tui.input import InputError, parse_decision, parse_discards, parse_play
-from piquet_training.tui.replay import record_of
+from piquet_training.tui.narrate import Narrator
 from piquet_training.tui.session import Session
-from piquet_training.tui.text import Style
+from piquet_training.tui.text import Cast, Style, score_sheet, settlement_lines
 
-from piquet_env.actions import declare_action, done_action
+from piquet_env.actions import declare_action, done_action, pass_action
 from piquet_env.cards import card_str, cards_of, parse_card, parse_cards, sort_key
 from piquet_env.game import Game, Phase, replay
-from piquet_env.rules import STANDARD, all_presets, make_rules
-
-ROOT = Path(__file__).resolve().parents[1]
-PROMPT = r"(discard|declare|play)> "
-
-
-def spawn_piquet(*args: str, timeout: float = 30) -> tuple[pexpect.spawn, io.StringIO]:
-    """Start ``python -m piquet_training.cli ARGS`` on a pseudo-terminal; return it and its
-    transcript."""
-    env = dict(os.environ, NO_COLOR="1", PYTHONIOENCODING="utf-8", COLUMNS="100")
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "piquet_training.cli", *args],
-        cwd=str(ROOT),
-        env=env,
-        encoding="utf-8",
-        timeout=timeout,
-        dimensions=(40, 100),
-    )
-    log = io.StringIO()
-    child.logfile_read = log
-    child.delaybeforesend = 0.002  # the default 50 ms per line makes a scripted partie slow
-    return child, log
-
-
-def play_scripted(child: pexpect.spawn) -> int:
-    """Answer ``1`` at every prompt until the program exits; return how many answers were given."""
-    answers = 0
-    while child.expect([PROMPT, pexpect.EOF]) == 0:
-        child.sendline("1")
-        answers += 1
-    child.close()
-    return answers
+from piquet_env.game.record import record_of
+from piquet_env.rules import CLASSIC, STANDARD, all_presets, make_rules
+from tests.pty_helpers import (
+    NEXT_DEAL,
+    PROMPT,
+    play_scripted,
+    run_piquet,
+    spawn_piquet,
+    transcript_lines,
+)
 
 
 def test_scripted_player_completes_a_partie(tmp_path: Path) -> None:
@@ -74,8 +49,20 @@ def test_scripted_player_completes_a_partie(tmp_path: Path) -> None:
         assert f"End of deal {deal}." in out
     assert out.count("Trick 12 (last)") == 6
     assert "Game record saved to" in out
+    # A pause at the end of each deal but the last; the last trick's card is always forced.
+    assert out.count(NEXT_DEAL) == 5
+    assert out.count("it is played for you") >= 6
+    assert max(len(line) for line in transcript_lines(out)) <= 80
+    # The score sheet: one row per deal whose scores add up to the running totals.
+    sheet = re.findall(r"^ +(\d) +(?:You|random) +(\d+) +(\d+) +(\d+) – (\d+)\r?$", out, re.M)
+    assert [int(row[0]) for row in sheet] == [1, 2, 3, 4, 5, 6]
+    running = [0, 0]
+    for _, mine, theirs, total_mine, total_theirs in sheet:
+        running = [running[0] + int(mine), running[1] + int(theirs)]
+        assert running == [int(total_mine), int(total_theirs)]
     # The settlement, checked against RULES.md section 8 by hand from the printed totals.
     a, b = map(int, re.search(r"Final totals: you (\d+), random (\d+)\.", out).groups())
+    assert running == [a, b]
     hi, lo = max(a, b), min(a, b)
     expected = hi + lo + 100 if lo < 100 <= hi else hi - lo + 100
     if a != b:
@@ -121,10 +108,12 @@ def test_bad_input_is_reprompted_with_the_reason() -> None:
     for typed, reason in [
         ("zz", "'zz' is not a card"),
         ("0", "there is no choice 0"),
+        ("9" * 5000, "there is no choice 9999999999999..."),  # not int('9' * 5000): no crash
         ("1 2 3 4 5 6", "you gave 6"),
         ("1 1", "is given twice"),
         ("help", "Commands, at any prompt"),
         ("tricks", "No trick played yet"),
+        ("table", "12) "),  # the table and the numbered choices again
     ]:
         child.sendline(typed)
         child.expect_exact(reason)
@@ -132,7 +121,10 @@ def test_bad_input_is_reprompted_with_the_reason() -> None:
     child.sendline("1")
     # Play on with `1` until the person must follow suit while holding another suit.
     while True:
-        child.expect(PROMPT)
+        k = child.expect([PROMPT, r"\[Enter\] next deal> "])
+        if k == 1:
+            child.sendline("")
+            continue
         before = child.before
         if child.match.group(1) == "play" and (m := re.search(r"Follow (\w+):", before)):
             break
@@ -145,7 +137,9 @@ def test_bad_input_is_reprompted_with_the_reason() -> None:
         (off_suit.lower(), f"you must follow {m.group(1)}"),
         (missing, f"you do not hold {missing}"),
         ("99", "there is no choice 99"),
+        ("1" * 5000, "there is no choice 1111111111111..."),
         ("qh ks", "play one card"),
+        ("table", "1) "),
     ]:
         child.sendline(typed)
         child.expect_exact(reason)
@@ -156,6 +150,20 @@ def test_bad_input_is_reprompted_with_the_reason() -> None:
     child.close()
     assert child.exitstatus == 0
     assert log.getvalue().isascii()  # --ascii: no suit symbols, no box drawing
+
+
+def test_a_card_typed_as_shown_is_played() -> None:
+    """Cards are shown as "10♠"; typed back that way (or 10s, ts, T♠) they are understood."""
+    child, _ = spawn_piquet("play", "--opponent", "random", "--seed", "3")
+    child.expect("discard> ")
+    shown = re.findall(r"\d+\) (\S+)", child.before)
+    ten = next(card for card in shown if card.startswith("10"))  # seed 3 deals the person 10♣
+    child.sendline(ten)
+    child.expect_exact(f"You discard {ten} and take")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
 
 
 def test_ctrl_d_exits_cleanly_and_saves_the_unfinished_game(tmp_path: Path) -> None:
@@ -172,14 +180,65 @@ def test_ctrl_d_exits_cleanly_and_saves_the_unfinished_game(tmp_path: Path) -> N
     assert not game.is_over and game.current_player == 0
 
 
-def test_ctrl_c_exits_with_status_130() -> None:
-    child, _ = spawn_piquet("play", "--seed", "5")
-    child.expect(PROMPT)
-    child.sendintr()
-    child.expect_exact("Interrupted.")
+@pytest.mark.parametrize(
+    ("sig", "status", "said"),
+    [
+        (signal.SIGINT, 130, "Interrupted."),
+        (signal.SIGTERM, 143, "Terminated (SIGTERM)."),
+        (signal.SIGHUP, 129, "The terminal hung up (SIGHUP)."),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+def test_a_signal_ends_the_game_and_saves_the_record(
+    tmp_path: Path, sig: int, status: int, said: str
+) -> None:
+    record = tmp_path / "cut.json"
+    child, _ = spawn_piquet("play", "--seed", "5", "--save", str(record))
+    child.expect("discard> ")
+    child.sendline("1")
+    child.expect("declare> |play> ")  # one move made: the record holds it
+    child.kill(sig)
+    child.expect_exact(said)
+    child.expect_exact("(unfinished)")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 130
+    assert child.exitstatus == status
+    game = replay(record.read_text())
+    assert not game.is_over and game.discards[0]  # the exchange made is in the record
+
+
+def test_save_paths_are_checked_before_the_game(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for path, reason in [
+        (afile / "g.json", "is a file, not a directory"),
+        (afile / "deeper" / "g.json", "is a file, not a directory"),
+        (tmp_path, "is a directory"),
+    ]:
+        res = run_piquet("play", "--seed", "1", "--save", str(path))
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.startswith("piquet play: --save") and reason in res.stderr
+        assert "Traceback" not in res.stderr and "Piquet," not in res.stdout
+
+
+def test_a_failed_save_falls_back_and_says_where(tmp_path: Path) -> None:
+    """The folder of --save turns into a file during the game: the record is written elsewhere."""
+    folder = tmp_path / "games"
+    folder.mkdir()
+    child, log = spawn_piquet("play", "--seed", "5", "--save", str(folder / "g.json"))
+    child.expect("discard> ")
+    folder.rmdir()
+    folder.write_text("in the way")
+    child.sendline("quit")
+    child.expect_exact("could not write --save")
+    child.expect(r"written to (\S+) instead")
+    fallback = Path(child.match.group(1))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, log.getvalue()
+    assert not replay(fallback.read_text()).is_over
+    fallback.unlink()
+    fallback.parent.rmdir()
 
 
 def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
@@ -190,35 +249,26 @@ def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
         (["--opponent", "mcts:x"], "'x' is not an integer"),
         (["--opponent", str(junk)], str(junk)),
         (["--rules", "modern"], "unknown rules preset 'modern'"),
+        (["--player", "random", "--delay", "-1"], "--delay must be at least 0"),
+        (["--player", "random", "--delay", "nan"], "--delay must be at least 0"),
+        (["--player", "random", "--delay", "1e9"], "--delay must be at most 60"),
+        (["--delay", "1"], "add --player SPEC"),
+        (["--step"], "add --player SPEC"),
     ]:
-        res = subprocess.run(
-            [sys.executable, "-m", "piquet_training.cli", "play", *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            input="",
-            timeout=60,
-        )
-        assert res.returncode == 2
-        assert reason in res.stderr and "Traceback" not in res.stderr
+        res = run_piquet("play", *args)
+        assert res.returncode == 2, (args, res.stderr)
+        assert reason in res.stderr and "Traceback" not in res.stderr, (args, res.stderr)
 
 
 def test_undecodable_input_is_bad_input_not_a_crash() -> None:
-    res = subprocess.run(
-        [sys.executable, "-m", "piquet_training.cli", "play", "--seed", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        input=b"caf\xe9 \xff\nquit\n",
-        timeout=60,
-        env=dict(os.environ, PYTHONIOENCODING="utf-8"),
-    )
+    res = run_piquet("play", "--seed", "1", stdin=b"caf\xe9 \xff\nquit\n")
     assert res.returncode == 0, res.stderr
     assert "is not a card" in res.stdout.decode() and b"Traceback" not in res.stderr
 
 
-def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
+def test_a_checkpoint_is_an_opponent_and_its_long_name_fits(tmp_path: Path) -> None:
     """A saved policy (here an untrained one, rules classic) plays a whole partie against the
-    scripted player."""
+    scripted player; its long name (``policy:<file name>``) never pushes a line past 80 columns."""
     import torch
     from piquet_agents.checkpoint import save_policy
     from piquet_agents.policy import ActorCritic
@@ -229,7 +279,7 @@ def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
     enc = encoder_for(rules)
     torch.manual_seed(0)
     path = save_policy(
-        tmp_path / "p.safetensors",
+        tmp_path / "a_rather_long_checkpoint_name_from_training.safetensors",
         ActorCritic(enc.size, enc.n_actions, hidden=(16,), activation="tanh"),
         rules,
     )
@@ -237,40 +287,52 @@ def test_a_checkpoint_is_an_opponent(tmp_path: Path) -> None:
         "play", "--opponent", str(path), "--rules", "classic", "--seed", "1", timeout=60
     )
     play_scripted(child)
-    assert child.exitstatus == 0, log.getvalue()[-2000:]
-    assert "The partie is over" in log.getvalue()
-    assert "policy:p.safetensors" in log.getvalue()
+    out = log.getvalue()
+    assert child.exitstatus == 0, out[-2000:]
+    assert "The partie is over" in out
+    name = "policy:a_rather_long_checkpoint_name_from_training.safetensors"
+    assert name in out
+    lines = transcript_lines(out)
+    assert max(len(line) for line in lines) <= 80
+    # Wrapped at spaces only: the name is never cut across two lines.
+    assert not any(line.endswith(name[:20]) for line in lines)
 
 
 def test_an_agent_can_take_the_seat_and_be_watched(tmp_path: Path) -> None:
     record = tmp_path / "watch.json"
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "piquet_training.cli",
-            "play",
-            "--player",
-            "random",
-            "--opponent",
-            "random",
-            "--rules",
-            "classic",
-            "--seed",
-            "2",
-            "--save",
-            str(record),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ, PYTHONIOENCODING="utf-8"),
+    res = run_piquet(
+        "play",
+        "--player",
+        "random",
+        "--opponent",
+        "random",
+        "--rules",
+        "classic",
+        "--seed",
+        "2",
+        "--save",
+        str(record),
     )
     assert res.returncode == 0, res.stderr
     assert "random (0) against random (1)" in res.stdout
     assert "talon (top first)" in res.stdout  # an onlooker sees both hands and the talon
+    assert "next deal>" not in res.stdout  # piped: no pauses, no delay
     assert replay(record.read_text()).is_over
+
+
+def test_watching_with_step_waits_for_enter_after_each_trick() -> None:
+    child, log = spawn_piquet("play", "--player", "random", "--seed", "2", "--step")
+    for n in (1, 2):
+        child.expect_exact(f"Trick {n}: ")
+        child.expect_exact("[Enter] next trick, q quit> ")
+        assert f"Trick {n + 1}:" not in log.getvalue()
+        child.sendline("")
+    child.expect_exact("Trick 3: ")
+    child.expect_exact("q quit> ")
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
 
 
 # ---------------------------------------------------------------------- in process
@@ -306,6 +368,21 @@ def test_parse_discards() -> None:
         parse_discards("ah", hand, 1, 5, STANDARD)
     with pytest.raises(InputError, match="7C is given twice"):
         parse_discards("7c 4", hand, 1, 5, STANDARD)
+
+
+def test_cards_typed_with_suit_symbols_and_long_numbers() -> None:
+    ts, th = parse_card("TS"), parse_card("TH")
+    legal = [ts, th]
+    for typed in ("10♠", "10♤", "T♠", "t♠", "10s", "ts", "10♠\ufe0f"):
+        assert parse_play(typed, legal, STANDARD) == ts, typed
+    assert parse_play("10♥", legal, STANDARD) == th
+    assert parse_discards("10♠, 10♡", [ts, th], 1, 2, STANDARD) == [ts, th]
+    with pytest.raises(InputError, match=r"there is no choice 1111.*: choose 1 to 2"):
+        parse_play("1" * 5000, legal, STANDARD)
+    with pytest.raises(InputError, match=r"'xxxxxxxxxxxxx...' is not a card"):
+        parse_play("x" * 5000, legal, STANDARD)
+    with pytest.raises(InputError, match="there is no choice 0001"):
+        parse_discards("0001", [ts, th], 1, 2, STANDARD)
 
 
 def test_parse_decision() -> None:
@@ -421,3 +498,168 @@ def test_exchange_limits_follow_the_rules() -> None:
     g.apply(min(cards_of(g.hands[g.elder])))
     g.apply(done_action(g.rules))
     assert g.exchange_limits(g.younger) == (1, 7)  # classic: younger may take all that is left
+
+
+# ---------------------------------------------------------------------- narration, in process
+
+
+def _names(*names: str, viewer: int | None = None) -> Cast:
+    return Cast((names[0], names[1]), viewer)
+
+
+@pytest.mark.parametrize(
+    ("totals", "rules", "expected"),
+    [
+        # RULES.md section 10, example 8, worked by hand.
+        (
+            (309, 125),
+            STANDARD,
+            "by 284: the difference 309 - 125 = 184, plus 100 for the game "
+            "= 284 (random reached 100, so nobody is rubiconed).",
+        ),
+        (
+            (97, 89),
+            STANDARD,
+            "by 108: the difference 97 - 89 = 8, plus 100 for the game = 108 "
+            "(neither player reached 100, so nobody is rubiconed).",
+        ),
+        (
+            (97, 89),
+            CLASSIC,
+            "by 286: random is rubiconed (under 100), so the winner scores both "
+            "totals plus 100 for the game: 97 + 89 + 100 = 286.",
+        ),
+        (
+            (99, 120),
+            STANDARD,
+            "by 319: you are rubiconed (under 100), so the winner scores both "
+            "totals plus 100 for the game: 120 + 99 + 100 = 319.",
+        ),
+    ],
+)
+def test_the_settlement_says_what_the_100_is(totals, rules, expected) -> None:
+    from piquet_env.game import settle
+
+    lines = settlement_lines(
+        totals, settle(totals, rules), rules, _names("you", "random", viewer=0)
+    )
+    assert lines[0] == f"Final totals: you {totals[0]}, random {totals[1]}."
+    assert lines[1].endswith(expected), lines[1]
+    assert lines[1].startswith("You win" if totals[0] > totals[1] else "random wins")
+
+
+def test_the_score_sheet_lists_every_deal() -> None:
+    sheet = score_sheet(
+        [(0, 1, (28, 11), (28, 11)), (1, 0, (33, 2), (61, 13))],
+        _names("you", "a_very_long_agent_name_indeed", viewer=0),
+        Style(),
+    )
+    assert sheet == [
+        "Score sheet:",
+        "  deal  elder                            You  a_very_long_a...   totals",
+        "     1  a_very_long_a...                  28                11   28 – 11",
+        "     2  You                               33                 2   61 – 13",
+    ]
+
+
+HOYLE = (
+    "AS AH AD AC KS KH KD KC QS QH QD 7C",
+    "JS TS 9S JH TH 9H JD TD 9D JC TC 9C",
+    "QC 8S 7S 8H 7H 8D 7D 8C",
+)
+"""RULES.md section 10, example 9: the classic maximum; elder wins every trick whatever he plays."""
+
+
+def test_a_capot_is_narrated() -> None:
+    """Hoyle's deal: elder exchanges 7C for QC, younger 9S for 8S, both declare everything they
+    may; elder wins all 12 tricks, so the capot (40) replaces classic's 10 for the cards and
+    elder's deal is 170 (RULES.md section 10, example 9)."""
+    game = Game(CLASSIC, mode="deal", deals=[HOYLE], first_elder=0)
+    narrator = Narrator(CLASSIC, _names("elder", "younger"), Style(ascii=True))
+    lines: list[str] = []
+    script = [parse_card("7C"), done_action(CLASSIC), parse_card("9S"), done_action(CLASSIC)]
+    while not game.is_over:
+        if script:
+            action = script.pop(0)
+        elif game.phase == Phase.DECLARE:
+            legal = game.legal_actions()
+            action = declare_action(CLASSIC) if declare_action(CLASSIC) in legal else legal[0]
+        else:
+            action = min(game.legal_actions(), key=sort_key)
+        before = game.clone()
+        game.apply(action)
+        lines += narrator.narrate(before, game, game.events[len(before.events) :])
+    text = "\n".join(lines)
+    assert "Capot! elder wins every trick: 40 for the capot, in place of the 10 for the cards." in (
+        text
+    )
+    assert re.search(r"^  capot +40 +0$", text, re.M)
+    assert re.search(r"^  deal total +170 +0$", text, re.M)
+    assert game.deal_scores[0][0].total == 170
+    assert pass_action(CLASSIC) != declare_action(CLASSIC)
+
+
+class _Slow:
+    """An agent that takes its time: it acts only once the status line says it is thinking."""
+
+    name = "mcts:400"
+
+    def __init__(self) -> None:
+        self.thinking = threading.Event()
+        self.inner = RandomAgent(seed=0)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.inner.reset(seed)
+
+    def act(self, turn) -> int:
+        assert self.thinking.wait(10), "no status line while thinking"
+        self.thinking.clear()
+        return self.inner.act(turn)
+
+
+def test_a_slow_agent_shows_that_it_is_thinking() -> None:
+    slow = _Slow()
+    shown: list[str | None] = []
+
+    def status(text: str | None) -> None:
+        shown.append(text)
+        if text is not None:
+            slow.thinking.set()
+
+    game = Game(seed=1, mode="deal")
+    lines: list[str] = []
+    session = Session(
+        game,
+        [RandomAgent(seed=2), slow],
+        Style(ascii=True),
+        write=lines.append,
+        status=status,
+        think_after=0.0,
+    )
+    assert session.run() == 0 and game.is_over
+    assert "mcts:400 is thinking..." in shown
+    # Every status line is erased before the next line is written.
+    assert all(
+        a is not None and a.endswith(" is thinking...") and b is None
+        for a, b in zip(shown[::2], shown[1::2])
+    )
+    assert len(shown) % 2 == 0
+
+
+def test_the_person_is_paused_at_each_deal_end_and_forced_cards_are_played() -> None:
+    prompts: list[str] = []
+
+    def read(prompt: str) -> str:
+        prompts.append(prompt)
+        return "" if prompt.startswith("[Enter]") else "1"
+
+    lines: list[str] = []
+    game = Game(seed=7)
+    assert Session(game, [None, RandomAgent(seed=1)], Style(), read, lines.append).run() == 0
+    assert game.is_over
+    assert prompts.count("[Enter] next deal> ") == len(game.deal_scores) - 1
+    forced = [line for line in lines if line.endswith("it is played for you.")]
+    assert len(forced) >= len(game.deal_scores)  # at least the last trick of each deal
+    # The pause comes after the deal's breakdown and before the next deal's heading.
+    text = "\n".join(lines)
+    assert text.index("End of deal 1.") < text.index("Deal 2 of 6")

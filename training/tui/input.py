@@ -40,7 +40,7 @@ _SUIT_LETTERS = str.maketrans(
 
 def _shown(token: str, limit: int = 16) -> str:
     """``token`` quoted for an error message, cut to ``limit`` characters."""
-    return repr(token if len(token) <= limit else token[: limit - 1] + "…")
+    return repr(token if len(token) <= limit else token[: limit - 3] + "...")
 
 
 def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:

@@ -234,7 +234,8 @@ def run_replay(
             elif answer in ("q", "quit", "exit"):
                 return 0
             elif answer in ("?", "h", "help"):
-                write(KEYS)
+                for line in KEYS.splitlines():
+                    write(line)
                 continue
             else:
                 write(

@@ -50,12 +50,24 @@ Commands, at any prompt:
   table, t      show the table and the choices again
   tricks        the tricks of this deal so far
   quit, q       leave the partie (Ctrl-D too; Ctrl-C interrupts); the record is saved
-Exchange:       the cards to discard, by name or number: `discard 7c 8d 9h`, `7c 8d 9h` or `1 4 7`;
-                `none` to keep your hand when you may exchange nothing
+Exchange:       the cards to discard, by name or number: `discard 7c 8d 9h`,
+                `7c 8d 9h` or `1 4 7`; `none` to keep your hand when you may
+                exchange nothing
 Declarations:   declare (d, 1) or pass (p, 2) for each of point, sequence and set
-Play:           a card by name (qh, 10s, 10♠, ac) or its number in the list; a card that is
-                your only legal play is played for you
-Card names:     rank 7 8 9 10 (or t) j q k a, then suit c d h s (or ♣ ♦ ♥ ♠); the joker is jk"""
+Play:           a card by name (qh, 10s, 10♠, ac) or its number in the list;
+                a card that is your only legal play is played for you
+Card names:     rank 7 8 9 10 (or t) j q k a, then suit c d h s (or ♣ ♦ ♥ ♠);
+                the joker is jk"""
+"""What ``help`` prints (:func:`help_lines` drops the suit symbols for ``--ascii``)."""
+
+
+def help_lines(style: Style) -> list[str]:
+    """The lines of :data:`HELP`, without suit symbols in plain ASCII."""
+    text = HELP
+    if style.ascii:
+        text = text.replace(" 10♠,", "").replace(" (or ♣ ♦ ♥ ♠)", "")
+    return text.splitlines()
+
 
 HUMAN = "human"
 """The name the person plays under in records."""
@@ -319,7 +331,7 @@ class Session:
             if not word:
                 continue
             if word in ("help", "?", "h"):
-                self.write(HELP)
+                self._say(help_lines(self.style))
             elif word in ("table", "t"):
                 self._say(self.table())
                 self._say(choices())

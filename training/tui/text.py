@@ -49,7 +49,7 @@ _ESCAPE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.?)
 """ANSI escape sequences: CSI (colours, cursor moves), OSC (titles, links), and lone escapes."""
 
 
-def printable(text: str, limit: int = 60) -> str:
+def printable(text: str, limit: int = 72) -> str:
     """``text`` made safe for the terminal: escape sequences and control or format characters
     (``\\x1b``, ``\\r``, bidirectional overrides...) removed, runs of spaces squeezed, cut to
     ``limit`` characters.
@@ -64,7 +64,7 @@ def printable(text: str, limit: int = 60) -> str:
         if ch.isspace() or unicodedata.category(ch)[0] != "C"
     )
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def visible_len(text: str) -> int:
@@ -194,7 +194,7 @@ class Cast:
     def label(self, p: int, limit: int = 16) -> str:
         """The player's name for a table column: :meth:`who`, cut to ``limit`` characters."""
         name = self.who(p)
-        return name if len(name) <= limit else name[: limit - 1] + "…"
+        return name if len(name) <= limit else name[: limit - 3] + "..."
 
     def possessive(self, p: int) -> str:
         """``'your'`` or ``"random's"``."""
