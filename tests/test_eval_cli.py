@@ -73,8 +73,8 @@ def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["eval", "random", "alphago", "--deals", "2"], "unknown agent spec 'alphago'"),
-        (["eval", "random", "mcts:x", "--deals", "2"], "iterations 'x' is not an integer"),
+        (["eval", "random", "alphago", "--deals", "2"], "agent spec 'alphago'"),
+        (["eval", "random", "mcts:x", "--deals", "2"], "'mcts:x'"),
         (["eval", "random", "mcts:0", "--deals", "2"], "iterations"),
         (["eval", "random", "mcts:-3", "--deals", "2"], "iterations"),
         (["eval", "random", "random", "--deals", "0"], "--deals must be at least 1, got 0"),
@@ -86,7 +86,7 @@ def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
         (["eval", "random", "random", "--variant", "orbis", "--variant", "orbis"], "twice"),
         (["ladder", "random", "--deals", "2"], "at least two agents"),
         (["ladder", "random", "random", "--deals", "2"], "must be distinct"),
-        (["ladder", "random", "bogus", "--deals", "2"], "unknown agent spec 'bogus'"),
+        (["ladder", "random", "bogus", "--deals", "2"], "agent spec 'bogus'"),
         (["ladder", "random", "heuristic", "--deals", "0"], "--deals must be at least 1"),
         (["ladder", "random", "heuristic", "--rules", "x"], "unknown rules preset 'x'"),
     ],

@@ -254,7 +254,7 @@ def test_agent_objects_work_too_and_bad_input_is_refused():
         evaluate("random", "random", STANDARD, n=0)
     with pytest.raises(ValueError, match="mode"):
         evaluate("random", "random", STANDARD, n=2, mode="match")
-    with pytest.raises(ValueError, match="unknown agent spec"):
+    with pytest.raises(ValueError, match="'randmo'"):
         evaluate("randmo", "random", STANDARD, n=2)
 
 
