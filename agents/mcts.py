@@ -50,6 +50,11 @@ HALVING_ROUNDS = (3, 6, 12, 24)
 """Rounds of the exchange search after which the worse half of the plans is dropped."""
 
 
+def _positive(x: object) -> bool:
+    """Whether ``x`` is a finite number above 0 (not a bool)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
 class _Node:
     """A tree node: statistics of the action that led here, and its children by action."""
 
@@ -101,18 +106,28 @@ class MCTSAgent:
         exchange_alternatives: int = 2,
         exchange_budget: float = 4.0,
     ) -> None:
-        if iterations is not None and (not isinstance(iterations, int) or iterations < 0):
+        if iterations is not None and (
+            not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 0
+        ):
             raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
         if not iterations and time_limit is None:
             raise ValueError("MCTSAgent needs a budget: iterations > 0 or a time_limit")
-        if time_limit is not None and time_limit <= 0:
-            raise ValueError(f"time_limit must be positive seconds, got {time_limit!r}")
+        if time_limit is not None and not _positive(time_limit):
+            raise ValueError(f"time_limit must be a finite positive number, got {time_limit!r}")
         if rollout not in ROLLOUT_POLICIES:
             raise ValueError(
                 f"unknown rollout policy {rollout!r}; expected one of {ROLLOUT_POLICIES}"
             )
-        if c < 0 or scale <= 0:
-            raise ValueError(f"c must be >= 0 and scale > 0, got c={c}, scale={scale}")
+        if not (_positive(c) or c == 0) or not _positive(scale):
+            raise ValueError(f"c must be >= 0 and scale > 0 (finite), got c={c}, scale={scale}")
+        if not isinstance(exchange_alternatives, int) or exchange_alternatives < 0:
+            raise ValueError(
+                f"exchange_alternatives must be a non-negative int, got {exchange_alternatives!r}"
+            )
+        if not _positive(exchange_budget):
+            raise ValueError(
+                f"exchange_budget must be a finite positive number, got {exchange_budget!r}"
+            )
         self.iterations = iterations or None
         self.time_limit = time_limit
         self.c = c

@@ -21,6 +21,31 @@ MASKED_LOGIT = -1e9
 """Logit given to illegal actions: its probability underflows to exactly 0."""
 
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+ACTIVATIONS = tuple(_ACTIVATIONS)
+"""Names of the nonlinearities an :class:`ActorCritic` may use."""
+
+
+def param_shapes(
+    obs_size: int, n_actions: int, hidden: Sequence[int], state_size: int = 0
+) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every tensor in the ``state_dict`` of an :class:`ActorCritic` of this
+    architecture, computed without building it (checkpoints are checked against it first)."""
+    shapes: dict[str, tuple[int, ...]] = {}
+
+    def mlp(name: str, n_in: int) -> None:
+        for i, h in enumerate(hidden):
+            shapes[f"{name}.{2 * i}.weight"] = (h, n_in)
+            shapes[f"{name}.{2 * i}.bias"] = (h,)
+            n_in = h
+
+    mlp("trunk", obs_size)
+    shapes["policy_head.weight"] = (n_actions, hidden[-1])
+    shapes["policy_head.bias"] = (n_actions,)
+    if state_size:
+        mlp("critic_trunk", state_size)
+    shapes["value_head.weight"] = (1, hidden[-1])
+    shapes["value_head.bias"] = (1,)
+    return shapes
 
 
 def _layer(n_in: int, n_out: int, gain: float) -> nn.Linear:

@@ -16,6 +16,8 @@ import torch
 from piquet_agents.checkpoint import load_policy
 from piquet_agents.network import MASKED_LOGIT, ActorCritic
 
+from piquet_env.observation import encoder_for
+
 if TYPE_CHECKING:
     from piquet_agents.base import Turn
 
@@ -29,8 +31,8 @@ class PolicyAgent:
 
     ``greedy=True`` (the default) plays the most probable legal action; ``greedy=False`` samples
     from the policy, reproducibly given ``seed`` (see :meth:`reset`). The network must have been
-    trained for ``rules`` (its observation size and action count are checked when a game's rules
-    differ).
+    trained for ``rules``: its observation size and action count are checked here (``ValueError``),
+    and a game under other rules is refused when the policy is asked to act.
     """
 
     def __init__(
@@ -42,6 +44,13 @@ class PolicyAgent:
         seed: int | None = None,
         name: str = "policy",
     ) -> None:
+        enc = encoder_for(rules)
+        if (model.obs_size, model.n_actions) != (enc.size, enc.n_actions):
+            raise ValueError(
+                f"policy {name!r}: the network reads {model.obs_size} observation entries and "
+                f"has {model.n_actions} actions, but rules {rules.name!r} encode {enc.size} and "
+                f"have {enc.n_actions}"
+            )
         self.model = model.eval()
         self.rules = rules
         self.greedy = greedy

@@ -3,17 +3,23 @@
 Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
 ``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
 ``mcts:0:time=0.2``), or the path of a policy checkpoint or run directory (loaded by
-:meth:`piquet_agents.policy.PolicyAgent.load`).
+:meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
+:class:`AgentSpecError` saying ``agent spec '<spec>': <what is wrong>``.
 
 >>> from piquet_env.rules import STANDARD
 >>> make_agent("random", STANDARD, seed=1).name
 'random'
 >>> make_agent("mcts:50", STANDARD).name
 'mcts:50'
+>>> make_agent("mcts:-3", STANDARD)
+Traceback (most recent call last):
+...
+piquet_agents.registry.AgentSpecError: agent spec 'mcts:-3': iterations must be a positive ...
 """
 
 from __future__ import annotations
 
+import math
 import os
 
 from piquet_agents.base import Agent
@@ -21,70 +27,110 @@ from piquet_agents.base import Agent
 from piquet_env.rules import Rules
 
 BUILTIN = ("random", "heuristic", "mcts")
-_MCTS_OPTIONS = {"c": float, "time": float, "rollout": str, "scale": float}
+SPEC_FORMS = "random, heuristic, mcts[:ITERATIONS[:OPTION=VALUE...]] or a checkpoint path"
+"""The forms of a spec, as error messages list them."""
+MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
+"""Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
+sets."""
+_ITERATIONS_RULE = "iterations must be a positive integer (or 0 with a time=SECONDS option)"
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that names no agent, or whose options or checkpoint are unusable; the message
+    names the spec and what is wrong."""
+
+    def __init__(self, spec: object, reason: str) -> None:
+        super().__init__(f"agent spec {spec!r}: {reason}")
+        self.spec = spec
+        self.reason = reason
+
+
+def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
+    """A finite option value above ``low`` (``strict``) or at least ``low``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise AgentSpecError(spec, f"option {key}={text!r} is not a number") from None
+    bound = f"> {low:g}" if strict else f">= {low:g}"
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        raise AgentSpecError(spec, f"option {key} must be a finite number {bound}, got {text!r}")
+    return value
 
 
 def _parse_mcts(spec: str, seed: int | None) -> Agent:
-    from piquet_agents.mcts import MCTSAgent
+    from piquet_agents.mcts import ROLLOUT_POLICIES, MCTSAgent
 
     parts = spec.split(":")
     kwargs: dict[str, object] = {}
-    if len(parts) > 1 and parts[1] != "":
-        try:
-            kwargs["iterations"] = int(parts[1])
-        except ValueError:
-            raise ValueError(
-                f"agent spec {spec!r}: iterations {parts[1]!r} is not an integer "
-                f"(expected mcts:ITERATIONS, e.g. mcts:200)"
-            ) from None
     for opt in parts[2:]:
         key, sep, value = opt.partition("=")
-        if not sep or key not in _MCTS_OPTIONS:
-            raise ValueError(
-                f"agent spec {spec!r}: bad option {opt!r}; options are "
-                f"{', '.join(k + '=...' for k in _MCTS_OPTIONS)}"
+        key = key.strip().lower()
+        if not sep or key not in MCTS_OPTIONS:
+            raise AgentSpecError(
+                spec,
+                f"bad option {opt!r}; options are {', '.join(k + '=VALUE' for k in MCTS_OPTIONS)}",
             )
+        arg = MCTS_OPTIONS[key]
+        if arg in kwargs:
+            raise AgentSpecError(spec, f"option {key} given twice")
+        if key == "rollout":
+            if value not in ROLLOUT_POLICIES:
+                raise AgentSpecError(
+                    spec, f"option rollout must be one of {ROLLOUT_POLICIES}, got {value!r}"
+                )
+            kwargs[arg] = value
+        else:
+            kwargs[arg] = _number(spec, key, value, 0.0, strict=key != "c")
+    iterations = 200
+    if len(parts) > 1 and parts[1].strip() != "":
+        text = parts[1].strip()
         try:
-            kwargs["time_limit" if key == "time" else key] = _MCTS_OPTIONS[key](value)
+            iterations = int(text)
         except ValueError:
-            raise ValueError(
-                f"agent spec {spec!r}: option {key}={value!r} is not a "
-                f"{_MCTS_OPTIONS[key].__name__}"
-            ) from None
-    return MCTSAgent(seed=seed, name=spec, **kwargs)
+            raise AgentSpecError(spec, f"{_ITERATIONS_RULE}, got {text!r}") from None
+        if iterations < 0 or (iterations == 0 and "time_limit" not in kwargs):
+            raise AgentSpecError(spec, f"{_ITERATIONS_RULE}, got {text!r}")
+    try:
+        return MCTSAgent(iterations=iterations, seed=seed, name=spec, **kwargs)  # type: ignore[arg-type]
+    except ValueError as exc:  # pragma: no cover - every option was checked above
+        raise AgentSpecError(spec, str(exc)) from None
 
 
 def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
     """An agent from its spec (see the module docstring); ``seed`` seeds its randomness.
 
-    ``rules`` must match a checkpoint's rules. Raises ``ValueError`` naming the spec when it is
-    neither a known agent nor an existing checkpoint file or run directory.
+    ``rules`` must match a checkpoint's rules. Raises :class:`AgentSpecError` (a ``ValueError``)
+    naming the spec and what is wrong: an unknown name, a bad ``mcts`` iteration count or option,
+    a path with no checkpoint, or a checkpoint that cannot be used (its
+    :class:`~piquet_agents.checkpoint.CheckpointError` is the cause).
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
+        raise AgentSpecError(spec, f"expected a non-empty string: {SPEC_FORMS}")
+    if rules is not None and not isinstance(rules, Rules):
+        raise AgentSpecError(spec, f"rules must be a Rules object, got {type(rules).__name__}")
     spec = spec.strip()
-    head = spec.split(":")[0].lower()
-    if head == "random" and spec.lower() == "random":
+    low = spec.lower()
+    if low == "random":
         from piquet_agents.random_agent import RandomAgent
 
         return RandomAgent(seed=seed)
-    if head == "heuristic" and spec.lower() == "heuristic":
+    if low == "heuristic":
         from piquet_agents.heuristic import HeuristicAgent
 
         return HeuristicAgent(seed=seed)
-    if head == "mcts" and not os.path.exists(spec):
+    if low.split(":")[0] == "mcts" and not os.path.exists(spec):
         return _parse_mcts(spec, seed)
     if os.path.exists(spec):
         try:
             from piquet_agents.policy import PolicyAgent
-        except ImportError as e:
-            raise ValueError(
-                f"agent spec {spec!r} is a checkpoint, but policy agents are unavailable ({e})"
-            ) from e
-        # PolicyAgent.load checks the rules and raises CheckpointError (a ValueError) for a
-        # missing, corrupt or mismatched checkpoint.
-        return PolicyAgent.load(spec, rules=rules, seed=seed)
-    raise ValueError(
-        f"unknown agent spec {spec!r}: expected random, heuristic, mcts:ITERATIONS "
-        f"or the path of an existing checkpoint"
-    )
+        except ImportError as exc:
+            raise AgentSpecError(
+                spec, f"a checkpoint, but policy agents are unavailable ({exc})"
+            ) from exc
+        try:
+            return PolicyAgent.load(spec, rules=rules, seed=seed)
+        except ValueError as exc:  # CheckpointError, or a network of the wrong size
+            raise AgentSpecError(spec, f"cannot use the checkpoint: {exc}") from exc
+    if os.sep in spec or "/" in spec or spec.endswith(".safetensors"):
+        raise AgentSpecError(spec, "no checkpoint file or run directory at this path")
+    raise AgentSpecError(spec, f"not an agent name nor an existing path; expected {SPEC_FORMS}")
