@@ -126,8 +126,8 @@ def test_rollout_rewards_add_up_to_the_game_result(mode: str, dense: bool, rules
     results: list[tuple[int, int]] = []
     orig = col._apply
 
-    def spy(slot, action, rewards, points, out):
-        orig(slot, action, rewards, points, out)
+    def spy(slot, action, rewards, stats):
+        orig(slot, action, rewards, stats)
         if slot.game.is_over:
             results.append(slot.game.result)
 

@@ -11,15 +11,15 @@ any :class:`~piquet_agents.base.Agent` (heuristic, random). All seats played by 
 batched into one forward pass per step. The learner playing both seats of a game is self-play with
 parameter sharing: the two seats are two separate trajectories.
 
-Rewards (per recorded seat) are the seat's deal-point difference, scaled by ``reward_scale``. With
-``dense_reward`` (the default) it is paid as it accrues: after every action, the change in (own
-points this deal - opponent's) since the seat was last credited goes to the seat's latest decision
-(the lead that scored, the card that won the trick, the declaration that won the category), and
-the deal's end settles the remainder (capot, the cards). Otherwise the whole difference is paid
-when the deal ends. Either way a deal's rewards sum to its point difference. In partie mode, at the
-end, ``settle_weight * reward_scale * (result - sum of deal differences)`` adds the settlement's
-bonus (the 100 for the partie, the rubicon); with ``settle_weight = 1`` the rewards of a partie
-sum to exactly ``result * reward_scale``.
+Rewards (per recorded seat) are those of :func:`piquet_env.rewards.reward_due` in the collector's
+``reward`` mode, times ``reward_scale``. Under ``"deal_points"`` with ``dense_reward`` (the
+default) the deal points are paid as they accrue: after every action, the change in (own points
+this deal - opponent's) since the seat was last credited goes to the seat's latest decision (the
+lead that scored, the card that won the trick, the declaration that won the category), and the
+deal's end settles the remainder (capot, the cards); otherwise each deal's difference is paid when
+the deal ends. Either way a deal's rewards sum to its point difference, and at a partie's end
+``settle_weight`` times the settlement's remainder (the 100 for the partie, the rubicon) is added:
+with ``settle_weight = 1`` a partie's rewards sum to exactly ``result * reward_scale``.
 
 :class:`OpponentPool` chooses each game's opponent: the learner itself, a past snapshot, the
 heuristic or the random agent, with configured weights.
@@ -36,7 +36,9 @@ from piquet_agents.base import Agent, Turn
 from piquet_agents.network import ActorCritic
 
 from piquet_env.game import Game
-from piquet_env.observation import encoder_for
+from piquet_env.game.state import MODES
+from piquet_env.observation import ObservationEncoder, encoder_for
+from piquet_env.rewards import check_reward, reward_due
 from piquet_env.rules import Rules
 
 
@@ -49,6 +51,10 @@ class Seat:
     agent: Agent | None = None
     record: bool = False
     greedy: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.model is None) == (self.agent is None):
+            raise ValueError("a Seat needs exactly one of model and agent")
 
 
 Matchup = tuple[Seat, Seat, str]
@@ -74,7 +80,8 @@ class Rollout:
     rewards: np.ndarray
     dones: np.ndarray
     states: np.ndarray | None = None
-    """Critic states (see :func:`critic_state`), when the collector records them."""
+    """Critic states (:meth:`~piquet_env.observation.ObservationEncoder.state` seen from the
+    acting player), when the collector records them."""
     env_steps: int = 0
     games: int = 0
     deals: int = 0
@@ -84,39 +91,101 @@ class Rollout:
         return len(self.actions)
 
 
+class _Buffer:
+    """Decisions in the order they were recorded (blocks of rows), their rewards, and the
+    trajectories (lists of row indices) that :meth:`rollout` lays out contiguously."""
+
+    def __init__(self, enc: ObservationEncoder, record_states: bool) -> None:
+        self.enc = enc
+        self.record_states = record_states
+        self.blocks: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("obs", "masks", "actions", "logprobs", "values", "states")
+        }
+        self.rewards: list[float] = []
+        self.trajectories: list[list[int]] = []
+
+    def add(
+        self,
+        obs: np.ndarray,
+        masks: np.ndarray,
+        actions: np.ndarray,
+        logprobs: np.ndarray,
+        values: np.ndarray,
+        states: np.ndarray | None,
+    ) -> int:
+        """Append a block of ``len(actions)`` decisions (zero reward); return its first row."""
+        for key, rows in (
+            ("obs", obs),
+            ("masks", masks),
+            ("actions", actions),
+            ("logprobs", logprobs),
+            ("values", values),
+        ):
+            self.blocks[key].append(rows)
+        if self.record_states:
+            if states is None:
+                raise ValueError("this buffer records critic states: pass them")
+            self.blocks["states"].append(states)
+        base = len(self.rewards)
+        self.rewards.extend([0.0] * len(actions))
+        return base
+
+    def rollout(self) -> Rollout:
+        """The decisions reordered trajectory by trajectory, with ``dones`` marking their ends."""
+        enc = self.enc
+        order = np.fromiter((i for t in self.trajectories for i in t), dtype=np.int64)
+        dones = np.zeros(len(order), dtype=bool)
+        ends = np.cumsum([len(t) for t in self.trajectories]) - 1
+        dones[ends[ends >= 0]] = True
+
+        def cat(key: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+            blocks = self.blocks[key]
+            if not blocks:
+                return np.zeros((0, *shape), dtype=dtype)
+            return np.concatenate(blocks).astype(dtype, copy=False)[order]
+
+        return Rollout(
+            obs=cat("obs", (enc.size,), np.float32),
+            masks=cat("masks", (enc.n_actions,), np.int8),
+            actions=cat("actions", (), np.int64),
+            logprobs=cat("logprobs", (), np.float32),
+            values=cat("values", (), np.float32),
+            rewards=np.asarray(self.rewards, dtype=np.float32)[order],
+            dones=dones,
+            states=cat("states", (enc.state_size,), np.float32) if self.record_states else None,
+        )
+
+
+@dataclass
+class _Counts:
+    """What a collection counts besides the decisions: see :class:`Rollout`."""
+
+    env_steps: int = 0
+    games: int = 0
+    deals: int = 0
+    points: dict[str, list[int]] = field(default_factory=dict)
+
+
 @dataclass
 class _Slot:
+    """One game under way: its seats, and the reward bookkeeping of its recorded seats."""
+
     game: Game
     seats: tuple[Seat, Seat]
     label: str
-    traj: tuple[list[int] | None, list[int] | None]
+    traj: tuple[list[int], list[int]] = field(default_factory=lambda: ([], []))
+    """Rows of each seat's recorded decisions (empty for a seat not recorded)."""
     n_deals: int = 0
     credited: list[int] = field(default_factory=lambda: [0, 0])
     """Deal-point difference (own - opponent's) already paid to each seat this deal."""
     pending: list[float] = field(default_factory=lambda: [0.0, 0.0])
     """Reward earned by a seat before its first recorded decision (paid to that decision)."""
 
-
-def critic_state_size(rules: Rules) -> int:
-    """Length of :func:`critic_state` vectors under ``rules``."""
-    enc = encoder_for(rules)
-    return 2 * enc.size + 2 * rules.n_cards
-
-
-def critic_state(game: Game, player: int, out: np.ndarray) -> None:
-    """Write the full-information state seen from ``player`` into ``out`` (for the asymmetric
-    critic only, never the actor): his observation, his opponent's observation (hence the
-    opponent's hand and discards), the talon's cards and their order (1 = top, scaled)."""
-    enc = encoder_for(game.rules)
-    size, n = enc.size, game.rules.n_cards
-    enc.encode_into(game, player, out[:size])
-    enc.encode_into(game, 1 - player, out[size : 2 * size])
-    tail = out[2 * size :]
-    tail[:] = 0.0
-    k = len(game.talon)
-    for i, c in enumerate(game.talon):
-        tail[c] = 1.0
-        tail[n + c] = (k - i) / k
+    def recorded(self, p: int, row: int, rewards: list[float]) -> None:
+        """Seat ``p``'s decision was recorded at ``row``: it gets the reward pending."""
+        self.traj[p].append(row)
+        rewards[row] += self.pending[p]
+        self.pending[p] = 0.0
 
 
 class Collector:
@@ -124,7 +193,9 @@ class Collector:
 
     ``rng`` (a numpy ``Generator``) draws every game seed and is the only source of randomness
     besides torch's global RNG (used to sample network actions) and the agents (seeded from
-    ``rng`` by the matchup function).
+    ``rng`` by the matchup function). ``reward``, ``reward_scale``, ``settle_weight`` and
+    ``dense_reward``: see the module docstring; ``record_states`` records the critic's
+    full-information state with each decision.
     """
 
     def __init__(
@@ -134,34 +205,30 @@ class Collector:
         num_envs: int,
         rng: np.random.Generator,
         *,
+        reward: str = "deal_points",
         reward_scale: float = 0.02,
         settle_weight: float = 1.0,
         dense_reward: bool = True,
         record_states: bool = False,
     ) -> None:
-        if mode not in ("partie", "deal"):
-            raise ValueError(f"mode must be 'partie' or 'deal', got {mode!r}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        check_reward(reward, scale=reward_scale, settle_weight=settle_weight)
         self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
-        self.reward_scale, self.settle_weight = reward_scale, settle_weight
+        self.reward, self.reward_scale, self.settle_weight = reward, reward_scale, settle_weight
         self.dense_reward = dense_reward
+        self._dense = dense_reward and reward == "deal_points"
         self.record_states = record_states
-        self.state_size = critic_state_size(rules)
         self.encoder = encoder_for(rules)
+        self.state_size = self.encoder.state_size
+        _, a, b, _ = self.encoder.state_fields[0]
+        self._own_obs = slice(a, b)  # the acting player's observation inside his state
 
     def collect(self, n_games: int, matchup: Callable[[np.random.Generator], Matchup]) -> Rollout:
         """Play ``n_games`` complete games, ``num_envs`` at a time; each game's seats come from
         ``matchup(rng)``. Returns the recorded decisions as a :class:`Rollout`."""
-        enc = self.encoder
-        obs_chunks: list[np.ndarray] = []
-        mask_chunks: list[np.ndarray] = []
-        act_chunks: list[np.ndarray] = []
-        logp_chunks: list[np.ndarray] = []
-        value_chunks: list[np.ndarray] = []
-        state_chunks: list[np.ndarray] = []
-        rewards: list[float] = []
-        trajectories: list[list[int]] = []
-        points: dict[str, list[int]] = {}
-        out = Rollout(*(np.empty(0),) * 7)
+        buf = _Buffer(self.encoder, self.record_states)
+        stats = _Counts()
         started = 0
 
         def new_slot() -> _Slot:
@@ -171,192 +238,126 @@ class Collector:
             game = Game(
                 self.rules, seed=int(self.rng.integers(2**63)), mode=self.mode, record=False
             )
-            for s in (seat0, seat1):
+            slot = _Slot(game, (seat0, seat1), label)
+            for p, s in enumerate(slot.seats):
                 if s.agent is not None:
                     s.agent.reset(int(self.rng.integers(2**63)))
-            traj = tuple([] if s.record else None for s in (seat0, seat1))
-            for t in traj:
-                if t is not None:
-                    trajectories.append(t)
-            return _Slot(game, (seat0, seat1), label, traj)  # type: ignore[arg-type]
+                if s.record:
+                    buf.trajectories.append(slot.traj[p])
+            return slot
 
         slots = [new_slot() for _ in range(min(self.num_envs, n_games))]
         while slots:
             # Group the slots by who acts: one forward pass per network, agents one by one.
-            by_model: dict[int, list[_Slot]] = {}
-            models: dict[int, Seat] = {}
+            by_model: dict[tuple[int, bool, bool], list[_Slot]] = {}
             for slot in slots:
                 seat = slot.seats[slot.game.current_player]
-                if seat.model is None:
-                    g = slot.game
-                    p = g.current_player
-                    if seat.record:
-                        action = int(seat.agent.act(Turn(g, p)))  # type: ignore[union-attr]
-                        o = enc.encode(g, p)[None]
-                        m = enc.action_mask(g, p)[None]
-                        if self.record_states:
-                            st = np.empty((1, self.state_size), np.float32)
-                            critic_state(g, p, st[0])
-                            state_chunks.append(st)
-                        self._record(
-                            slot,
-                            p,
-                            o,
-                            m,
-                            action,
-                            0.0,
-                            0.0,
-                            obs_chunks,
-                            mask_chunks,
-                            act_chunks,
-                            logp_chunks,
-                            value_chunks,
-                            rewards,
-                        )
-                    else:
-                        action = int(seat.agent.act(Turn(g, p)))  # type: ignore[union-attr]
-                    self._apply(slot, action, rewards, points, out)
+                if seat.agent is not None:
+                    self._agent_step(slot, seat.agent, seat.record, buf, stats)
                 else:
                     key = id(seat.model), seat.greedy, seat.record
-                    by_model.setdefault(key, []).append(slot)  # type: ignore[arg-type]
-                    models[key] = seat  # type: ignore[index]
-            for key, group in by_model.items():
-                seat = models[key]  # type: ignore[index]
-                obs = np.empty((len(group), enc.size), dtype=np.float32)
-                masks = np.zeros((len(group), enc.n_actions), dtype=np.int8)
-                states = None
-                if seat.record and self.record_states:
-                    states = np.empty((len(group), self.state_size), dtype=np.float32)
-                for i, slot in enumerate(group):
-                    g = slot.game
-                    if states is not None:
-                        critic_state(g, g.current_player, states[i])
-                        obs[i] = states[i, : enc.size]
-                    else:
-                        enc.encode_into(g, g.current_player, obs[i])
-                    masks[i, g.legal_actions()] = 1
-                actions, logp, values = seat.model.act(  # type: ignore[union-attr]
-                    torch.from_numpy(obs),
-                    torch.from_numpy(masks),
-                    None if states is None else torch.from_numpy(states),
-                    greedy=seat.greedy,
-                    with_value=seat.record,
-                )
-                actions_np = actions.numpy()
-                if seat.record:
-                    if states is not None:
-                        state_chunks.append(states)
-                    obs_chunks.append(obs)
-                    mask_chunks.append(masks)
-                    act_chunks.append(actions_np)
-                    logp_chunks.append(logp.numpy())
-                    value_chunks.append(values.numpy())
-                    base = len(rewards)
-                    rewards.extend([0.0] * len(group))
-                for i, slot in enumerate(group):
-                    if seat.record:
-                        p = slot.game.current_player
-                        slot.traj[p].append(base + i)  # type: ignore[union-attr]
-                        rewards[base + i] += slot.pending[p]
-                        slot.pending[p] = 0.0
-                    self._apply(slot, int(actions_np[i]), rewards, points, out)
+                    by_model.setdefault(key, []).append(slot)
+            for group in by_model.values():
+                self._network_step(group, buf, stats)
             # Replace finished games while the quota lasts.
             kept = []
             for slot in slots:
                 if slot.game.is_over:
-                    out.games += 1
+                    stats.games += 1
                     if started < n_games:
                         kept.append(new_slot())
                 else:
                     kept.append(slot)
             slots = kept
 
-        order = np.fromiter((i for t in trajectories for i in t), dtype=np.int64)
-        dones = np.zeros(len(order), dtype=bool)
-        ends = np.cumsum([len(t) for t in trajectories]) - 1
-        dones[ends[ends >= 0]] = True
-
-        def cat(chunks: list[np.ndarray], shape: tuple[int, ...], dtype: type) -> np.ndarray:
-            if not chunks:
-                return np.zeros((0, *shape), dtype=dtype)
-            return np.concatenate(chunks).astype(dtype, copy=False)[order]
-
-        out.obs = cat(obs_chunks, (enc.size,), np.float32)
-        out.masks = cat(mask_chunks, (enc.n_actions,), np.int8)
-        out.actions = cat(act_chunks, (), np.int64)
-        out.logprobs = cat(logp_chunks, (), np.float32)
-        out.values = cat(value_chunks, (), np.float32)
-        out.rewards = (
-            np.asarray(rewards, dtype=np.float32)[order] if rewards else np.zeros(0, np.float32)
-        )
-        out.dones = dones
-        out.points = points
-        if self.record_states:
-            out.states = cat(state_chunks, (self.state_size,), np.float32)
+        out = buf.rollout()
+        out.env_steps, out.games, out.deals = stats.env_steps, stats.games, stats.deals
+        out.points = stats.points
         return out
 
-    @staticmethod
-    def _record(
-        slot: _Slot,
-        p: int,
-        o: np.ndarray,
-        m: np.ndarray,
-        action: int,
-        logp: float,
-        value: float,
-        obs_chunks: list,
-        mask_chunks: list,
-        act_chunks: list,
-        logp_chunks: list,
-        value_chunks: list,
-        rewards: list[float],
-    ) -> None:
-        obs_chunks.append(o)
-        mask_chunks.append(m)
-        act_chunks.append(np.array([action]))
-        logp_chunks.append(np.array([logp], np.float32))
-        value_chunks.append(np.array([value], np.float32))
-        slot.traj[p].append(len(rewards))  # type: ignore[union-attr]
-        rewards.append(slot.pending[p])
-        slot.pending[p] = 0.0
+    def _observe(self, group: list[_Slot], record_states: bool) -> tuple:
+        """Observations, masks and (when ``record_states``) critic states of the acting players."""
+        enc = self.encoder
+        obs = np.empty((len(group), enc.size), dtype=np.float32)
+        masks = np.empty((len(group), enc.n_actions), dtype=np.int8)
+        states = np.empty((len(group), self.state_size), np.float32) if record_states else None
+        for i, slot in enumerate(group):
+            g = slot.game
+            p = g.current_player
+            if states is not None:
+                enc.state_into(g, p, states[i])
+                obs[i] = states[i, self._own_obs]
+            else:
+                enc.encode_into(g, p, obs[i])
+            enc.action_mask_into(g, p, masks[i])
+        return obs, masks, states
 
-    def _apply(
-        self,
-        slot: _Slot,
-        action: int,
-        rewards: list[float],
-        points: dict[str, list[int]],
-        out: Rollout,
+    def _agent_step(
+        self, slot: _Slot, agent: Agent, record: bool, buf: _Buffer, stats: _Counts
     ) -> None:
-        """Play one action; credit the points it scored (and, at the end, the settlement) to the
-        recorded seats' latest decisions."""
+        """One move of an :class:`~piquet_agents.base.Agent` (recorded when ``record``)."""
+        g = slot.game
+        p = g.current_player
+        action = int(agent.act(Turn(g, p)))
+        if record:
+            obs, masks, states = self._observe([slot], self.record_states)
+            zero = np.zeros(1, np.float32)
+            row = buf.add(obs, masks, np.array([action]), zero, zero, states)
+            slot.recorded(p, row, buf.rewards)
+        self._apply(slot, action, buf.rewards, stats)
+
+    def _network_step(self, group: list[_Slot], buf: _Buffer, stats: _Counts) -> None:
+        """One move in each game of ``group``, all played by the same network seat."""
+        seat = group[0].seats[group[0].game.current_player]
+        assert seat.model is not None
+        record_states = seat.record and self.record_states
+        obs, masks, states = self._observe(group, record_states)
+        actions, logp, values = seat.model.act(
+            torch.from_numpy(obs),
+            torch.from_numpy(masks),
+            None if states is None else torch.from_numpy(states),
+            greedy=seat.greedy,
+            with_value=seat.record,
+        )
+        actions_np = actions.numpy()
+        if seat.record:
+            base = buf.add(obs, masks, actions_np, logp.numpy(), values.numpy(), states)
+        for i, slot in enumerate(group):
+            if seat.record:
+                slot.recorded(slot.game.current_player, base + i, buf.rewards)
+            self._apply(slot, int(actions_np[i]), buf.rewards, stats)
+
+    def _apply(self, slot: _Slot, action: int, rewards: list[float], stats: _Counts) -> None:
+        """Play one action; pay the recorded seats what :func:`~piquet_env.rewards.reward_due`
+        says they earned (on their latest decision, or pending before their first)."""
         g = slot.game
         g.apply(action)
-        out.env_steps += 1
+        stats.env_steps += 1
         deal_over = len(g.deal_scores) > slot.n_deals
-        if not deal_over and not self.dense_reward:
-            return
         if deal_over:
             slot.n_deals += 1
-            out.deals += 1
+            stats.deals += 1
             d0, d1 = g.deal_scores[-1]
             diff = d0.total - d1.total
-        else:
-            diff = sum(g.scores[0]) - sum(g.scores[1])
+        elif not self._dense:
+            return
         for p in (0, 1):
-            traj = slot.traj[p]
-            if traj is None:
+            if not slot.seats[p].record:
                 continue
-            mine = diff if p == 0 else -diff
-            reward = (mine - slot.credited[p]) * self.reward_scale
-            slot.credited[p] = 0 if deal_over else mine
             if deal_over:
-                points.setdefault(slot.label, []).append(mine)
-                if g.is_over and self.mode == "partie":
-                    margin = g.totals[p] - g.totals[1 - p]
-                    reward += self.settle_weight * self.reward_scale * (g.result[p] - margin)
-            if not reward:
+                stats.points.setdefault(slot.label, []).append(diff if p == 0 else -diff)
+            points, slot.credited[p] = reward_due(
+                self.reward,
+                g,
+                p,
+                deal_ended=deal_over,
+                credited=slot.credited[p],
+                settle_weight=self.settle_weight,
+            )
+            if not points:
                 continue
+            reward = points * self.reward_scale
+            traj = slot.traj[p]
             if traj:
                 rewards[traj[-1]] += reward
             else:

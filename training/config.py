@@ -1,4 +1,19 @@
-"""Every hyperparameter of ``piquet train`` in one dataclass, overridable from TOML and the CLI.
+"""The settings of a training run: one loader for both backends, every value checked at parse time.
+
+:class:`TrainConfig` holds every hyperparameter of ``piquet train`` (the built-in PPO);
+:class:`piquet_training.rllib.algo.RLlibConfig` those of ``--backend rllib``. Both are
+:class:`Settings` dataclasses and share everything else here: TOML files (``tomllib``, or ``tomli``
+on Python 3.10), ``--set KEY=VALUE`` overrides, ``--show-config`` output (TOML, which
+:func:`load_toml` reads back), and the checks. The same hyperparameter has the same name in both
+(``learning_rate``, ``gae_lambda``, ``clip_coef``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
+``update_epochs``, ``updates``, ``mode``, ``torch_threads``); RLlib's own names (``lr``,
+``lambda_``, ``clip_param``, ``entropy_coeff``, ``vf_loss_coeff``, ``grad_clip``, ``num_epochs``,
+``iterations``, ``episode``, ``learner_threads``) are accepted as aliases of them, so old files and
+checkpoints still load, and are translated back only where the RLlib ``PPOConfig`` is built.
+
+Every field declares its range (:func:`setting`); a value out of range, of the wrong type, or an
+unknown key raises :class:`ConfigError` naming the field (and the file or ``--set``), before any
+work starts.
 
 The embedded default (``TrainConfig()``) is the run ``piquet train`` makes with no arguments: a
 behaviour-cloning warm start from the heuristic agent, then PPO self-play in partie mode, sized to
@@ -17,305 +32,512 @@ A TOML file sets fields by name, at top level or inside tables (table names only
 >>> cfg = apply_overrides(TrainConfig(), ["updates=3", "hidden=64,64", "mode=deal"])
 >>> cfg.updates, cfg.hidden, cfg.mode
 (3, (64, 64), 'deal')
+>>> apply_overrides(TrainConfig(), ["clip_coef=-1"])
+Traceback (most recent call last):
+...
+piquet_training.config.ConfigError: --set: clip_coef must be a number > 0, got -1.0
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
+import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover
+else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from piquet_env.game.state import MODES
+from piquet_env.rewards import REWARDS
 
-@dataclass
-class TrainConfig:
-    """All settings of a training run (see the module docstring for how to override them)."""
+__all__ = [
+    "ConfigError",
+    "Settings",
+    "TrainConfig",
+    "apply_overrides",
+    "load_toml",
+    "replace_checked",
+    "setting",
+    "to_toml",
+]
 
-    # --- run ---------------------------------------------------------------------------------
-    seed: int = 0
-    """Seeds torch, numpy and python RNGs; every game seed derives from it."""
-    rules: str = "standard"
-    """Rules preset with variants, e.g. ``"classic+normand"``."""
-    mode: str = "partie"
-    """``"partie"`` (6 deals with rubicon settlement) or ``"deal"`` (single deals)."""
-    out_dir: str = "runs/piquet"
-    """Directory for checkpoints, logs, the learning curve and the summary."""
-    updates: int = 150
-    """PPO updates (each one collects ``games_per_update`` complete games)."""
-    max_minutes: float = 8.0
-    """Stop PPO early after this many minutes of wall time (0: no limit). Final evaluation
-    follows."""
-    time_budget_minutes: float = 14.0
-    """Wall-time budget of the whole run (0: none). PPO stops early enough for the final
-    evaluation to fit, at the speed measured by the evaluation before the first update, and the
-    final evaluation shrinks (to no fewer than 20 pairs) if time is short, e.g. on a busy
-    machine."""
-    torch_threads: int = 1
-    """``torch.set_num_threads`` for the run. One thread is fastest for the small batched forward
-    passes of self-play, and avoids thread oversubscription when other processes share the cores."""
-    progress: bool = True
-    """Show a progress bar."""
-    tensorboard: bool = True
-    """Write TensorBoard event files under ``out_dir/tb``."""
 
-    # --- network -----------------------------------------------------------------------------
-    hidden: tuple[int, ...] = (256, 256)
-    """Hidden layer widths of the actor's MLP (and of the critic's)."""
-    activation: str = "tanh"
-    """``"tanh"`` or ``"relu"``."""
-    critic: str = "state"
-    """``"state"``: an asymmetric critic, a separate MLP over the full-information state (both
-    hands, the talon; training only, the actor never sees it), which takes most of the luck of
-    the deal out of the advantages. ``"obs"``: the value head shares the actor's trunk."""
+class ConfigError(ValueError):
+    """A setting that is unknown, of the wrong type or out of range (the message names it)."""
 
-    # --- self-play ---------------------------------------------------------------------------
-    num_envs: int = 64
-    """Games advancing together (one forward pass serves all of them)."""
-    games_per_update: int = 64
-    """Complete games collected per update (rollouts always start from fresh games)."""
-    self_play_weight: float = 0.3
-    """Share of games where the learner plays both seats."""
-    heuristic_weight: float = 0.5
-    """Share of games against the heuristic agent."""
-    snapshot_weight: float = 0.15
-    """Share of games against a past snapshot of the learner (self-play if the pool is empty)."""
-    random_weight: float = 0.05
-    """Share of games against the random agent."""
-    snapshot_every: int = 10
-    """Add a snapshot of the learner to the opponent pool every this many updates."""
-    pool_size: int = 6
-    """Most snapshots kept in the pool (oldest dropped first)."""
-    reward_scale: float = 0.02
-    """Reward per point of (own deal score - opponent's)."""
-    dense_reward: bool = True
-    """Pay deal points as they are scored (leads, tricks, declarations) rather than all at the
-    deal's end; the sum per deal is the same, the credit lands on the decision that earned it."""
-    settle_weight: float = 0.25
-    """Partie mode: weight of the settlement bonus (result minus the deals' differences: the 100
-    for winning and the rubicon) added as reward at the partie's end."""
 
-    # --- PPO ---------------------------------------------------------------------------------
-    learning_rate: float = 3e-4
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over ``updates``."""
-    gamma: float = 1.0
-    gae_lambda: float = 0.8
-    update_epochs: int = 4
-    num_minibatches: int = 4
-    norm_adv: bool = True
-    clip_coef: float = 0.2
-    clip_vloss: bool = False
-    ent_coef: float = 0.001
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    target_kl: float = 0.0
-    """Stop an update's epochs early once the approximate KL exceeds this (0: never)."""
+# ------------------------------------------------------------------------------ rules of values
 
-    # --- behaviour-cloning warm start ----------------------------------------------------------
-    init_from: str = ""
-    """Start from the weights of this checkpoint (file or run directory) instead of a warm start
-    (the architecture must match)."""
-    bc_games: int = 1000
-    """Heuristic-vs-heuristic games whose decisions are imitated before PPO (0: no warm start)."""
-    bc_mode: str = "deal"
-    """Mode of the warm-start games (deals give more varied positions per second)."""
-    bc_epochs: int = 8
-    bc_learning_rate: float = 1e-3
-    bc_batch_size: int = 256
 
-    # --- evaluation and checkpoints ------------------------------------------------------------
-    eval_every: int = 25
-    """Evaluate against random and heuristic every this many updates (0: only at the end)."""
-    eval_deals: int = 30
-    """Duplicate pairs of games (in ``eval_mode``) per periodic evaluation, also run before the
-    first update."""
-    final_eval_deals: int = 300
-    """Duplicate pairs of games in the final evaluation (partie pairs: 12 deals each)."""
-    eval_mode: str = "partie"
-    """Mode of the evaluation games: ``"partie"`` (the states the default run trains on) or
-    ``"deal"``; either way the reported number is the mean point difference per deal."""
-    eval_workers: int = 2
-    """Processes playing the final evaluation (each loads the saved policy)."""
-    eval_opponents: str = "random,heuristic"
-    """Comma-separated agent specs the policy is evaluated against."""
-    checkpoint_every: int = 10
-    """Write ``checkpoints/latest.safetensors`` every this many updates (and at the end)."""
+@dataclass(frozen=True)
+class Rule:
+    """What values a setting accepts: ``ok(value)`` and its description for error messages."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON/TOML-friendly dict of every field."""
-        d = dataclasses.asdict(self)
-        d["hidden"] = list(self.hidden)
-        return d
+    description: str
+    ok: Callable[[Any], bool]
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def at_least(low: float, kind: str = "a number") -> Rule:
+    """Finite and ``>= low``."""
+    return Rule(f"{kind} >= {low:g}", lambda v: _finite(v) and v >= low)
+
+
+def above(low: float, kind: str = "a number") -> Rule:
+    """Finite and ``> low``."""
+    return Rule(f"{kind} > {low:g}", lambda v: _finite(v) and v > low)
+
+
+def between(low: float, high: float, *, open_low: bool = False) -> Rule:
+    """Finite and in ``[low, high]`` (``(low, high]`` with ``open_low``)."""
+    bracket = "(" if open_low else "["
+    return Rule(
+        f"a number in {bracket}{low:g}, {high:g}]",
+        lambda v: _finite(v) and (v > low if open_low else v >= low) and v <= high,
+    )
+
+
+def integer(low: int, high: int | None = None) -> Rule:
+    """An integer (not a bool) ``>= low`` (and ``<= high``)."""
+    text = f"an integer >= {low}" if high is None else f"an integer in {low}..{high}"
+    return Rule(
+        text,
+        lambda v: (
+            isinstance(v, int)
+            and not isinstance(v, bool)
+            and v >= low
+            and (high is None or v <= high)
+        ),
+    )
+
+
+def one_of(*choices: str) -> Rule:
+    """One of the given strings."""
+    return Rule(f"one of {', '.join(map(repr, choices))}", lambda v: v in choices)
+
+
+ANY = Rule("any value", lambda v: True)
+
+
+def _positive_widths(v: Any) -> bool:
+    return bool(v) and all(isinstance(h, int) and 0 < h <= 65536 for h in v)
+
+
+WIDTHS = Rule("a non-empty list of layer widths in 1..65536", _positive_widths)
+
+
+def _rules_preset(v: Any) -> bool:
+    from piquet_env.rules import make_rules
+
+    try:
+        make_rules(v)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+RULES_PRESET = Rule(
+    "a rules preset such as 'standard', 'classic' or 'classic+normand'", _rules_preset
+)
+
+
+def _output_dir(v: Any) -> bool:
+    """Whether ``v`` names a directory that exists or can be made (no file in the way)."""
+    if not isinstance(v, str) or not v.strip():
+        return False
+    path = Path(v)
+    for p in (path, *path.parents):
+        if p.exists():
+            return p.is_dir()
+    return True
+
+
+OUTPUT_DIR = Rule("a directory path with no regular file in the way", _output_dir)
+
+
+def setting(default: Any, rule: Rule = ANY, *, aliases: tuple[str, ...] = ()) -> Any:
+    """A dataclass field with its accepted range (and any old names it is still read under)."""
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("mutable defaults are not settings")
+    return dataclasses.field(default=default, metadata={"rule": rule, "aliases": aliases})
+
+
+# ------------------------------------------------------------------------------ the loader
+
+S = TypeVar("S", bound="Settings")
+
+
+class Settings:
+    """Base of the settings dataclasses: parsing, checking, TOML in and out."""
+
+    NAME: ClassVar[str] = "config"
+    """What the settings are called in messages."""
+    RETIRED: ClassVar[tuple[str, ...]] = ()
+    """Aliases of settings that replaced an older one: read when alone, ignored beside the new
+    name (older checkpoints hold both)."""
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Build a config from :meth:`to_dict` output (or any subset); unknown keys are errors."""
-        return _replace_checked(cls(), d, source="config")
+    def field_names(cls) -> list[str]:
+        """Every field name, in declaration order."""
+        return [f.name for f in fields(cls)]  # type: ignore[arg-type]
 
-    def validate(self) -> TrainConfig:
-        """Raise ``ValueError`` naming the first inconsistent setting; return self."""
-        from piquet_env.rules import make_rules
+    @classmethod
+    def aliases(cls) -> dict[str, str]:
+        """Old or other-backend names accepted for each field: alias -> field name."""
+        out = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            for alias in f.metadata.get("aliases", ()):
+                out[alias] = f.name
+        return out
 
-        make_rules(self.rules)
-        checks = [
-            (
-                self.mode in ("partie", "deal"),
-                f"mode must be 'partie' or 'deal', not {self.mode!r}",
-            ),
-            (self.bc_mode in ("partie", "deal"), "bc_mode must be 'partie' or 'deal'"),
-            (self.eval_mode in ("partie", "deal"), "eval_mode must be 'partie' or 'deal'"),
-            (self.activation in ("tanh", "relu"), "activation must be tanh or relu"),
-            (self.critic in ("state", "obs"), "critic must be 'state' or 'obs'"),
-            (all(h > 0 for h in self.hidden) and self.hidden, "hidden must be positive widths"),
-            (self.updates >= 0, "updates must be >= 0"),
-            (self.num_envs > 0 and self.games_per_update > 0, "num_envs and games_per_update > 0"),
-            (self.num_minibatches > 0 and self.update_epochs > 0, "minibatches and epochs > 0"),
-            (
-                min(
-                    self.self_play_weight,
-                    self.heuristic_weight,
-                    self.snapshot_weight,
-                    self.random_weight,
-                )
-                >= 0,
-                "opponent weights must be >= 0",
-            ),
-            (
-                self.self_play_weight
-                + self.heuristic_weight
-                + self.snapshot_weight
-                + self.random_weight
-                > 0,
-                "at least one opponent weight must be positive",
-            ),
-            (
-                0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1,
-                "gamma in (0,1], gae_lambda in [0,1]",
-            ),
-            (self.torch_threads > 0, "torch_threads must be positive"),
-            (self.eval_workers > 0, "eval_workers must be positive"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(message)
+    def to_dict(self) -> dict[str, Any]:
+        """JSON/TOML-friendly dict of every field (tuples as lists)."""
+        d = dataclasses.asdict(self)  # type: ignore[call-overload]
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+    @classmethod
+    def from_dict(cls: type[S], d: dict[str, Any], *, source: str = "config") -> S:
+        """Settings from :meth:`to_dict` output (or any subset, aliases allowed), checked."""
+        if not isinstance(d, dict):
+            raise ConfigError(f"{source}: expected a table of settings, got {type(d).__name__}")
+        return replace_checked(cls(), d, source=source).validate()
+
+    def validate(self: S) -> S:
+        """Check every field against its rule, then :meth:`check_together`; return ``self``."""
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            _check_rule(self, f.name, value, source=self.NAME)
+        self.check_together()
         return self
 
-
-_HINTS: dict[str, Any] | None = None
-
-
-def _field_types() -> dict[str, Any]:
-    global _HINTS
-    if _HINTS is None:
-        _HINTS = typing.get_type_hints(TrainConfig)
-    return _HINTS
+    def check_together(self) -> None:
+        """Checks that involve several fields (raise :class:`ConfigError`); none by default."""
 
 
-def _coerce(key: str, value: Any, *, from_text: bool) -> Any:
-    """Convert ``value`` to the type of field ``key``; raise ValueError naming the key."""
-    kind = _field_types()[key]
+def _check_rule(cfg: Settings, name: str, value: Any, *, source: str) -> None:
+    rule: Rule = _field(type(cfg), name).metadata.get("rule", ANY)
+    if not rule.ok(value):
+        raise ConfigError(f"{source}: {name} must be {rule.description}, got {value!r}")
+
+
+def _field(cls: type, name: str) -> dataclasses.Field:
+    return {f.name: f for f in fields(cls)}[name]
+
+
+def _coerce(cls: type, key: str, value: Any, *, from_text: bool, source: str) -> Any:
+    """Convert ``value`` to the declared type of field ``key``; ConfigError naming it."""
+    kind = typing.get_type_hints(cls)[key]
     try:
-        if kind is bool:
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in ("1", "true", "yes", "on"):
-                return True
-            if text in ("0", "false", "no", "off"):
-                return False
-            raise ValueError("expected true or false")
-        if kind is int:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError("expected an integer")
-            return int(value)
-        if kind is float:
-            if isinstance(value, bool):
-                raise ValueError("expected a number")
-            return float(value)
-        if kind is str:
-            if not isinstance(value, str):
-                raise ValueError("expected a string")
+        return _convert(kind, value, from_text)
+    except (TypeError, ValueError) as exc:
+        how = "text" if from_text else "value"
+        raise ConfigError(f"{source}: config key {key!r}: bad {how} {value!r} ({exc})") from None
+
+
+def _convert(kind: Any, value: Any, from_text: bool) -> Any:
+    args = typing.get_args(kind)
+    if typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in args:
+        if value is None or (from_text and str(value).strip().lower() in ("", "none", "null")):
+            return None
+        kind = next(a for a in args if a is not type(None))
+    if kind is bool:
+        if isinstance(value, bool):
             return value
-        # tuple[int, ...]
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("expected true or false")
+    if kind is int:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError("expected an integer")
+        if isinstance(value, str) and not from_text:
+            raise ValueError("expected an integer")
+        return int(value)
+    if kind is float:
+        if isinstance(value, bool) or (isinstance(value, str) and not from_text):
+            raise ValueError("expected a number")
+        return float(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise ValueError("expected a string")
+        return value
+    if typing.get_origin(kind) is tuple:
         if isinstance(value, str):
             value = [v for v in value.replace("[", "").replace("]", "").split(",") if v.strip()]
         if not isinstance(value, (list, tuple)):
             raise ValueError("expected a list of integers")
-        return tuple(int(v) for v in value)
-    except (TypeError, ValueError) as exc:
-        how = "text" if from_text else "value"
-        raise ValueError(f"config key {key!r}: bad {how} {value!r} ({exc})") from None
+        return tuple(_convert(int, v, from_text or isinstance(v, str)) for v in value)
+    if typing.get_origin(kind) is dict or kind is dict:
+        if not isinstance(value, dict):
+            raise ValueError("expected a table")
+        return dict(value)
+    raise ValueError(f"cannot set a {kind} from a config")
 
 
-def _replace_checked(
-    cfg: TrainConfig, updates: dict[str, Any], *, source: str, from_text: bool = False
-) -> TrainConfig:
-    names = {f.name for f in fields(TrainConfig)}
-    changes = {}
-    for key, value in updates.items():
-        if key not in names:
-            raise ValueError(
+def replace_checked(cfg: S, updates: dict[str, Any], *, source: str, from_text: bool = False) -> S:
+    """``cfg`` with ``updates`` (field names or aliases) converted to the fields' types and
+    checked against their rules; ``source`` (a file, ``--set``) is named in errors."""
+    cls = type(cfg)
+    names = set(cls.field_names())
+    aliases = cls.aliases()
+    changes: dict[str, Any] = {}
+    # Canonical names first, so that a retired alias beside its field's new name is dropped.
+    for key, value in sorted(updates.items(), key=lambda kv: kv[0] in aliases):
+        name = aliases.get(key, key)
+        if name not in names:
+            raise ConfigError(
                 f"{source}: unknown config key {key!r} (known keys: {', '.join(sorted(names))})"
             )
-        changes[key] = _coerce(key, value, from_text=from_text)
-    return dataclasses.replace(cfg, **changes)
+        if name in changes:
+            if key in cls.RETIRED:
+                continue
+            raise ConfigError(f"{source}: {name!r} is set twice (as {key!r} too)")
+        changes[name] = _coerce(cls, name, value, from_text=from_text, source=source)
+        _check_rule(cfg, name, changes[name], source=source)
+    return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]
 
 
-def load_toml(path: str | Path, base: TrainConfig | None = None) -> TrainConfig:
-    """Config from a TOML file, on top of ``base`` (default: the embedded default).
+def load_toml(path: str | Path, base: S | None = None, cls: type[Settings] | None = None) -> Any:
+    """Settings from a TOML file, on top of ``base`` (default: ``cls()``, ``TrainConfig()``).
 
-    Keys may sit at top level or one table deep (``[ppo]``); nested tables and unknown keys are
-    errors naming the file and key.
+    Keys may sit at top level or one table deep (``[ppo]``); nested tables, unknown keys and bad
+    values are :class:`ConfigError` naming the file and key.
     """
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text())
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"config file {path} does not exist") from None
+        raise ConfigError(f"config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"config file {path} is not valid TOML: {exc}") from None
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
     flat: dict[str, Any] = {}
     for key, value in doc.items():
         items = value.items() if isinstance(value, dict) else [(key, value)]
         for k, v in items:
-            if isinstance(v, dict):
-                raise ValueError(f"{path}: table [{key}.{k}] is nested too deep")
+            if isinstance(v, dict) and k != "extra":
+                raise ConfigError(f"{path}: table [{key}.{k}] is nested too deep")
             if k in flat:
-                raise ValueError(f"{path}: key {k!r} is set twice")
+                raise ConfigError(f"{path}: key {k!r} is set twice")
             flat[k] = v
-    return _replace_checked(base or TrainConfig(), flat, source=str(path))
+    if base is None:
+        base = (cls or TrainConfig)()  # type: ignore[assignment]
+    return replace_checked(base, flat, source=str(path))
 
 
-def apply_overrides(cfg: TrainConfig, overrides: Iterable[str]) -> TrainConfig:
+def apply_overrides(cfg: S, overrides: Iterable[str]) -> S:
     """Apply ``key=value`` strings (from ``--set``) to ``cfg``; returns a new config."""
     parsed = {}
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep:
-            raise ValueError(f"--set expects key=value, got {item!r}")
+            raise ConfigError(f"--set expects key=value, got {item!r}")
         parsed[key.strip()] = value.strip()
-    return _replace_checked(cfg, parsed, source="--set", from_text=True)
+    return replace_checked(cfg, parsed, source="--set", from_text=True)
 
 
-def to_toml(cfg: TrainConfig) -> str:
-    """The config as TOML text (``load_toml`` reads it back)."""
+def to_toml(cfg: Settings) -> str:
+    """The settings as TOML text (:func:`load_toml` reads it back); ``None`` fields are left
+    out (TOML has no null: absent means the default)."""
     lines = []
+    tables = []
     for key, value in cfg.to_dict().items():
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, str):
-            text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        elif isinstance(value, list):
-            text = "[" + ", ".join(str(v) for v in value) + "]"
-        else:
-            text = repr(value)
-        lines.append(f"{key} = {text}")
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            if value:
+                tables.append((key, value))
+            continue
+        lines.append(f"{key} = {_toml_value(value)}")
+    for key, table in tables:
+        lines.append(f"\n[{key}]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in table.items()]
     return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+# ------------------------------------------------------------------------------ TrainConfig
+
+MODE = one_of(*MODES)
+
+
+def _agent_specs(v: Any) -> bool:
+    if not isinstance(v, str) or not [s for s in v.split(",") if s.strip()]:
+        return False
+    from piquet_agents.registry import make_agent
+
+    try:
+        for spec in v.split(","):
+            if spec.strip():
+                make_agent(spec.strip())
+    except ValueError:
+        return False
+    return True
+
+
+AGENT_SPECS = Rule(
+    "comma-separated agent specs (random, heuristic, mcts:N or a checkpoint path)", _agent_specs
+)
+
+
+INIT_FROM = Rule(
+    "empty or an existing checkpoint file or run directory",
+    lambda v: isinstance(v, str) and (v == "" or Path(v).exists()),
+)
+
+
+@dataclass
+class TrainConfig(Settings):
+    """All settings of a training run (see the module docstring for how to override them)."""
+
+    NAME: ClassVar[str] = "config"
+    RETIRED: ClassVar[tuple[str, ...]] = ("max_minutes",)
+
+    # --- run ---------------------------------------------------------------------------------
+    seed: int = setting(0, integer(0))
+    """Seeds torch, numpy and python RNGs; every game seed derives from it."""
+    rules: str = setting("standard", RULES_PRESET)
+    """Rules preset with variants, e.g. ``"classic+normand"``."""
+    mode: str = setting("partie", MODE, aliases=("episode",))
+    """``"partie"`` (6 deals with rubicon settlement) or ``"deal"`` (single deals)."""
+    out_dir: str = setting("runs/piquet", OUTPUT_DIR)
+    """Directory for checkpoints, logs, the learning curve and the summary."""
+    updates: int = setting(150, integer(0), aliases=("iterations",))
+    """PPO updates (each one collects ``games_per_update`` complete games)."""
+    time_budget_minutes: float = setting(14.0, at_least(0), aliases=("max_minutes",))
+    """Wall-time budget of the whole run, warm start and final evaluation included (0: none).
+    PPO stops early enough for the final evaluation to fit, at the speed measured by the
+    evaluation before the first update, and the final evaluation shrinks (to no fewer than 20
+    pairs) if time is short, e.g. on a busy machine. (``max_minutes``, an older limit on PPO
+    alone, is read as this.)"""
+    torch_threads: int = setting(1, integer(1, 1024), aliases=("learner_threads",))
+    """``torch.set_num_threads`` for the run. One thread is fastest for the small batched forward
+    passes of self-play, and avoids thread oversubscription when other processes share the cores."""
+    progress: bool = setting(True)
+    """Show a progress bar (otherwise a line per evaluation and every few minutes)."""
+    tensorboard: bool = setting(True)
+    """Write TensorBoard event files under ``out_dir/tb``."""
+
+    # --- network -----------------------------------------------------------------------------
+    hidden: tuple[int, ...] = setting((256, 256), WIDTHS)
+    """Hidden layer widths of the actor's MLP (and of the critic's)."""
+    activation: str = setting("tanh", one_of("tanh", "relu"))
+    """``"tanh"`` or ``"relu"``."""
+    critic: str = setting("state", one_of("state", "obs"))
+    """``"state"``: an asymmetric critic, a separate MLP over the full-information state (both
+    hands, the talon; training only, the actor never sees it), which takes most of the luck of
+    the deal out of the advantages. ``"obs"``: the value head shares the actor's trunk."""
+
+    # --- self-play ---------------------------------------------------------------------------
+    num_envs: int = setting(64, integer(1, 100_000))
+    """Games advancing together (one forward pass serves all of them)."""
+    games_per_update: int = setting(64, integer(1, 1_000_000))
+    """Complete games collected per update (rollouts always start from fresh games)."""
+    self_play_weight: float = setting(0.3, at_least(0))
+    """Share of games where the learner plays both seats."""
+    heuristic_weight: float = setting(0.5, at_least(0))
+    """Share of games against the heuristic agent."""
+    snapshot_weight: float = setting(0.15, at_least(0))
+    """Share of games against a past snapshot of the learner (self-play if the pool is empty)."""
+    random_weight: float = setting(0.05, at_least(0))
+    """Share of games against the random agent."""
+    snapshot_every: int = setting(10, integer(0))
+    """Add a snapshot of the learner to the opponent pool every this many updates (0: never)."""
+    pool_size: int = setting(6, integer(1, 1000))
+    """Most snapshots kept in the pool (oldest dropped first)."""
+    reward: str = setting("deal_points", one_of(*REWARDS))
+    """Reward mode (:mod:`piquet_env.rewards`): ``"deal_points"``, ``"result"`` or ``"win"``."""
+    reward_scale: float = setting(0.02, above(0))
+    """Reward per point of (own deal score - opponent's)."""
+    dense_reward: bool = setting(True)
+    """Under ``"deal_points"``: pay deal points as they are scored (leads, tricks, declarations)
+    rather than all at the deal's end; the sum per deal is the same, the credit lands on the
+    decision that earned it."""
+    settle_weight: float = setting(0.25, at_least(0))
+    """Under ``"deal_points"`` in partie mode: weight of the settlement's remainder (result minus
+    the deals' differences: the 100 for winning and the rubicon) paid at the partie's end."""
+
+    # --- PPO ---------------------------------------------------------------------------------
+    learning_rate: float = setting(3e-4, above(0), aliases=("lr",))
+    anneal_lr: bool = setting(True)
+    """Decay the learning rate linearly to 0 over ``updates``."""
+    gamma: float = setting(1.0, between(0, 1, open_low=True))
+    gae_lambda: float = setting(0.8, between(0, 1), aliases=("lambda_",))
+    update_epochs: int = setting(4, integer(1, 1000), aliases=("num_epochs",))
+    num_minibatches: int = setting(4, integer(1, 100_000))
+    norm_adv: bool = setting(True)
+    clip_coef: float = setting(0.2, above(0), aliases=("clip_param",))
+    clip_vloss: bool = setting(False)
+    ent_coef: float = setting(0.001, at_least(0), aliases=("entropy_coeff",))
+    vf_coef: float = setting(0.5, at_least(0), aliases=("vf_loss_coeff",))
+    max_grad_norm: float = setting(0.5, above(0), aliases=("grad_clip",))
+    target_kl: float = setting(0.0, at_least(0))
+    """Stop an update's epochs early once the approximate KL exceeds this (0: never)."""
+
+    # --- behaviour-cloning warm start ----------------------------------------------------------
+    init_from: str = setting("", INIT_FROM)
+    """Start from the weights of this checkpoint (file or run directory) instead of a warm start
+    (the architecture must match)."""
+    bc_games: int = setting(1000, integer(0))
+    """Heuristic-vs-heuristic games whose decisions are imitated before PPO (0: no warm start)."""
+    bc_mode: str = setting("deal", MODE)
+    """Mode of the warm-start games (deals give more varied positions per second)."""
+    bc_epochs: int = setting(8, integer(1, 10_000))
+    bc_learning_rate: float = setting(1e-3, above(0))
+    bc_batch_size: int = setting(256, integer(1, 1_000_000))
+
+    # --- evaluation and checkpoints ------------------------------------------------------------
+    eval_every: int = setting(25, integer(0))
+    """Evaluate against ``eval_opponents`` every this many updates, and before the first (0:
+    only at the end)."""
+    eval_deals: int = setting(30, integer(1, 1_000_000))
+    """Duplicate pairs of games (in ``eval_mode``) per periodic evaluation, also run before the
+    first update."""
+    final_eval_deals: int = setting(300, integer(0))
+    """Duplicate pairs of games in the final evaluation (partie pairs: 12 deals each; 0: none)."""
+    eval_mode: str = setting("partie", MODE)
+    """Mode of the evaluation games: ``"partie"`` (the states the default run trains on) or
+    ``"deal"``; either way the reported number is the mean point difference per deal."""
+    eval_workers: int = setting(2, integer(1, 256))
+    """Processes playing the final evaluation (each loads the saved policy)."""
+    eval_opponents: str = setting("random,heuristic", AGENT_SPECS)
+    """Comma-separated agent specs the policy is evaluated against."""
+    checkpoint_every: int = setting(10, integer(1, 1_000_000))
+    """Write ``checkpoints/latest.safetensors`` every this many updates (and at the end)."""
+
+    def check_together(self) -> None:
+        """The opponent weights must have a positive sum."""
+        weights = (
+            self.self_play_weight,
+            self.heuristic_weight,
+            self.snapshot_weight,
+            self.random_weight,
+        )
+        if sum(weights) <= 0:
+            raise ConfigError(
+                f"{self.NAME}: at least one of self_play_weight, heuristic_weight, "
+                f"snapshot_weight and random_weight must be positive"
+            )

@@ -3,13 +3,16 @@
 Modelled on CleanRL's ``ppo.py``: every hyperparameter is a field of
 :class:`~piquet_training.config.TrainConfig`, and :func:`train` reads in order:
 
-1. seed everything, build the network, optimizer, opponent pool and collector;
-2. resume from a checkpoint, or warm-start by behaviour cloning of the heuristic;
-3. per update: anneal the learning rate, collect complete games (:mod:`piquet_training.collector`),
-   compute GAE advantages, run clipped-PPO epochs over shuffled minibatches, log, snapshot the
-   learner into the pool, evaluate now and then, checkpoint;
-4. at the end: save the policy, evaluate it against random and heuristic over duplicate deals,
-   draw the learning curve, write the summary and report the peak resident memory.
+1. setup (:func:`setup`): seed everything, build the network, optimizer, opponent pool, collector
+   and logger, and print the run's header;
+2. start (:func:`start`): resume from a checkpoint, or warm-start by behaviour cloning of the
+   heuristic (:func:`warm_start`) and evaluate the starting policy;
+3. per update: anneal the learning rate, **collect** complete games
+   (:mod:`piquet_training.collector`), compute GAE **advantages**, run the clipped-PPO **update**
+   over shuffled minibatches, then **log**, snapshot the learner into the pool, **evaluate** now
+   and then, **checkpoint**; the time budget (:class:`Budget`) decides when to stop early;
+4. finish (:func:`finish`): save the policy, evaluate it against ``eval_opponents`` over duplicate
+   deals, draw the learning curve and write the summary (:func:`write_summary`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import random
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +33,10 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_training import optim_state
-from piquet_training.collector import Collector, OpponentPool, Rollout, critic_state_size
+from piquet_training.collector import Collector, OpponentPool, Rollout
 from piquet_training.config import TrainConfig, to_toml
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
-from piquet_training.run_log import RunLogger, plot_learning_curve, summary_table
+from piquet_training.run_log import Console, RunLogger, plot_learning_curve, summary_table
 
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
@@ -211,7 +215,9 @@ def save_training_checkpoint(
     np_rng: np.random.Generator,
     counters: dict[str, Any],
 ) -> None:
-    """Everything :func:`train` needs to continue exactly where it stopped."""
+    """Everything :func:`train` needs to continue exactly where it stopped (stale temporary files
+    of an earlier, killed save are removed first)."""
+    remove_stale_temporaries(path.parent)
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     opt_tensors, opt_meta = optim_state.optimizer_to_tensors(optimizer)
     tensors.update(opt_tensors)
@@ -229,6 +235,40 @@ def save_training_checkpoint(
     ck.save_checkpoint(path, tensors, meta)
 
 
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Delete the temporary files a killed checkpoint save leaves in ``directory``
+    (``<name>.safetensors.<random>.tmp``); return them."""
+    stale = sorted(directory.glob("*.safetensors.*.tmp")) if directory.is_dir() else []
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
+
+
+_COUNTERS = {"update": int, "env_steps": int, "train_seconds": float}
+_OPTIONAL_COUNTERS = ("bc_seconds", "eval_s_per_pair")
+
+
+def _bad(ckpt: ck.Checkpoint, field: str, problem: str) -> ck.CheckpointError:
+    return ck.CheckpointError(f"{ckpt.path}: {field}: {problem}", path=ckpt.path, field=field)
+
+
+def _checked_counters(ckpt: ck.Checkpoint, counters: Any) -> dict[str, Any]:
+    """The training counters of a checkpoint, each a non-negative number of the right kind."""
+    if not isinstance(counters, dict):
+        raise _bad(ckpt, "train.counters", "missing or not a table")
+    out = dict(counters)
+    for name, kind in [*_COUNTERS.items(), *((n, float) for n in _OPTIONAL_COUNTERS)]:
+        if name not in counters:
+            if name in _COUNTERS:
+                raise _bad(ckpt, f"train.counters.{name}", "missing")
+            continue
+        value = counters[name]
+        ok_type = isinstance(value, int) if kind is int else isinstance(value, (int, float))
+        if isinstance(value, bool) or not ok_type or not np.isfinite(value) or value < 0:
+            raise _bad(ckpt, f"train.counters.{name}", f"expected a count >= 0, got {value!r}")
+    return out
+
+
 def restore_training_checkpoint(
     ckpt: ck.Checkpoint,
     model: ActorCritic,
@@ -236,255 +276,445 @@ def restore_training_checkpoint(
     pool: OpponentPool,
     np_rng: np.random.Generator,
 ) -> dict[str, Any]:
-    """Load what :func:`save_training_checkpoint` wrote; return the counters."""
+    """Load what :func:`save_training_checkpoint` wrote; return the counters. Every part that is
+    missing or malformed raises :class:`~piquet_agents.checkpoint.CheckpointError` naming the
+    file and the field."""
     train = ckpt.meta.get("train")
-    if train is None:
-        raise ck.CheckpointError("this checkpoint holds a policy only, not a training state")
-    model.load_state_dict(ckpt.section("model"))
-    optim_state.optimizer_from_tensors(optimizer, ckpt.section("optim"), train["optimizer"])
+    if not isinstance(train, dict):
+        raise _bad(ckpt, "train", "this checkpoint holds a policy only, not a training state")
+    counters = _checked_counters(ckpt, train.get("counters"))
+    steps = [
+        ("model", lambda: model.load_state_dict(ckpt.section("model"))),
+        (
+            "train.optimizer",
+            lambda: optim_state.optimizer_from_tensors(
+                optimizer, ckpt.section("optim"), train["optimizer"]
+            ),
+        ),
+        ("train.pool_updates", lambda: _restore_pool(ckpt, pool, train["pool_updates"])),
+        ("rng.torch", lambda: torch.set_rng_state(ckpt.tensors["rng.torch"])),
+        ("train.numpy_rng", lambda: _set_numpy_state(np_rng, train["numpy_rng"])),
+        ("train.python_rng", lambda: _set_python_state(train["python_rng"])),
+    ]
+    for field_name, restore in steps:
+        try:
+            restore()
+        except ck.CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError, AttributeError) as exc:
+            problem = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise _bad(ckpt, field_name, f"cannot be restored ({problem[:200]})") from None
+    return counters
+
+
+def _restore_pool(ckpt: ck.Checkpoint, pool: OpponentPool, updates: Any) -> None:
+    if not isinstance(updates, list) or not all(
+        isinstance(u, int) and not isinstance(u, bool) for u in updates
+    ):
+        raise TypeError(f"expected a list of update numbers, got {str(updates)[:80]}")
     pool.snapshots.clear()
     pool.snapshot_updates.clear()
-    for j, update in enumerate(train["pool_updates"]):
+    for j, update in enumerate(updates):
         pool.add_snapshot(update)
         pool.snapshots[-1].load_state_dict(ckpt.section(f"pool{j}"))
-    torch.set_rng_state(ckpt.tensors["rng.torch"])
-    np_rng.bit_generator.state = train["numpy_rng"]
-    version, internal, gauss = train["python_rng"]
+
+
+def _set_numpy_state(np_rng: np.random.Generator, state: Any) -> None:
+    if (
+        not isinstance(state, dict)
+        or state.get("bit_generator") != type(np_rng.bit_generator).__name__
+    ):
+        raise ValueError(f"not a {type(np_rng.bit_generator).__name__} state")
+    np_rng.bit_generator.state = state
+
+
+def _set_python_state(state: Any) -> None:
+    version, internal, gauss = state
+    if not isinstance(internal, list) or not all(
+        isinstance(x, int) and not isinstance(x, bool) for x in internal
+    ):
+        raise TypeError("the Mersenne Twister state must be a list of integers")
     random.setstate((version, tuple(internal), gauss))
-    return train["counters"]
+
+
+# ---------------------------------------------------------------------------- the time budget
+
+
+class Budget:
+    """The run's one time limit: ``time_budget_minutes`` of wall time from the start of this
+    process's run, warm start and final evaluation included (0: none).
+
+    PPO stops before an update that would leave less than the final evaluation's reserve (its
+    measured duration plus a margin for the closing writes), and :meth:`updates_in_reach` gives
+    the progress bar the update the run will really end at.
+    """
+
+    MARGIN_S = 20.0
+    """Seconds kept for saving, plotting and the summary."""
+
+    def __init__(
+        self, minutes: float, start: float, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self.minutes = minutes
+        self.deadline = start + 60 * minutes if minutes else float("inf")
+        self.reserve = self.MARGIN_S
+        self.clock = clock
+
+    def left(self) -> float:
+        """Seconds left (infinite without a budget)."""
+        return self.deadline - self.clock()
+
+    def keep_for_final(self, eval_s_per_pair: float, pairs: int) -> None:
+        """Reserve the final evaluation's expected time."""
+        self.reserve = eval_s_per_pair * pairs + self.MARGIN_S
+
+    def allows(self, next_update_s: float) -> bool:
+        """Whether one more update of about ``next_update_s`` seconds fits before the reserve."""
+        return self.left() >= self.reserve + next_update_s
+
+    def updates_in_reach(self, done: int, planned: int, update_s: float) -> int:
+        """The update the run will end at: ``planned``, or fewer if the budget runs out first at
+        ``update_s`` seconds per update."""
+        if self.deadline == float("inf") or update_s <= 0:
+            return planned
+        fit = int(max(0.0, self.left() - self.reserve) / update_s)
+        return min(planned, done + fit)
 
 
 # ---------------------------------------------------------------------------- the loop
 
 
-def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
-    """Run (or, with ``resume``, continue) a training run; see the module docstring."""
-    say = print if echo else (lambda *a, **k: None)
+@dataclass
+class Run:
+    """Everything a training run holds while it runs (built by :func:`setup`)."""
+
+    cfg: TrainConfig
+    out_dir: Path
+    rules: Any
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    pool: OpponentPool
+    collector: Collector
+    np_rng: np.random.Generator
+    logger: RunLogger
+    console: Console
+    budget: Budget
+    t_start: float
+    counters: dict[str, Any] = field(
+        default_factory=lambda: {"update": 0, "env_steps": 0, "train_seconds": 0.0}
+    )
+
+    @property
+    def latest(self) -> Path:
+        """The training checkpoint's path."""
+        return self.out_dir / ck.LATEST_FILE
+
+    def checkpoint(self) -> None:
+        """Write the training checkpoint."""
+        save_training_checkpoint(
+            self.latest,
+            self.model,
+            self.optimizer,
+            self.pool,
+            self.cfg,
+            self.np_rng,
+            self.counters,
+        )
+
+    def evaluate(self, kind: str, n_pairs: int, seed: int, workers: int = 1) -> list[dict]:
+        """Evaluate the greedy policy (the saved policy file for ``kind="final"``), log the rows
+        and print them."""
+        t0 = time.perf_counter()
+        subject: ActorCritic | str = self.model
+        if kind == "final":
+            subject = str(self.out_dir / ck.POLICY_FILE)
+        rows = evaluate_policy(subject, self.cfg, n_pairs, seed=seed, workers=workers)
+        c = self.counters
+        for r in rows:
+            self.logger.log_eval(
+                {
+                    "update": c["update"],
+                    "env_steps": c["env_steps"],
+                    "minutes": c["train_seconds"] / 60,
+                    "kind": kind,
+                    **r,
+                }
+            )
+        self.console.evaluation(kind, c["update"], rows, time.perf_counter() - t0)
+        return rows
+
+
+def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
+    """Seed everything; build the network, optimizer, opponent pool, collector and logger."""
     t_start = time.perf_counter()
     cfg.validate()
     out_dir = Path(cfg.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.toml").write_text(to_toml(cfg))
-
-    # 1. Seeding and setup.
     torch.set_num_threads(cfg.torch_threads)
     random.seed(cfg.seed)
     np_rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
     rules = make_rules(cfg.rules)
     enc = encoder_for(rules)
-    state_size = critic_state_size(rules) if cfg.critic == "state" else 0
+    state_size = enc.state_size if cfg.critic == "state" else 0
     model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size).eval()
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
-    pool = OpponentPool(
-        model,
-        {
-            "self": cfg.self_play_weight,
-            "snapshot": cfg.snapshot_weight,
-            "heuristic": cfg.heuristic_weight,
-            "random": cfg.random_weight,
-        },
-        size=cfg.pool_size,
+    weights = {
+        "self": cfg.self_play_weight,
+        "snapshot": cfg.snapshot_weight,
+        "heuristic": cfg.heuristic_weight,
+        "random": cfg.random_weight,
+    }
+    pool = OpponentPool(model, weights, size=cfg.pool_size)
+    return Run(
+        cfg=cfg,
+        out_dir=out_dir,
+        rules=rules,
+        model=model,
+        optimizer=optimizer,
+        pool=pool,
+        collector=make_collector(cfg, rules, cfg.mode, np_rng),
+        np_rng=np_rng,
+        logger=RunLogger(out_dir, tensorboard=cfg.tensorboard),
+        console=Console(cfg, echo=echo),
+        budget=Budget(cfg.time_budget_minutes, t_start),
+        t_start=t_start,
     )
-    collector = Collector(
+
+
+def make_collector(cfg: TrainConfig, rules: Any, mode: str, rng: np.random.Generator) -> Collector:
+    """The self-play collector of ``cfg`` for games in ``mode``."""
+    return Collector(
         rules,
-        cfg.mode,
+        mode,
         cfg.num_envs,
-        np_rng,
+        rng,
+        reward=cfg.reward,
         reward_scale=cfg.reward_scale,
         settle_weight=cfg.settle_weight,
         dense_reward=cfg.dense_reward,
-        record_states=state_size > 0,
+        record_states=cfg.critic == "state",
     )
-    logger = RunLogger(out_dir, tensorboard=cfg.tensorboard)
-    latest = out_dir / ck.LATEST_FILE
-    counters: dict[str, Any] = {"update": 0, "env_steps": 0, "train_seconds": 0.0}
 
-    # 2. Resume, or warm-start by imitating the heuristic.
+
+def start(run: Run, resume: str | Path | None) -> None:
+    """Resume from a checkpoint; or start from ``init_from``'s weights or a warm start, then
+    evaluate the starting policy and write the first checkpoint."""
+    cfg, model = run.cfg, run.model
     if resume is not None:
-        ckpt = ck.read_checkpoint(
-            Path(resume) / ck.LATEST_FILE if Path(resume).is_dir() else resume, rules=rules
-        )
-        if ckpt.meta.get("arch") != model.arch():
-            raise ck.CheckpointError(
-                f"{resume}: network {ckpt.meta.get('arch')} differs from "
-                f"the config's {model.arch()}"
+        path = Path(resume)
+        ckpt = ck.read_checkpoint(path / ck.LATEST_FILE if path.is_dir() else path, rules=run.rules)
+        _check_arch(ckpt, model, resume)
+        run.counters = restore_training_checkpoint(ckpt, model, run.optimizer, run.pool, run.np_rng)
+        c = run.counters
+        dropped = run.logger.truncate(c["update"])
+        run.logger.log_event(c["update"], c["env_steps"], "resume")
+        run.console.say(
+            f"resumed from {resume} at update {c['update']}, {c['env_steps']:,} env steps"
+            + (
+                f" ({dropped} log rows after that update dropped: they are redone)"
+                if dropped
+                else ""
             )
-        counters = restore_training_checkpoint(ckpt, model, optimizer, pool, np_rng)
-        say(
-            f"resumed from {resume} at update {counters['update']}, "
-            f"{counters['env_steps']:,} env steps"
         )
-    elif cfg.init_from:
-        init = ck.read_checkpoint(cfg.init_from, rules=rules)
-        if init.meta.get("arch") != model.arch():
-            raise ck.CheckpointError(
-                f"{cfg.init_from}: network {init.meta.get('arch')} differs "
-                f"from the config's {model.arch()}"
-            )
-        model.load_state_dict(init.section("model"))
-        say(f"initial weights from {cfg.init_from}")
-    elif cfg.bc_games > 0:
-        t0 = time.perf_counter()
-        from piquet_agents.heuristic import HeuristicAgent
-
-        demo_collector = Collector(
-            rules,
-            cfg.bc_mode,
-            cfg.num_envs,
-            np_rng,
-            reward_scale=cfg.reward_scale,
-            settle_weight=cfg.settle_weight,
-            dense_reward=cfg.dense_reward,
-            record_states=state_size > 0,
-        )
-        demos = collect_demonstrations(demo_collector, cfg.bc_games, HeuristicAgent)
-        stats = behaviour_clone(
-            model,
-            demos,
-            epochs=cfg.bc_epochs,
-            learning_rate=cfg.bc_learning_rate,
-            batch_size=cfg.bc_batch_size,
-            gamma=cfg.gamma,
-            vf_coef=cfg.vf_coef,
-            rng=np_rng,
-        )
-        counters["bc_seconds"] = time.perf_counter() - t0
-        say(
-            f"warm start: imitated {len(demos):,} heuristic decisions from {cfg.bc_games} "
-            f"{cfg.bc_mode}s in {counters['bc_seconds']:.0f} s (accuracy "
-            f"{100 * stats['bc/accuracy']:.1f}%)"
-        )
-        del demos
-        ck.save_policy(out_dir / "bc.safetensors", model, rules, cfg.to_dict())
-    if resume is None:
-        save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
+    else:
+        run.logger.truncate(0, keep_start=False)
+        if cfg.init_from:
+            init = ck.read_checkpoint(cfg.init_from, rules=run.rules)
+            _check_arch(init, model, cfg.init_from)
+            model.load_state_dict(init.section("model"))
+            run.console.say(f"initial weights from {cfg.init_from}")
+        elif cfg.bc_games > 0:
+            warm_start(run)
+        run.checkpoint()
         if cfg.eval_every:  # where PPO starts from (the warm start's policy)
-            t0 = time.perf_counter()
-            for r in evaluate_policy(model, cfg, cfg.eval_deals, seed=10_000):
-                logger.log_eval({"update": 0, "env_steps": 0, "minutes": 0.0, **r})
-            counters["eval_s_per_pair"] = (time.perf_counter() - t0) / cfg.eval_deals
-
-    def budget_left() -> float:
-        """Seconds left of ``time_budget_minutes`` (infinite without a budget)."""
-        if not cfg.time_budget_minutes:
-            return float("inf")
-        return 60 * cfg.time_budget_minutes - (time.perf_counter() - t_start)
-
-    # Time kept for the final evaluation (at the measured speed) and the closing writes.
-    reserve = counters.get("eval_s_per_pair", 0.0) * cfg.final_eval_deals + 20.0
-    last_update_s = 0.0
-
-    # 3. The PPO loop.
-    progress = None
-    if cfg.progress:
-        from tqdm import tqdm
-
-        progress = tqdm(total=cfg.updates, initial=counters["update"], desc="ppo", unit="upd")
-    loop_start = time.perf_counter() - counters["train_seconds"]
-    while counters["update"] < cfg.updates:
-        if cfg.max_minutes and (time.perf_counter() - loop_start) > 60 * cfg.max_minutes:
-            say(f"stopping after {cfg.max_minutes} minutes (max_minutes)")
-            break
-        if budget_left() < reserve + last_update_s:
-            say(
-                f"stopping to keep the final evaluation within time_budget_minutes "
-                f"({cfg.time_budget_minutes})"
+            run.console.say(
+                f"evaluating the starting policy ({cfg.eval_deals} pairs vs "
+                f"{cfg.eval_opponents})..."
             )
+            t0 = time.perf_counter()
+            run.evaluate("start", cfg.eval_deals, seed=10_000)
+            run.counters["eval_s_per_pair"] = (time.perf_counter() - t0) / cfg.eval_deals
+    run.budget.keep_for_final(run.counters.get("eval_s_per_pair", 0.0), cfg.final_eval_deals)
+
+
+def _check_arch(ckpt: ck.Checkpoint, model: ActorCritic, source: str | Path) -> None:
+    if ckpt.meta.get("arch") != model.arch():
+        raise ck.CheckpointError(
+            f"{source}: arch: network {ckpt.meta.get('arch')} differs from the config's "
+            f"{model.arch()}",
+            path=ckpt.path,
+            field="arch",
+        )
+
+
+def warm_start(run: Run) -> None:
+    """Behaviour cloning: imitate the heuristic's decisions in ``bc_games`` games, then save the
+    warm-started policy as ``bc.safetensors``."""
+    from piquet_agents.heuristic import HeuristicAgent
+
+    cfg = run.cfg
+    t0 = time.perf_counter()
+    run.console.say(
+        f"warm start: recording {cfg.bc_games} heuristic-vs-heuristic {cfg.bc_mode}s to imitate..."
+    )
+    demo_collector = make_collector(cfg, run.rules, cfg.bc_mode, run.np_rng)
+    demos = collect_demonstrations(demo_collector, cfg.bc_games, HeuristicAgent)
+    run.console.say(
+        f"warm start: fitting {len(demos):,} decisions ({cfg.bc_epochs} epochs), "
+        f"recorded in {time.perf_counter() - t0:.0f} s..."
+    )
+    stats = behaviour_clone(
+        run.model,
+        demos,
+        epochs=cfg.bc_epochs,
+        learning_rate=cfg.bc_learning_rate,
+        batch_size=cfg.bc_batch_size,
+        gamma=cfg.gamma,
+        vf_coef=cfg.vf_coef,
+        rng=run.np_rng,
+    )
+    run.counters["bc_seconds"] = time.perf_counter() - t0
+    run.logger.log_event(0, 0, "warm_start")
+    run.console.say(
+        f"warm start: imitated {len(demos):,} heuristic decisions from {cfg.bc_games} "
+        f"{cfg.bc_mode}s in {run.counters['bc_seconds']:.0f} s (accuracy "
+        f"{100 * stats['bc/accuracy']:.1f}%)"
+    )
+    ck.save_policy(run.out_dir / "bc.safetensors", run.model, run.rules, cfg.to_dict())
+
+
+def update_row(
+    run: Run, batch: Rollout, stats: dict[str, float], seconds: float, collect_s: float
+) -> dict[str, Any]:
+    """The ``train.csv`` row of the update just done."""
+    c = run.counters
+    n_traj = int(batch.dones.sum())
+    row: dict[str, Any] = {
+        "update": c["update"],
+        "env_steps": c["env_steps"],
+        "minutes": c["train_seconds"] / 60,
+        "steps_per_s": batch.env_steps / seconds,
+        "collect_steps_per_s": batch.env_steps / collect_s,
+        "samples": len(batch),
+        "lr": run.optimizer.param_groups[0]["lr"],
+        "train_return": float(batch.rewards.sum()) / n_traj if n_traj else "",
+        **stats,
+    }
+    for label in ("heuristic", "random", "snapshot"):
+        pts = batch.points.get(label)
+        row[f"train_vs_{label}"] = float(np.mean(pts)) if pts else ""
+    return row
+
+
+def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
+    """Run (or, with ``resume``, continue) a training run; see the module docstring."""
+    run = setup(cfg, echo=echo)
+    run.console.header(run.out_dir, resumed=resume is not None)
+    start(run, resume)
+    c, budget = run.counters, run.budget
+    run.console.open_progress(c["update"], cfg.updates)
+    loop_start = time.perf_counter() - c["train_seconds"]
+    here, done_here = time.perf_counter(), 0  # this process's share, for the time per update
+    update_s = 0.0
+    while c["update"] < cfg.updates:
+        if not budget.allows(update_s):
+            run.console.stopping(time.perf_counter() - run.t_start, cfg.time_budget_minutes)
             break
-        update = counters["update"]
         if cfg.anneal_lr:
-            optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1 - update / cfg.updates)
+            run.optimizer.param_groups[0]["lr"] = cfg.learning_rate * (
+                1 - c["update"] / cfg.updates
+            )
         t0 = time.perf_counter()
-        batch = collector.collect(cfg.games_per_update, pool.matchup)
-        t_collect = time.perf_counter() - t0
+        # collect
+        batch = run.collector.collect(cfg.games_per_update, run.pool.matchup)
+        collect_s = time.perf_counter() - t0
+        # advantages
         advantages, returns = gae(
             batch.rewards, batch.values, batch.dones, cfg.gamma, cfg.gae_lambda
         )
-        stats = ppo_update(model, optimizer, batch, advantages, returns, cfg, np_rng)
-        counters["update"] = update = update + 1
-        counters["env_steps"] += batch.env_steps
-        counters["train_seconds"] = time.perf_counter() - loop_start
-        row: dict[str, Any] = {
-            "update": update,
-            "env_steps": counters["env_steps"],
-            "minutes": counters["train_seconds"] / 60,
-            "steps_per_s": batch.env_steps / (time.perf_counter() - t0),
-            "collect_steps_per_s": batch.env_steps / t_collect,
-            "samples": len(batch),
-            "lr": optimizer.param_groups[0]["lr"],
-            **stats,
-        }
-        for label in ("heuristic", "random", "snapshot"):
-            pts = batch.points.get(label)
-            row[f"train_vs_{label}"] = float(np.mean(pts)) if pts else ""
-        logger.log_update(row)
-        if progress is not None:
-            progress.update(1)
-            progress.set_postfix(
-                steps_s=f"{row['steps_per_s']:.0f}",
-                kl=f"{stats['approx_kl']:.3f}",
-                vs_heur=(
-                    f"{row['train_vs_heuristic']:+.1f}" if row["train_vs_heuristic"] != "" else "-"
-                ),
-            )
+        # update
+        stats = ppo_update(run.model, run.optimizer, batch, advantages, returns, cfg, run.np_rng)
+        # log, evaluate, checkpoint
+        c["update"] += 1
+        c["env_steps"] += batch.env_steps
+        c["train_seconds"] = time.perf_counter() - loop_start
+        row = update_row(run, batch, stats, time.perf_counter() - t0, collect_s)
+        run.logger.log_update(row)
+        done_here += 1
+        update_s = (time.perf_counter() - here) / done_here  # evaluations and saves included
+        run.console.progress(row, budget.updates_in_reach(c["update"], cfg.updates, update_s))
+        update = c["update"]
         if cfg.snapshot_every and update % cfg.snapshot_every == 0:
-            pool.add_snapshot(update)
+            run.pool.add_snapshot(update)
         if cfg.eval_every and update % cfg.eval_every == 0 and update < cfg.updates:
-            for r in evaluate_policy(model, cfg, cfg.eval_deals, seed=10_000 + update):
-                logger.log_eval(
-                    {
-                        "update": update,
-                        "env_steps": counters["env_steps"],
-                        "minutes": counters["train_seconds"] / 60,
-                        **r,
-                    }
-                )
+            run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
         if update % cfg.checkpoint_every == 0 or update == cfg.updates:
-            save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
-        last_update_s = time.perf_counter() - t0
-    if progress is not None:
-        progress.close()
-    save_training_checkpoint(latest, model, optimizer, pool, cfg, np_rng, counters)
-    ck.save_policy(out_dir / ck.POLICY_FILE, model, rules, cfg.to_dict())
-    train_seconds = counters["train_seconds"]
-    steps_per_s = counters["env_steps"] / train_seconds if train_seconds else 0.0
+            run.checkpoint()
+        update_s = (time.perf_counter() - here) / done_here
+    run.console.close_progress()
+    return finish(run)
 
-    # 4. Final evaluation, learning curve, summary.
-    n_final = cfg.final_eval_deals
-    per_pair = counters.get("eval_s_per_pair", 0.0)
-    if n_final and per_pair and budget_left() < per_pair * n_final + 20.0:
-        n_final = max(min(n_final, 20), int((budget_left() - 20.0) / per_pair))
-        say(f"final evaluation shortened to {n_final} pairs to fit time_budget_minutes")
-    finals = (
-        evaluate_policy(
-            str(out_dir / ck.POLICY_FILE), cfg, n_final, seed=cfg.seed + 1, workers=cfg.eval_workers
+
+def finish(run: Run) -> TrainResult:
+    """Save the checkpoint and the policy, run the final evaluation (shortened to fit the time
+    budget), draw the learning curve and write the summary."""
+    cfg, c = run.cfg, run.counters
+    run.checkpoint()
+    ck.save_policy(run.out_dir / ck.POLICY_FILE, run.model, run.rules, cfg.to_dict())
+    finals = []
+    n_final = final_pairs(run)
+    if n_final:
+        run.console.say(
+            f"final evaluation: {n_final} pairs vs {cfg.eval_opponents} "
+            f"({cfg.eval_workers} worker{'s' if cfg.eval_workers > 1 else ''})..."
         )
-        if n_final
-        else []
-    )
-    for r in finals:
-        logger.log_eval(
-            {
-                "update": counters["update"],
-                "env_steps": counters["env_steps"],
-                "minutes": train_seconds / 60,
-                **r,
-            }
-        )
-    logger.close()
-    plot_learning_curve(out_dir)
+        finals = run.evaluate("final", n_final, seed=cfg.seed + 1, workers=cfg.eval_workers)
+    run.logger.close()
+    plot_learning_curve(run.out_dir)
     peak = (
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     ) / 1024
-    seconds = time.perf_counter() - t_start
+    seconds = time.perf_counter() - run.t_start
+    train_seconds = c["train_seconds"]
+    steps_per_s = c["env_steps"] / train_seconds if train_seconds else 0.0
+    write_summary(run, finals, seconds, steps_per_s, peak)
+    return TrainResult(
+        run.out_dir,
+        c["update"],
+        c["env_steps"],
+        seconds,
+        steps_per_s,
+        peak,
+        [{k: v for k, v in r.items() if k != "summary"} for r in finals],
+    )
+
+
+def final_pairs(run: Run) -> int:
+    """Pairs of the final evaluation: ``final_eval_deals``, fewer (not under 20) if the time
+    budget cannot fit them at the measured speed."""
+    n = run.cfg.final_eval_deals
+    per_pair = run.counters.get("eval_s_per_pair", 0.0)
+    left = run.budget.left()
+    if n and per_pair and left < per_pair * n + Budget.MARGIN_S:
+        n = max(min(n, 20), int((left - Budget.MARGIN_S) / per_pair))
+        run.console.say(f"final evaluation shortened to {n} pairs to fit time_budget_minutes")
+    return n
+
+
+def write_summary(
+    run: Run, finals: list[dict[str, Any]], seconds: float, steps_per_s: float, peak: float
+) -> None:
+    """Write ``summary.md`` and print it."""
+    cfg, c = run.cfg, run.counters
     lines = [
-        f"# piquet train: {out_dir}",
+        f"# piquet train: {run.out_dir}",
         "",
         f"- rules {cfg.rules}, mode {cfg.mode}, seed {cfg.seed}",
-        f"- {counters['update']} PPO updates, {counters['env_steps']:,} env steps in "
-        f"{train_seconds / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
+        f"- {c['update']} PPO updates, {c['env_steps']:,} env steps in "
+        f"{c['train_seconds'] / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
         f"- wall time {seconds / 60:.1f} min, peak resident memory {peak:,.0f} MiB",
         "",
     ]
@@ -496,16 +726,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
             summary_table(finals),
             "",
         ]
-    (out_dir / "summary.md").write_text("\n".join(lines))
-    say("\n".join(lines[2:]))
+    (run.out_dir / "summary.md").write_text("\n".join(lines))
+    run.console.say("\n".join(lines[2:]))
     for r in finals:
-        say(r["summary"])
-    return TrainResult(
-        out_dir,
-        counters["update"],
-        counters["env_steps"],
-        seconds,
-        steps_per_s,
-        peak,
-        [{k: v for k, v in r.items() if k != "summary"} for r in finals],
-    )
+        run.console.say(r["summary"])

@@ -1,24 +1,34 @@
-"""Run logs of ``piquet train``: CSV files, TensorBoard, the learning-curve PNG and the summary.
+"""Run logs of ``piquet train``: the terminal, CSV files, TensorBoard, the learning curve, summary.
 
-A run directory gets ``train.csv`` (one row per PPO update: losses, entropy, KL, env steps/s...),
-``eval.csv`` (one row per evaluation and opponent: mean points per deal with its 95% interval),
-TensorBoard event files under ``tb/`` (optional), ``learning_curve.png`` and ``summary.md``.
-On ``--resume`` the CSV files are appended to.
+:class:`Console` prints what a run is doing: a header (output directory, key settings, device),
+the warm start's steps, every evaluation with its interval, a progress bar whose ETA is the run's
+real end under the time budget (or, with ``progress=false``, a line every tenth of the run), and
+why it stopped. :class:`RunLogger` writes the files of a run directory: ``train.csv`` (one row per
+PPO update: losses, entropy, KL, explained variance, training return, env steps/s...),
+``eval.csv`` (one row per evaluation and opponent: its ``kind`` ``start``, ``periodic`` or
+``final``, mean points per deal with its 95% interval), ``events.csv`` (the warm start and each
+resume), TensorBoard event files under ``tb/`` (optional); :func:`plot_learning_curve` draws
+``learning_curve.png`` from them. On ``--resume`` the CSV files keep their rows up to the
+checkpoint's update and are appended to: rows of updates redone after it are dropped first.
 """
 
 from __future__ import annotations
 
 import csv
+import math
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 TRAIN_CSV = "train.csv"
 EVAL_CSV = "eval.csv"
+EVENTS_CSV = "events.csv"
 EVAL_COLUMNS = (
     "update",
     "env_steps",
     "minutes",
+    "kind",
     "opponent",
     "n_pairs",
     "mean_diff",
@@ -27,6 +37,132 @@ EVAL_COLUMNS = (
     "win_rate",
     "significant",
 )
+EVENT_COLUMNS = ("update", "env_steps", "event")
+EVAL_KINDS = ("start", "periodic", "final")
+"""``eval.csv``'s kinds: before the first update, every ``eval_every`` updates, at the end."""
+
+
+class Console:
+    """The terminal output of a training run (silent with ``echo=False``)."""
+
+    def __init__(self, cfg: Any, *, echo: bool = True) -> None:
+        self.cfg = cfg
+        self.echo = echo
+        self._bar: Any = None
+        self._every = max(1, cfg.updates // 10)
+        self._last_line = 0.0
+        self._t0 = time.perf_counter()
+
+    def say(self, text: str) -> None:
+        """Print ``text`` on its own line(s), above the progress bar if one is shown."""
+        if not self.echo:
+            return
+        if self._bar is not None:
+            self._bar.write(text)
+        else:
+            print(text, flush=True)
+
+    def header(self, out_dir: Path, *, resumed: bool) -> None:
+        """The run's output directory, key settings and device."""
+        import torch
+
+        cfg = self.cfg
+        budget = f"{cfg.time_budget_minutes:g} min" if cfg.time_budget_minutes else "none"
+        opponents = ", ".join(
+            f"{name} {w:g}"
+            for name, w in (
+                ("self", cfg.self_play_weight),
+                ("heuristic", cfg.heuristic_weight),
+                ("snapshot", cfg.snapshot_weight),
+                ("random", cfg.random_weight),
+            )
+            if w > 0
+        )
+        evals = (
+            f"every {cfg.eval_every} updates ({cfg.eval_deals} pairs)"
+            if cfg.eval_every
+            else "at the end only"
+        )
+        self.say(
+            "\n".join(
+                [
+                    f"piquet train{' (resuming)' if resumed else ''}: output in {out_dir}",
+                    f"  rules {cfg.rules}, {cfg.mode} mode, seed {cfg.seed}; network "
+                    f"{'x'.join(map(str, cfg.hidden))} {cfg.activation}, critic {cfg.critic}; "
+                    f"device cpu, {cfg.torch_threads} torch thread(s) (torch {torch.__version__})",
+                    f"  {cfg.updates} updates of {cfg.games_per_update} {cfg.mode}s; opponents: "
+                    f"{opponents}; reward {cfg.reward} x {cfg.reward_scale:g}",
+                    f"  evaluation vs {cfg.eval_opponents}: {evals}, final {cfg.final_eval_deals} "
+                    f"pairs ({cfg.eval_mode}s); time budget {budget}",
+                ]
+            )
+        )
+
+    def evaluation(self, kind: str, update: int, rows: Sequence[dict[str, Any]], s: float) -> None:
+        """One line per evaluation: each opponent's points per deal with its 95% interval."""
+        if not rows:
+            return
+        what = {"start": "starting policy", "periodic": f"update {update}", "final": "final"}
+        parts = [
+            f"vs {r['opponent']} {r['mean_diff']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+            for r in rows
+        ]
+        self.say(
+            f"eval ({what.get(kind, kind)}, {rows[0]['n_pairs']} pairs, {s:.0f} s): "
+            + ", ".join(parts)
+            + " points/deal, 95% CI"
+        )
+
+    def open_progress(self, done: int, total: int) -> None:
+        """Start the progress display at update ``done`` of ``total``."""
+        self._t0 = time.perf_counter()
+        self._done0 = done
+        if self.echo and self.cfg.progress and done < total:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, initial=done, desc="ppo", unit="upd", dynamic_ncols=True)
+
+    def progress(self, row: dict[str, Any], end_update: int) -> None:
+        """After an update: move the bar (its total is ``end_update``, the update the time budget
+        lets the run reach, so its ETA is the real end), or print a line now and then."""
+        vs = row.get("train_vs_heuristic", "")
+        vs_text = f"{vs:+.1f}" if vs != "" else "-"
+        if self._bar is not None:
+            if self._bar.total != end_update:
+                self._bar.total = end_update
+            self._bar.update(1)
+            self._bar.set_postfix(
+                steps_s=f"{row['steps_per_s']:.0f}",
+                kl=f"{row['approx_kl']:.3f}",
+                vs_heur=vs_text,
+            )
+            return
+        update = row["update"]
+        now = time.perf_counter()
+        if update % self._every and update != end_update and now - self._last_line < 60:
+            return
+        self._last_line = now
+        per = (now - self._t0) / max(1, update - self._done0)
+        eta = per * max(0, end_update - update)
+        self.say(
+            f"update {update}/{end_update}: {row['env_steps']:,} env steps, "
+            f"{row['steps_per_s']:,.0f} steps/s, kl {row['approx_kl']:.3f}, vs heuristic "
+            f"{vs_text}; {row['minutes']:.1f} min, about {eta / 60:.1f} min left"
+        )
+
+    def stopping(self, elapsed_s: float, budget_minutes: float) -> None:
+        """Say, on its own line, that the time budget ends PPO early."""
+        self.close_progress()
+        self.say(
+            f"stopping after {elapsed_s / 60:.1f} minutes: the rest of time_budget_minutes "
+            f"({budget_minutes:g}) is kept for the final evaluation"
+        )
+
+    def close_progress(self) -> None:
+        """Close the progress bar (if any)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 class RunLogger:
@@ -41,6 +177,32 @@ class RunLogger:
 
             self._writer = SummaryWriter(str(self.out_dir / "tb"))
         self._train_columns: list[str] | None = None
+
+    def truncate(self, update: int, *, keep_start: bool = True) -> int:
+        """Drop the CSV rows of updates after ``update`` (all rows, for a fresh run with
+        ``keep_start=False``); return how many were dropped. Called before a resumed run redoes
+        those updates, so that no update is logged twice."""
+        dropped = 0
+        for name in (TRAIN_CSV, EVAL_CSV, EVENTS_CSV):
+            path = self.out_dir / name
+            if not path.exists():
+                continue
+            if not keep_start:
+                path.unlink()
+                continue
+            with path.open(newline="") as f:
+                rows = list(csv.reader(f))
+            if not rows:
+                continue
+            header, body = rows[0], rows[1:]
+            col = header.index("update") if "update" in header else None
+            kept = [r for r in body if col is None or _int(r[col]) <= update]
+            dropped += len(body) - len(kept)
+            if len(kept) != len(body):
+                with path.open("w", newline="") as f:
+                    csv.writer(f).writerows([header, *kept])
+        self._train_columns = None
+        return dropped
 
     def log_update(self, row: dict[str, Any]) -> None:
         """Append one update's row to ``train.csv`` (and TensorBoard at ``env_steps``)."""
@@ -63,23 +225,48 @@ class RunLogger:
 
     def log_eval(self, row: dict[str, Any]) -> None:
         """Append one evaluation (one opponent) to ``eval.csv`` (and TensorBoard)."""
-        path = self.out_dir / EVAL_CSV
-        new = not path.exists() or not path.stat().st_size
-        with path.open("a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(EVAL_COLUMNS)
-            w.writerow([_fmt(row[c]) for c in EVAL_COLUMNS])
+        _append(self.out_dir / EVAL_CSV, EVAL_COLUMNS, row)
         if self._writer is not None:
             step, opp = int(row["env_steps"]), row["opponent"]
+            tag = "final_eval" if row.get("kind") == "final" else "eval"
             for key in ("mean_diff", "ci_low", "ci_high", "win_rate"):
-                self._writer.add_scalar(f"eval_{opp}/{key}", float(row[key]), step)
+                self._writer.add_scalar(f"{tag}_{opp}/{key}", float(row[key]), step)
+
+    def log_event(self, update: int, env_steps: int, event: str) -> None:
+        """Append a run event (``warm_start``, ``resume``) to ``events.csv``."""
+        _append(
+            self.out_dir / EVENTS_CSV,
+            EVENT_COLUMNS,
+            {"update": update, "env_steps": env_steps, "event": event},
+        )
 
     def close(self) -> None:
         """Flush and close TensorBoard."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def _append(path: Path, columns: Sequence[str], row: dict[str, Any]) -> None:
+    """Append ``row`` to a CSV file, under the file's own header if it has one (an older run's
+    file may lack a newer column) or ``columns`` for a new file."""
+    header = list(columns)
+    new = not path.exists() or not path.stat().st_size
+    if not new:
+        with path.open(newline="") as f:
+            header = next(csv.reader(f), header)
+    with path.open("a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(header)
+        w.writerow([_fmt(row.get(c, "")) for c in header])
+
+
+def _int(text: str) -> int:
+    try:
+        return int(float(text))
+    except ValueError:
+        return 0
 
 
 def _fmt(value: Any) -> Any:
@@ -95,9 +282,51 @@ def read_csv(path: str | Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+_METRIC_PANELS = (
+    ("policy_loss", "policy loss"),
+    ("value_loss", "value loss"),
+    ("entropy", "entropy (nats)"),
+    ("approx_kl", "approximate KL"),
+    ("explained_variance", "explained variance"),
+    ("train_return", "training return (per trajectory)"),
+)
+
+
+def _floats(rows: Sequence[dict[str, str]], key: str) -> list[float]:
+    out = []
+    for r in rows:
+        try:
+            out.append(float(r.get(key) or "nan"))
+        except ValueError:
+            out.append(math.nan)
+    return out
+
+
 def plot_learning_curve(out_dir: str | Path, path: str | Path | None = None) -> Path | None:
-    """Draw ``learning_curve.png``: evaluation points per deal (95% bands) against env steps,
-    one line per opponent, above the PPO losses. Returns the path, or None without evaluations."""
+    """Draw ``learning_curve.png`` (:func:`learning_curve_figure`) and return its path (None
+    without any logs)."""
+    out_dir = Path(out_dir)
+    fig = learning_curve_figure(out_dir)
+    if fig is None:
+        return None
+    import matplotlib.pyplot as plt
+
+    path = Path(path) if path else out_dir / "learning_curve.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def learning_curve_figure(out_dir: str | Path) -> Any:
+    """The learning curve of a run directory as a matplotlib figure (None without any logs).
+
+    The top panel shows the duplicate-deal evaluations against env steps: one line per opponent
+    through the starting and periodic evaluations (points per deal, 95% bands), the final
+    evaluation as a separate, labelled marker with its interval (never joined to the line), and
+    dotted vertical marks at the warm start and at each resume. Below, one labelled panel per
+    training statistic: policy loss, value loss, entropy, approximate KL, explained variance and
+    the training return.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -106,40 +335,67 @@ def plot_learning_curve(out_dir: str | Path, path: str | Path | None = None) -> 
     out_dir = Path(out_dir)
     evals = read_csv(out_dir / EVAL_CSV)
     train = read_csv(out_dir / TRAIN_CSV)
+    events = read_csv(out_dir / EVENTS_CSV)
     if not evals and not train:
         return None
-    fig, (ax, ax2) = plt.subplots(
-        2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
-    )
-    for opp in sorted({r["opponent"] for r in evals}):
-        rows = [r for r in evals if r["opponent"] == opp]
-        x = [float(r["env_steps"]) for r in rows]
-        ax.plot(x, [float(r["mean_diff"]) for r in rows], marker="o", label=f"vs {opp}")
-        ax.fill_between(
-            x, [float(r["ci_low"]) for r in rows], [float(r["ci_high"]) for r in rows], alpha=0.2
-        )
+    fig = plt.figure(figsize=(10, 11))
+    grid = fig.add_gridspec(4, 2, height_ratios=[1.6, 1, 1, 1])
+    ax = fig.add_subplot(grid[0, :])
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, opp in enumerate(sorted({r["opponent"] for r in evals})):
+        colour = colours[i % len(colours)]
+        rows = [r for r in evals if r["opponent"] == opp and r.get("kind") != "final"]
+        if rows:
+            x = _floats(rows, "env_steps")
+            ax.plot(x, _floats(rows, "mean_diff"), marker="o", color=colour, label=f"vs {opp}")
+            ax.fill_between(
+                x, _floats(rows, "ci_low"), _floats(rows, "ci_high"), color=colour, alpha=0.2
+            )
+        finals = [r for r in evals if r["opponent"] == opp and r.get("kind") == "final"]
+        for j, r in enumerate(finals):
+            y, lo, hi = (float(r[k]) for k in ("mean_diff", "ci_low", "ci_high"))
+            ax.errorbar(
+                float(r["env_steps"]),
+                y,
+                yerr=[[y - lo], [hi - y]],
+                fmt="*",
+                markersize=14,
+                capsize=5,
+                color=colour,
+                label=f"final vs {opp} ({r['n_pairs']} pairs)" if j == len(finals) - 1 else None,
+            )
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_ylabel("points per deal (95% CI)")
     ax.set_title("Duplicate-deal evaluation of the greedy policy")
+    panels = [fig.add_subplot(grid[1 + k // 2, k % 2], sharex=ax) for k in range(6)]
+    marks = [(float(e["env_steps"]), e["event"]) for e in events]
+    for a in [ax, *panels]:
+        for x, _event in marks:
+            a.axvline(x, color="black", ls=":", lw=1.0)
+    for x, event in marks:
+        label = {"warm_start": "warm start", "resume": "resumed"}.get(event, event)
+        ax.annotate(
+            label,
+            (x, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -12),
+            textcoords="offset points",
+            fontsize=8,
+        )
     if evals:
-        ax.legend()
-    if train:
-        x = [float(r["env_steps"]) for r in train]
-        for key, label in (
-            ("policy_loss", "policy loss"),
-            ("entropy", "entropy"),
-            ("approx_kl", "approx KL x100"),
-        ):
-            if key in train[0]:
-                scale = 100.0 if key == "approx_kl" else 1.0
-                ax2.plot(x, [float(r[key]) * scale for r in train], label=label)
-        ax2.legend()
-    ax2.set_xlabel("env steps (decisions, both seats)")
+        ax.legend(fontsize=8, loc="best")
+    x = _floats(train, "env_steps")
+    for a, (key, label) in zip(panels, _METRIC_PANELS):
+        a.set_title(label, fontsize=10)
+        if train and key in train[0]:
+            a.plot(x, _floats(train, key), lw=1.2)
+        else:
+            a.text(0.5, 0.5, "not logged", ha="center", va="center", transform=a.transAxes)
+        a.grid(alpha=0.3)
+    for a in panels[-2:]:
+        a.set_xlabel("env steps (decisions, both seats)")
     fig.tight_layout()
-    path = Path(path) if path else out_dir / "learning_curve.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def summary_table(rows: Sequence[dict[str, Any]]) -> str:

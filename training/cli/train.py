@@ -7,17 +7,20 @@
 
 ``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
 :mod:`piquet_training.ppo`) or ``rllib`` (Ray RLlib, :mod:`piquet_training.rllib.cli`, which adds
-its own flags and reads its own config fields).
+its own flags). Both read settings the same way (:mod:`piquet_training.config`: TOML, ``--set``,
+the same names for the same hyperparameters, every value checked before any work starts) and
+print them the same way with ``--show-config``.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import dataclasses
 import types
 from pathlib import Path
 
-from piquet_training.config import TrainConfig, apply_overrides, load_toml, to_toml
+from piquet_training.cli.common import CLIError, check_output_path
+from piquet_training.config import ConfigError, TrainConfig, apply_overrides, load_toml, to_toml
 
 BACKENDS = ("torch", "rllib")
 
@@ -32,50 +35,45 @@ def _rllib_cli() -> types.ModuleType | None:
 
 
 def build_config(args: argparse.Namespace) -> TrainConfig:
-    """The run's config: the checkpoint's (on ``--resume``) or the default, then ``--config``,
-    then each ``--set``."""
+    """The run's config: the checkpoint's (on ``--resume``, with ``out_dir`` the resumed run's
+    directory) or the default, then ``--config``, then each ``--set``; every value checked."""
     if args.resume:
         from piquet_agents.checkpoint import LATEST_FILE, read_checkpoint
 
         path = Path(args.resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
-        cfg = TrainConfig.from_dict(ckpt.meta.get("config", {}))
+        saved = ckpt.meta.get("config", {})
+        cfg = TrainConfig.from_dict(saved, source=f"{args.resume} (its config)")
+        run_dir = path if path.is_dir() else path.parent.parent
+        cfg = dataclasses.replace(cfg, out_dir=str(run_dir))
     else:
         cfg = TrainConfig()
     if args.config:
         cfg = load_toml(args.config, base=cfg)
-    return apply_overrides(cfg, args.set).validate()
+    cfg = apply_overrides(cfg, args.set).validate()
+    check_output_path(cfg.out_dir, "out_dir", directory=True)
+    return cfg
 
 
 def _run(args: argparse.Namespace) -> int:
-    from piquet_agents.checkpoint import CheckpointError
-
     rllib = _rllib_cli()
     if args.backend == "rllib":
         if rllib is None:  # pragma: no cover
-            print("piquet train: the rllib backend is not installed", file=sys.stderr)
-            return 2
+            raise CLIError("the rllib backend is not installed")
         return rllib.run_rllib(args)
     stray = rllib.rllib_flags_given(args) if rllib is not None else []
     if stray:
-        print(f"piquet train: {', '.join(stray)} only apply to --backend rllib", file=sys.stderr)
-        return 2
-
+        raise CLIError(f"{', '.join(stray)} only apply to --backend rllib")
     try:
         cfg = build_config(args)
-    except (ValueError, CheckpointError) as exc:
-        print(f"piquet train: {exc}", file=sys.stderr)
-        return 2
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
     from piquet_training.ppo import train
 
-    try:
-        result = train(cfg, resume=args.resume)
-    except CheckpointError as exc:
-        print(f"piquet train: {exc}", file=sys.stderr)
-        return 2
+    result = train(cfg, resume=args.resume)
     print(
         f"peak resident memory: {result.peak_rss_mib:,.0f} MiB; "
         f"throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}"
@@ -89,7 +87,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a policy by self-play (PPO) and evaluate it",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--config", metavar="FILE.toml", help="TOML file of config fields")
     p.add_argument(

@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
-import types
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from piquet_training.config import (
+    ConfigError,
+    apply_overrides,
+    load_toml,
+    replace_checked,
+    to_toml,
+)
 from piquet_training.rllib.algo import RLlibConfig
 
 _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -58,8 +62,12 @@ _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
         {"type": int, "metavar": "N", "help": "CPUs of the local Ray instance (default: all)"},
     ),
     "--iterations": (
-        "iterations",
-        {"type": int, "metavar": "N", "help": "RLlib training iterations (default 20)"},
+        "updates",
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "RLlib training iterations (the setting updates; default 20)",
+        },
     ),
     "--out": ("out_dir", {"metavar": "DIR", "help": "output directory (default runs/rllib)"}),
     "--eval-games": (
@@ -91,74 +99,9 @@ def rllib_flags_given(args: argparse.Namespace) -> list[str]:
     ]
 
 
-def _hints() -> dict[str, Any]:
-    return typing.get_type_hints(RLlibConfig)
-
-
-def _parse_value(name: str, text: str) -> Any:
-    """Parse ``text`` as the type of config field ``name``."""
-    hint = _hints()[name]
-    args = typing.get_args(hint)
-    optional = type(None) in args and (typing.get_origin(hint) in (typing.Union, types.UnionType))
-    if optional:
-        if text.strip().lower() in ("", "none", "null"):
-            return None
-        hint = next(a for a in args if a is not type(None))
-    if typing.get_origin(hint) is tuple:
-        return tuple(int(x) for x in text.replace("[", "").replace("]", "").split(",") if x.strip())
-    if hint is bool:
-        if text.lower() not in ("true", "false", "1", "0"):
-            raise ValueError(f"{name} must be true or false, got {text!r}")
-        return text.lower() in ("true", "1")
-    if hint in (int, float, str):
-        return hint(text)
-    raise ValueError(f"{name} cannot be set from the command line")
-
-
-def _field_names() -> list[str]:
-    return [f.name for f in dataclasses.fields(RLlibConfig) if f.name != "extra"]
-
-
-def apply_settings(cfg: RLlibConfig, settings: Sequence[str]) -> RLlibConfig:
-    """``cfg`` with each ``KEY=VALUE`` of ``settings`` applied (``ValueError`` naming a bad one)."""
-    names = _field_names()
-    changes: dict[str, Any] = {}
-    for item in settings:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep:
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
-        if key not in names:
-            raise ValueError(f"unknown RLlib setting {key!r}; known: {', '.join(names)}")
-        try:
-            changes[key] = _parse_value(key, value.strip())
-        except ValueError as exc:
-            raise ValueError(f"bad value for {key}: {exc}") from None
-    return dataclasses.replace(cfg, **changes)
-
-
-def load_settings(path: str | Path, cfg: RLlibConfig) -> RLlibConfig:
-    """``cfg`` with the fields of a TOML file applied (keys at top level or inside tables)."""
-    import tomllib
-
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"cannot read config {path}: {exc}") from None
-    flat: dict[str, Any] = {}
-    for key, value in doc.items():
-        if isinstance(value, dict):
-            flat.update(value)
-        else:
-            flat[key] = value
-    d = cfg.to_dict()
-    d.update(flat)
-    return RLlibConfig.from_dict(d)
-
-
 def build_config(args: argparse.Namespace) -> RLlibConfig:
     """The run's settings: the resumed checkpoint's (or the defaults), then ``--config``, then
-    each ``--set``, then the RLlib flags."""
+    each ``--set``, then the RLlib flags; every value checked (:mod:`piquet_training.config`)."""
     cfg = RLlibConfig()
     resume = getattr(args, "resume", None)
     if resume:
@@ -166,15 +109,18 @@ def build_config(args: argparse.Namespace) -> RLlibConfig:
 
         path = Path(resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
-        cfg = RLlibConfig.from_dict(ckpt.meta.get("config", {}))
+        saved = ckpt.meta.get("config", {})
+        cfg = RLlibConfig.from_dict(saved, source=f"{resume} (its config)")
         cfg = dataclasses.replace(cfg, out_dir=str(path if path.is_dir() else path.parent.parent))
     if getattr(args, "config", None):
-        cfg = load_settings(args.config, cfg)
-    cfg = apply_settings(cfg, getattr(args, "set", None) or [])
-    for _flag, (dest, _) in _FLAGS.items():
+        cfg = load_toml(args.config, base=cfg)
+    cfg = apply_overrides(cfg, getattr(args, "set", None) or [])
+    flags = {}
+    for dest, _ in _FLAGS.values():
         value = getattr(args, f"rllib_{dest.lstrip('_')}", None)
         if value is not None and not dest.startswith("_"):
-            cfg = dataclasses.replace(cfg, **{dest: value})
+            flags[dest] = value
+    cfg = replace_checked(cfg, flags, source="flags")
     return cfg.validate()
 
 
@@ -184,7 +130,7 @@ def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
 
     agent = PolicyAgent.load(policy)
     for opponent in ("random", "heuristic"):
-        report = evaluate(agent, opponent, cfg.rules_obj, n, mode=cfg.episode, seed=cfg.seed)
+        report = evaluate(agent, opponent, cfg.rules_obj, n, mode=cfg.mode, seed=cfg.seed)
         print(report.summary())
 
 
@@ -194,11 +140,11 @@ def run_rllib(args: argparse.Namespace) -> int:
 
     try:
         cfg = build_config(args)
-    except (ValueError, CheckpointError) as exc:
+    except (ConfigError, CheckpointError) as exc:
         print(f"piquet train: {exc}", file=sys.stderr)
         return 2
     if getattr(args, "show_config", False):
-        print(json.dumps(cfg.to_dict(), indent=2))
+        print(to_toml(cfg), end="")
         return 0
     try:
         import ray  # noqa: F401
@@ -250,10 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         action="append",
         default=[],
-        help="override one RLlibConfig field (repeatable), e.g. --set lr=1e-4",
+        help="override one RLlibConfig field (repeatable), e.g. --set learning_rate=1e-4",
     )
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
-    p.add_argument("--show-config", action="store_true", help="print the settings and exit")
+    p.add_argument(
+        "--show-config", action="store_true", help="print the effective settings as TOML and exit"
+    )
     add_rllib_arguments(p)
     return p
 

@@ -4,7 +4,7 @@
 address), builds PPO on RLlib's current API stack over the piquet env
 (:mod:`piquet_training.rllib.env`) with the action-masking module
 (:mod:`piquet_training.rllib.module`) and the self-play league
-(:mod:`piquet_training.rllib.league`), then runs ``iterations`` training iterations. Each iteration
+(:mod:`piquet_training.rllib.league`), then runs ``updates`` training iterations. Each iteration
 samples about ``train_batch_size`` env steps over ``num_env_runners`` env-runner actors (each
 stepping ``num_envs_per_env_runner`` envs) and updates ``main`` on the driver.
 
@@ -154,7 +154,7 @@ def train(
     cfg.validate()
     torch.manual_seed(cfg.seed)
     threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.learner_threads)
+    torch.set_num_threads(cfg.torch_threads)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     import ray
@@ -175,7 +175,7 @@ def train(
         t_run = time.perf_counter()
         steps_run = 0
         with open(out / "metrics.jsonl", "a", encoding="utf-8") as metrics:
-            for it in range(start_it, cfg.iterations):
+            for it in range(start_it, cfg.updates):
                 t0 = time.perf_counter()
                 result = algorithm.train()
                 row = _summary(result, time.perf_counter() - t0)
@@ -187,16 +187,16 @@ def train(
                 metrics.flush()
                 if log:
                     log(
-                        f"iter {it + 1}/{cfg.iterations}: {row['env_steps']} env steps in "
+                        f"iter {it + 1}/{cfg.updates}: {row['env_steps']} env steps in "
                         f"{row['seconds']:.1f}s ({row['env_steps_per_s']:,.0f}/s), main return "
                         f"{row['main_return_mean']:+.3f}, snapshots {row['snapshots']}, win rate "
                         f"vs newest {row['win_rate_vs_latest']:.2f}"
                     )
                 counters = {"iteration": it + 1, "env_steps": env_steps}
-                if (it + 1) % cfg.checkpoint_every == 0 or it + 1 == cfg.iterations:
+                if (it + 1) % cfg.checkpoint_every == 0 or it + 1 == cfg.updates:
                     save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
         seconds = time.perf_counter() - t_run
-        if ckpt is not None and start_it >= cfg.iterations:
+        if ckpt is not None and start_it >= cfg.updates:
             save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
         policy = export_policy(algorithm, out / ck.POLICY_FILE, cfg)
         snaps = snapshot_ids(list(algorithm.config.policies))
