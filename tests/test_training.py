@@ -270,4 +270,99 @@ def test_backend_switch(capsys: pytest.CaptureFixture) -> None:
     assert main(["train", "--iterations", "3"]) == 2  # an RLlib-only flag with the torch backend
     assert "--iterations only apply to --backend rllib" in capsys.readouterr().err
     assert main(["train", "--backend", "rllib", "--show-config"]) == 0
-    assert '"iterations"' in capsys.readouterr().out
+    assert "updates = 20" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- resume: no traces
+
+
+def test_resume_drops_log_rows_it_redoes_and_stale_temporaries(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run_cli(out, "final_eval_deals=0", "eval_every=0") == 0
+    # A run killed after logging updates 3 and 4 but before their checkpoint: the rows are in
+    # train.csv, the checkpoint is at update 2; and a save killed mid-write left a temporary.
+    train_csv = out / "train.csv"
+    lines = train_csv.read_text().splitlines()
+    train_csv.write_text("\n".join([*lines, "3" + lines[-1][1:], "4" + lines[-1][1:]]) + "\n")
+    stale = out / "checkpoints" / "latest.safetensors.k1ll3d.tmp"
+    stale.write_bytes(b"half a checkpoint")
+    assert main(["train", "--resume", str(out), "--set", "updates=4"]) == 0
+    updates = [r.split(",")[0] for r in train_csv.read_text().splitlines()[1:]]
+    assert updates == ["1", "2", "3", "4"]
+    assert not stale.exists()
+    assert [r.split(",")[2] for r in (out / "events.csv").read_text().splitlines()[1:]] == [
+        "warm_start",
+        "resume",
+    ]
+
+
+def _tamper(path: Path, change) -> None:
+    """Rewrite a checkpoint with its metadata changed by ``change(meta)`` (re-signed, as a
+    crafted file would be)."""
+    ckpt = ck.read_checkpoint(path)
+    meta = {k: v for k, v in ckpt.meta.items() if k not in ("format", "format_version", "sha256")}
+    change(meta)
+    ck.save_checkpoint(path, ckpt.tensors, meta)
+
+
+def _set(*keys_and_value):
+    *keys, value = keys_and_value
+
+    def change(meta):
+        d = meta
+        for k in keys[:-1]:
+            d = d[k]
+        if value is _DELETE:
+            del d[keys[-1]]
+        else:
+            d[keys[-1]] = value
+
+    return change
+
+
+_DELETE = object()
+TAMPERED = [
+    (_set("train", _DELETE), "train"),
+    (_set("train", "counters", _DELETE), "train.counters"),
+    (_set("train", "counters", "update", _DELETE), "train.counters.update"),
+    (_set("train", "counters", "update", "three"), "train.counters.update"),
+    (_set("train", "counters", "update", -1), "train.counters.update"),
+    (_set("train", "counters", "env_steps", 1.5), "train.counters.env_steps"),
+    (_set("train", "counters", "train_seconds", None), "train.counters.train_seconds"),
+    (_set("train", "counters", "eval_s_per_pair", "slow"), "train.counters.eval_s_per_pair"),
+    (_set("train", "python_rng", 5), "train.python_rng"),
+    (_set("train", "python_rng", [3, [1, 2], None]), "train.python_rng"),
+    (_set("train", "python_rng", [3, ["a"] * 625, None]), "train.python_rng"),
+    (_set("train", "python_rng", _DELETE), "train.python_rng"),
+    (_set("train", "numpy_rng", {}), "train.numpy_rng"),
+    (_set("train", "numpy_rng", "x"), "train.numpy_rng"),
+    (_set("train", "numpy_rng", {"bit_generator": "PCG64", "state": 3}), "train.numpy_rng"),
+    (_set("train", "optimizer", {}), "train.optimizer"),
+    (_set("train", "optimizer", "param_groups", _DELETE), "train.optimizer"),
+    (_set("train", "optimizer", "param_groups", [{}]), "train.optimizer"),
+    (_set("train", "optimizer", "param_groups", 7), "train.optimizer"),
+    (_set("train", "pool_updates", "x"), "train.pool_updates"),
+    (_set("train", "pool_updates", [1, 2, 3, 4, 5, 6, 7, 8, 9]), "train.pool_updates"),
+]
+
+
+@pytest.fixture(scope="module")
+def trained_checkpoint(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tamper") / "run"
+    assert run_cli(out, "final_eval_deals=0", "eval_every=0", "updates=1") == 0
+    return out
+
+
+@pytest.mark.parametrize("change, field", TAMPERED)
+def test_tampered_training_metadata_is_a_checkpoint_error(
+    change, field, trained_checkpoint: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "run"
+    (out / "checkpoints").mkdir(parents=True)
+    latest = out / ck.LATEST_FILE
+    latest.write_bytes((trained_checkpoint / ck.LATEST_FILE).read_bytes())
+    _tamper(latest, change)
+    assert main(["train", "--resume", str(out), "--set", "updates=2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"piquet train: {latest}: {field}"), err
+    assert "Traceback" not in err

@@ -1,0 +1,234 @@
+"""Training settings: one loader for both backends, a parse-time check per setting, shared names."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from piquet_training.cli import main
+from piquet_training.config import (
+    ConfigError,
+    TrainConfig,
+    apply_overrides,
+    load_toml,
+    to_toml,
+)
+from piquet_training.rllib.algo import RLlibConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# One or more bad values per setting, as --set text. Every field must be listed: a new setting
+# without a parse-time check fails test_every_setting_has_a_bad_value_here.
+TRAIN_BAD: dict[str, list[str]] = {
+    "seed": ["-1", "1.5", "x"],
+    "rules": ["bezique", ""],
+    "mode": ["tournament"],
+    "out_dir": ["", "{file}/sub"],
+    "updates": ["-1", "2.5"],
+    "time_budget_minutes": ["-1", "nan", "inf"],
+    "torch_threads": ["0"],
+    "progress": ["maybe"],
+    "tensorboard": ["2"],
+    "hidden": ["", "0", "64,-3", "a,b"],
+    "activation": ["sigmoid"],
+    "critic": ["both"],
+    "num_envs": ["0"],
+    "games_per_update": ["0"],
+    "self_play_weight": ["-0.1", "nan"],
+    "heuristic_weight": ["-1"],
+    "snapshot_weight": ["inf"],
+    "random_weight": ["-2"],
+    "snapshot_every": ["-1"],
+    "pool_size": ["0"],
+    "reward": ["points"],
+    "reward_scale": ["nan", "0", "-1"],
+    "dense_reward": ["perhaps"],
+    "settle_weight": ["-0.5", "nan"],
+    "learning_rate": ["nan", "-1", "0"],
+    "anneal_lr": ["x"],
+    "gamma": ["0", "1.5", "nan"],
+    "gae_lambda": ["-0.1", "1.01"],
+    "update_epochs": ["0"],
+    "num_minibatches": ["0"],
+    "norm_adv": ["x"],
+    "clip_coef": ["-1", "0", "nan"],
+    "clip_vloss": ["x"],
+    "ent_coef": ["-0.01", "nan"],
+    "vf_coef": ["-1"],
+    "max_grad_norm": ["0", "inf"],
+    "target_kl": ["-1", "nan"],
+    "init_from": ["{missing}"],
+    "bc_games": ["-1"],
+    "bc_mode": ["trick"],
+    "bc_epochs": ["0"],
+    "bc_learning_rate": ["0", "nan"],
+    "bc_batch_size": ["0"],
+    "eval_every": ["-1"],
+    "eval_deals": ["0"],
+    "final_eval_deals": ["-1"],
+    "eval_mode": ["game"],
+    "eval_workers": ["0"],
+    "eval_opponents": ["bogus", "", "random,bogus", "mcts:-3"],
+    "checkpoint_every": ["0", "-1"],
+}
+
+RLLIB_BAD: dict[str, list[str]] = {
+    "updates": ["0"],
+    "out_dir": ["{file}/sub"],
+    "seed": ["-1"],
+    "checkpoint_every": ["0"],
+    "address": [],  # any text is an address; Ray judges it when joining
+    "num_env_runners": ["-1"],
+    "num_envs_per_env_runner": ["0"],
+    "torch_threads": ["0"],
+    "num_cpus": ["0"],
+    "rules": ["bezique"],
+    "mode": ["trick"],
+    "reward": ["points"],
+    "reward_scale": ["nan", "0"],
+    "hidden": ["0"],
+    "activation": ["gelu"],
+    "learning_rate": ["nan", "-1"],
+    "gamma": ["0"],
+    "gae_lambda": ["2"],
+    "clip_coef": ["-1"],
+    "ent_coef": ["-1"],
+    "vf_coef": ["nan"],
+    "max_grad_norm": ["0"],
+    "train_batch_size": ["0"],
+    "minibatch_size": ["0"],
+    "update_epochs": ["0"],
+    "self_play_weight": ["1.5"],
+    "latest_weight": ["-0.5"],
+    "pool_size": ["0"],
+    "win_rate_threshold": ["2"],
+    "min_games": ["0"],
+    "extra": [],  # a table; --set cannot write one (tested below)
+}
+
+
+def _cases(bad: dict[str, list[str]]) -> list[tuple[str, str]]:
+    return [(name, value) for name, values in bad.items() for value in values]
+
+
+def _fill(value: str, tmp_path: Path) -> str:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    return value.format(file=afile, missing=tmp_path / "nothing-here")
+
+
+@pytest.mark.parametrize("cls, bad", [(TrainConfig, TRAIN_BAD), (RLlibConfig, RLLIB_BAD)])
+def test_every_setting_has_a_bad_value_here(cls, bad) -> None:
+    assert set(bad) == set(cls.field_names())
+
+
+@pytest.mark.parametrize("name, value", _cases(TRAIN_BAD))
+def test_each_bad_train_setting_is_refused_at_parse_time(name, value, tmp_path) -> None:
+    with pytest.raises(ConfigError, match=f"'?{name}'?"):
+        apply_overrides(TrainConfig(), [f"{name}={_fill(value, tmp_path)}"])
+
+
+@pytest.mark.parametrize("name, value", _cases(RLLIB_BAD))
+def test_each_bad_rllib_setting_is_refused_at_parse_time(name, value, tmp_path) -> None:
+    with pytest.raises(ConfigError, match=f"'?{name}'?"):
+        apply_overrides(RLlibConfig(), [f"{name}={_fill(value, tmp_path)}"])
+
+
+def test_bad_values_in_a_file_or_checkpoint_config_name_the_source(tmp_path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text("[ppo]\nclip_coef = -1\n")
+    with pytest.raises(ConfigError, match=r"c\.toml: clip_coef must be a number > 0, got -1"):
+        load_toml(f)
+    f.write_text('eval_deals = "30"\n')  # a string where a number belongs, in a typed file
+    with pytest.raises(ConfigError, match="eval_deals"):
+        load_toml(f)
+    with pytest.raises(ConfigError, match="ckpt: learning_rate"):
+        TrainConfig.from_dict({"learning_rate": float("nan")}, source="ckpt")
+    with pytest.raises(ConfigError, match="expected a table"):
+        TrainConfig.from_dict([1, 2], source="ckpt")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="extra"):
+        apply_overrides(RLlibConfig(), ["extra=1"])
+
+
+def test_cross_field_checks() -> None:
+    weights = ["self_play_weight=0", "heuristic_weight=0", "snapshot_weight=0", "random_weight=0"]
+    with pytest.raises(ConfigError, match="must be positive"):
+        apply_overrides(TrainConfig(), weights).validate()
+    with pytest.raises(ConfigError, match="minibatch_size"):
+        apply_overrides(RLlibConfig(), ["minibatch_size=500", "train_batch_size=100"]).validate()
+
+
+def test_one_name_per_hyperparameter_and_the_old_names_still_read() -> None:
+    shared = {
+        "learning_rate": "lr",
+        "gae_lambda": "lambda_",
+        "clip_coef": "clip_param",
+        "ent_coef": "entropy_coeff",
+        "vf_coef": "vf_loss_coeff",
+        "max_grad_norm": "grad_clip",
+        "update_epochs": "num_epochs",
+        "updates": "iterations",
+        "mode": "episode",
+        "torch_threads": "learner_threads",
+    }
+    for cls in (TrainConfig, RLlibConfig):
+        assert set(shared) <= set(cls.field_names())
+        assert {cls.aliases()[old] for old in shared.values()} == set(shared)
+    old_rllib = {"lr": 1e-4, "lambda_": 0.9, "iterations": 7, "episode": "partie", "num_epochs": 2}
+    cfg = RLlibConfig.from_dict(old_rllib)
+    assert (cfg.learning_rate, cfg.gae_lambda, cfg.updates, cfg.mode, cfg.update_epochs) == (
+        1e-4,
+        0.9,
+        7,
+        "partie",
+        2,
+    )
+    cfg = apply_overrides(TrainConfig(), ["lr=0.01", "clip_param=0.1", "episode=deal"])
+    assert (cfg.learning_rate, cfg.clip_coef, cfg.mode) == (0.01, 0.1, "deal")
+    with pytest.raises(ConfigError, match="set twice"):
+        TrainConfig.from_dict({"lr": 0.1, "learning_rate": 0.2})
+    # A checkpoint config from before the one time budget holds both limits: the new one wins.
+    old = dict(TrainConfig().to_dict(), max_minutes=3.0, time_budget_minutes=9.0)
+    assert TrainConfig.from_dict(old).time_budget_minutes == 9.0
+    assert TrainConfig.from_dict({"max_minutes": 3.0}).time_budget_minutes == 3.0
+
+
+def test_show_config_is_toml_for_both_backends_and_reads_back(tmp_path, capsys) -> None:
+    for argv, cls in (
+        (["train", "--show-config", "--set", "seed=9", "--set", "lr=0.01"], TrainConfig),
+        (["train", "--backend", "rllib", "--show-config", "--iterations", "3"], RLlibConfig),
+    ):
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+        f = tmp_path / "shown.toml"
+        f.write_text(text)
+        cfg = load_toml(f, cls=cls)
+        assert to_toml(cfg) == text
+    assert "updates = 3" in text
+    cfg = load_toml(f, cls=RLlibConfig)
+    assert cfg == dataclasses.replace(RLlibConfig(), updates=3)
+
+
+def test_cli_refuses_a_bad_setting_before_any_work(tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    assert main(["train", "--set", "checkpoint_every=0", "--set", f"out_dir={out}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("piquet train: --set: checkpoint_every must be") and not out.exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["train", "--set", f"out_dir={afile}/run"]) == 2
+    assert "out_dir" in capsys.readouterr().err
+    assert main(["train", "--backend", "rllib", "--set", "lr=nan"]) == 2
+    assert "learning_rate must be a number > 0, got nan" in capsys.readouterr().err
+
+
+def test_only_the_config_module_reads_toml() -> None:
+    """The Python 3.10 fallback (tomli) lives in one place: no other module imports tomllib."""
+    users = [
+        p.relative_to(ROOT).as_posix()
+        for folder in ("training", "agents", "piquet_env")
+        for p in (ROOT / folder).rglob("*.py")
+        if "import tomllib" in p.read_text()
+    ]
+    assert users == ["training/config.py"]
