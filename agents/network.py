@@ -69,9 +69,11 @@ class ActorCritic(nn.Module):
     ``hidden`` gives the MLP's layer widths and ``activation`` its nonlinearity (``"tanh"`` or
     ``"relu"``). With ``state_size = 0`` the value head shares the actor's trunk and reads the
     observation. With ``state_size > 0`` the critic is a separate MLP over the full-information
-    state (:meth:`piquet_env.observation.ObservationEncoder.state`, both hands and the talon): an
-    *asymmetric* actor-critic, used only in training, where the hidden cards explain away most of
-    the luck of the deal in the advantages; the actor still sees only the player's observation.
+    state seen from the acting player (``ObservationEncoder.state(game, player)`` of
+    :mod:`piquet_env.observation`: both observations, both hands and discards, the talon and its
+    order, ``state_size`` entries; the one the trainer records): an *asymmetric* actor-critic,
+    used only in training, where the hidden cards explain away most of the luck of the deal in
+    the advantages; the actor still sees only the player's observation.
     Weights are orthogonally initialised as in CleanRL (policy head gain 0.01, value head 1), so a
     fresh network plays close to uniformly over legal actions.
     """
