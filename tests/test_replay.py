@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pexpect
 import pytest
 from piquet_agents.play import play_game
 from piquet_agents.random_agent import RandomAgent
-from piquet_training.tui.replay import load_record, record_of, replay_chunks, save_record
+from piquet_training.tui.replay import replay_chunks, replay_steps
 from piquet_training.tui.text import Style
 
 from piquet_env.game import Game, replay
+from piquet_env.game.record import load_record, record_of, save_record
 from piquet_env.rules import all_presets
-from tests.test_play import ROOT, play_scripted, spawn_piquet
+from tests.pty_helpers import play_scripted, run_piquet, spawn_piquet
 
 TRICK = re.compile(r"Trick (\d+)(?: \(last\))?: (\w+) (\S+), (\w+) (\S+) → (\w+) wins?")
 DECLARE = re.compile(r"^(\w+) declares? (.+)$", re.M)
@@ -43,13 +42,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
 
 def test_a_saved_game_replays_identically(played: tuple[str, Path]) -> None:
     transcript, record = played
-    res = subprocess.run(
-        [sys.executable, "-m", "piquet_training.cli", "replay", str(record), "--all"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONIOENCODING": "utf-8", "PATH": "/usr/bin:/bin"},
+    res = run_piquet(
+        "replay", str(record), "--all", env={"PYTHONIOENCODING": "utf-8", "PATH": "/usr/bin:/bin"}
     )
     assert res.returncode == 0, res.stderr
     shown = _normal(transcript)
@@ -67,83 +61,116 @@ def test_a_saved_game_replays_identically(played: tuple[str, Path]) -> None:
         assert all(len(h[2].split()) == 12 - n for h in hands)
 
 
-def test_replay_steps_on_enter_and_quits(played: tuple[str, Path]) -> None:
+PROMPT = "[Enter] next, b back, d next deal, q quit, ? help> "
+
+
+def test_replay_keys_step_back_jump_and_quit(played: tuple[str, Path]) -> None:
     _, record = played
     child, log = spawn_piquet("replay", str(record))
-    child.expect_exact("[Enter] next, a: all the rest, q: quit> ")
+    child.expect_exact(PROMPT)
     assert "Trick 1:" not in log.getvalue()  # it waits before the first trick
     assert re.search(r"talon \(top first\)", log.getvalue())
     child.sendline("")
     child.expect_exact("Trick 1: ")
-    child.expect_exact("[Enter] next")
-    child.sendline("")
+    child.expect_exact(PROMPT)
+    child.sendline("n")
     child.expect_exact("Trick 2: ")
-    child.expect_exact("quit> ")
+    child.expect_exact(PROMPT)
+    child.sendline("b")  # back: trick 1 again
+    child.expect_exact("(back one step)")
+    child.expect_exact("Trick 1: ")
+    child.expect_exact(PROMPT)
+    for typed, answer in [
+        ("?", "Replay keys:"),
+        ("help", "b            back one step"),
+        ("x", "unknown key 'x': Enter next, b back, d next deal, a all, q quit, ? help"),
+        ("\x1b[2Jzz", "unknown key 'zz'"),  # an escape sequence typed is not written back
+    ]:
+        child.sendline(typed)
+        child.expect_exact(answer)
+        child.expect_exact(PROMPT)
+    child.sendline("d")  # next deal: its heading, hands and declarations, no trick of deal 1
+    child.expect_exact("Deal 2 of 6")
+    child.expect_exact(PROMPT)
+    assert "Trick 12 (last)" not in log.getvalue()
     child.sendline("q")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert "Trick 3:" not in log.getvalue()
 
 
 def test_replay_ctrl_d_and_all(played: tuple[str, Path]) -> None:
     _, record = played
     child, _ = spawn_piquet("replay", str(record))
-    child.expect_exact("quit> ")
+    child.expect_exact(PROMPT)
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
     child, log = spawn_piquet("replay", str(record))
-    child.expect_exact("quit> ")
+    child.expect_exact(PROMPT)
     child.sendline("a")  # all the rest, without pausing
     child.expect_exact("The partie is over")
+    child.expect_exact("Score sheet:")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0 and log.getvalue().count("quit> ") == 1
+    assert child.exitstatus == 0 and log.getvalue().count(PROMPT) == 1
 
 
-def test_replay_from_a_later_deal(played: tuple[str, Path]) -> None:
+def test_replay_from_a_later_deal_starts_at_its_start(played: tuple[str, Path]) -> None:
     _, record = played
-    cmd = [sys.executable, "-m", "piquet_training.cli", "replay", str(record), "--all", "--ascii"]
-    res = subprocess.run(
-        [*cmd, "--deal", "4"], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    res = run_piquet("replay", str(record), "--all", "--ascii", "--deal", "4")
     assert res.returncode == 0, res.stderr
-    assert "(deals 1 to 3 left out)" in res.stdout
-    assert "Deal 3 of 6" not in res.stdout and "Deal 4 of 6" in res.stdout
-    # The last trick of deal 3 closes it with the totals; then deals 4, 5 and 6 in full.
-    assert len(re.findall(r"^Trick \d+", res.stdout, re.M)) == 1 + 3 * 12
-    assert "End of deal 3." in res.stdout and "End of deal 2." not in res.stdout
-    res = subprocess.run(
-        [*cmd, "--deal", "7"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    out = res.stdout
+    doc = json.loads(record.read_text())
+    before = next(e["totals"] for e in doc["events"] if e["type"] == "deal" and e["deal"] == 3)
+    assert f"(deals 1 to 3 left out; totals before deal 4: human {before[0]}, " in out
+    # The opening lines, then deal 4 from its heading: nothing of deal 3.
+    assert out.index("Cut for deal") < out.index("left out") < out.index("== Deal 4 of 6")
+    assert "Deal 3 of 6" not in out and "End of deal 3." not in out
+    assert len(re.findall(r"^Trick \d+", out, re.M)) == 3 * 12
+    # Stepping from deal 4: the first pause comes after deal 4's declarations.
+    child, log = spawn_piquet("replay", str(record), "--deal", "4")
+    child.expect_exact(PROMPT)
+    shown = log.getvalue()
+    assert "Deal 4 of 6" in shown and "Trick" not in shown and "End of deal" not in shown
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    for deal, reason in [
+        ("7", "no deal 7 in this record: it has deals 1 to 6"),
+        ("0", "--deal must be at least 1, got 0"),
+    ]:
+        res = run_piquet("replay", str(record), "--all", "--deal", deal)
+        assert res.returncode == 2 and f"piquet replay: {reason}" in res.stderr
+
+
+def test_an_unfinished_record_says_where_it_ends(tmp_path: Path) -> None:
+    game = Game(seed=4)
+    agents = [RandomAgent(seed=1), RandomAgent(seed=2)]
+    from piquet_agents.play import play_turn
+
+    while game.deal_number < 1 or sum(game.tricks_won) < 5:
+        play_turn(game, agents)
+    path = save_record(tmp_path / "cut.json", game, ["random", "heuristic"])
+    res = run_piquet("replay", str(path), "--all")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.rstrip().endswith(
+        "The record ends here, in deal 2 during trick 6: the game was not finished."
     )
-    assert res.returncode == 2 and "no deal 7 in this record: it has deals 1 to 6" in res.stdout
 
 
-def test_bad_records_are_clear_errors(played: tuple[str, Path], tmp_path: Path) -> None:
+def test_names_from_a_record_cannot_drive_the_terminal(played: tuple[str, Path], tmp_path) -> None:
     _, record = played
     doc = json.loads(record.read_text())
-    trick = next(e for e in doc["events"] if e["type"] == "trick")
-    trick["winner"] = 1 - trick["winner"]
-    (tmp_path / "tampered.json").write_text(json.dumps(doc))
-    (tmp_path / "notjson.json").write_text("{nope")
-    (tmp_path / "other.json").write_text('{"format": "piquet-log/1", "events": [{"type": "x"}]}')
-    cases = [
-        ("tampered.json", "replay differs at event"),
-        ("notjson.json", "not a JSON game"),
-        ("other.json", "must start with a 'partie' event"),
-        ("missing.json", "no such file"),
-    ]
-    for name, reason in cases:
-        res = subprocess.run(
-            [sys.executable, "-m", "piquet_training.cli", "replay", str(tmp_path / name), "--all"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert res.returncode == 2 and reason in res.stdout, (name, res.stdout)
+    doc["agents"] = ["\x1b[2J\x1b]0;owned\x07evil\r\nname\u202e", "\x9b31mred\x00"]
+    path = tmp_path / "names.json"
+    path.write_text(json.dumps(doc))
+    res = run_piquet("replay", str(path), "--all")
+    assert res.returncode == 0, res.stderr
+    assert "evil name against red." in res.stdout
+    for bad in ("\x1b", "\x9b", "\x07", "\x00", "\u202e", "\r"):
+        assert bad not in res.stdout
 
 
 @pytest.mark.parametrize("rules", all_presets(), ids=lambda r: r.name)
@@ -151,7 +178,7 @@ def test_agent_games_replay_under_every_preset(rules, tmp_path: Path) -> None:
     game = play_game(Game(rules, seed=len(rules.name)), [RandomAgent(seed=1), RandomAgent(seed=2)])
     path = save_record(tmp_path / "g.json", game, ["random", "random"], seed=0)
     doc = load_record(path)
-    lines = [line for chunk in replay_chunks(doc, Style(ascii=True)) for line in chunk]
+    lines = [line for step in replay_steps(doc, Style(ascii=True)) for line in step.lines]
     text = "\n".join(lines)
     n_deals = len(game.deal_scores)
     assert text.count("Trick 12 (last)") == n_deals
@@ -192,7 +219,7 @@ def test_single_deal_records_as_eval_saves_them() -> None:
         w = "heuristic" if r[0] > r[1] else "random"
         assert f"{w} wins the deal by {max(r)} points." in text
     assert replay(doc).result == r
-    # The dealt hands, as held: by suit (clubs, diamonds, hearts, spades), high to low.
-    assert re.search(r"heuristic \(elder\) +A♥ K♥ Q♥ J♥ A♠ K♠ Q♠ J♠ 10♠ 9♠ 8♠ 7♠\n", text)
-    assert re.search(r"random \(younger\) +A♣ K♣ Q♣ J♣ A♦ K♦ Q♦ J♦ 10♥ 9♥ 8♥ 7♥\n", text)
+    # The dealt hands, as held: grouped by suit (clubs, diamonds, hearts, spades), high to low.
+    assert re.search(r"heuristic \(elder\) +A♥ K♥ Q♥ J♥  A♠ K♠ Q♠ J♠ 10♠ 9♠ 8♠ 7♠\n", text)
+    assert re.search(r"random \(younger\) +A♣ K♣ Q♣ J♣  A♦ K♦ Q♦ J♦  10♥ 9♥ 8♥ 7♥\n", text)
     assert re.search(r"talon \(top first\) +7♣ 8♣ 9♣ 10♣ 7♦ 8♦ 9♦ 10♦\n", text)

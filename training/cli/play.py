@@ -138,6 +138,7 @@ def _replay(args: argparse.Namespace) -> int:
     from piquet_training.tui.replay import run_replay
 
     _tolerant_io()
+    at_least("--deal", args.deal, 1)
     try:
         return run_replay(args.file, style=_style(args), show_all=args.all, start_deal=args.deal)
     except BrokenPipeError:  # e.g. `piquet replay FILE --all | head`

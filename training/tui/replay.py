@@ -27,7 +27,7 @@ from pathlib import Path
 
 from piquet_training.tui.input import read_line
 from piquet_training.tui.narrate import Narrator
-from piquet_training.tui.text import Cast, Style, printable, role
+from piquet_training.tui.text import Cast, Style, fit, printable, role, terminal_width
 
 from piquet_env.game import Game, Phase
 from piquet_env.game.record import RecordError, load_record, replay, start_game
@@ -208,6 +208,13 @@ def run_replay(
     except RecordError as err:
         error(f"piquet replay: {err}")
         return 2
+    width = terminal_width()
+    emit = write
+
+    def write(line: str) -> None:
+        for part in fit(line, width):
+            emit(part)
+
     i = 0
     for line in steps[0].lines:
         write(line)

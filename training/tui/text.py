@@ -45,8 +45,9 @@ SCORE_ROWS = (
 """The fields of a :class:`DealScore` in reckoning order, with the words a player uses."""
 
 
-_ESCAPE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.?)")
-"""ANSI escape sequences: CSI (colours, cursor moves), OSC (titles, links), and lone escapes."""
+_ESCAPE = re.compile(r"(\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b.?")
+"""ANSI escape sequences: CSI (colours, cursor moves, in 7 or 8 bits), OSC (titles, links), and
+any other escape with the character after it."""
 
 
 def printable(text: str, limit: int = 72) -> str:
