@@ -275,4 +275,5 @@ def test_the_console_entry_point_exits_2_without_a_traceback():
 def test_bench_engine_runs_and_prints_its_seed(capsys):
     rc, out, _ = _run(["bench", "engine", "--seconds", "0.05", "--seed", "4"], capsys)
     assert rc == 0
-    assert out.startswith("engine (standard, seed 4, event log on): ") and "decisions/s" in out
+    assert out.startswith("engine (standard, event log on): ") and "decisions/s" in out
+    assert out.rstrip().endswith("; seed 4)")

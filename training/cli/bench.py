@@ -34,19 +34,16 @@ examples:
 """
 
 
-def _label(args: argparse.Namespace) -> str:
-    return f"{args.rules}{''.join('+' + v for v in args.variant)}, seed {args.seed}"
-
-
 def _engine(args: argparse.Namespace) -> None:
     res = bench_engine(
         args.rules, tuple(args.variant), args.seconds, args.seed, record=not args.no_log
     )
+    label = f"{args.rules}{''.join('+' + v for v in args.variant)}"
     print(
-        f"engine ({_label(args)}, {'no log' if args.no_log else 'event log on'}): "
+        f"engine ({label}, {'no log' if args.no_log else 'event log on'}): "
         f"{res['decisions_per_s']:,.0f} decisions/s, {res['deals_per_s']:,.0f} deals/s "
         f"({res['decisions']:,} decisions, {res['parties']:,} parties "
-        f"in {res['seconds']:.1f} s)"
+        f"in {res['seconds']:.1f} s; seed {args.seed})"
     )
 
 
@@ -60,6 +57,7 @@ def _env(args: argparse.Namespace) -> None:
             pettingzoo=not args.no_pettingzoo,
         )
     )
+    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
 
 
 TARGETS: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {
