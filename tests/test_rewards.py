@@ -1,0 +1,151 @@
+"""The one definition of rewards: hand-worked payments, sums over whole episodes, the env and the
+trainer's collector agreeing with it."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from piquet_agents.network import ActorCritic
+from piquet_training.collector import Collector, Seat
+
+from piquet_env.game import Game
+from piquet_env.observation import encoder_for
+from piquet_env.piquet_v0 import raw_env
+from piquet_env.rewards import REWARDS, RewardError, check_reward, reward_due
+from piquet_env.rules import STANDARD, all_presets
+
+
+def _deal(total_0: int, total_1: int) -> tuple[SimpleNamespace, SimpleNamespace]:
+    return SimpleNamespace(total=total_0), SimpleNamespace(total=total_1)
+
+
+def test_hand_worked_partie_payments() -> None:
+    """Two deals, 40-12 then 8-30 (the deals' difference for player 0: 28 - 22 = 6), then a
+    settled result of +128 for player 0: the settlement's remainder is 128 - 6 = 122."""
+    g = SimpleNamespace(deal_scores=[_deal(40, 12)], scores=[[0] * 10, [0] * 10], result=None)
+    # The first deal ends: each player is paid the deal's difference, nothing else.
+    assert reward_due("deal_points", g, 0, deal_ended=True) == (28.0, 0)
+    assert reward_due("deal_points", g, 1, deal_ended=True) == (-28.0, 0)
+    for mode in ("result", "win"):
+        assert reward_due(mode, g, 0, deal_ended=True) == (0.0, 0)
+    # Mid-deal, player 1 has 17 points to player 0's 5: dense payment of the change since the
+    # last payment (he was credited 10 already).
+    g.scores = [[5] + [0] * 9, [0, 10, 7] + [0] * 7]
+    assert reward_due("deal_points", g, 1, deal_ended=False, credited=10) == (2.0, 12)
+    assert reward_due("deal_points", g, 0, deal_ended=False, credited=-10) == (-2.0, -12)
+    # The second (last) deal ends 8-30 and the partie settles at +128 / -128.
+    g.deal_scores.append(_deal(8, 30))
+    g.result = (128, -128)
+    # player 0: deal difference -22 (credited -12 already: -10 more), and the settlement's
+    # remainder 128 - (28 - 22) = 122, weighted.
+    assert reward_due("deal_points", g, 0, deal_ended=True, credited=-12) == (-10.0 + 122.0, 0)
+    assert reward_due("deal_points", g, 0, deal_ended=True, settle_weight=0.25) == (
+        -22.0 + 30.5,
+        0,
+    )
+    assert reward_due("deal_points", g, 1, deal_ended=True) == (22.0 - 122.0, 0)
+    assert reward_due("result", g, 0, deal_ended=True) == (128.0, 0)
+    assert reward_due("result", g, 1, deal_ended=True) == (-128.0, 0)
+    assert reward_due("win", g, 0, deal_ended=True) == (1.0, 0)
+    assert reward_due("win", g, 1, deal_ended=True) == (-1.0, 0)
+    g.result = (0, 0)
+    assert reward_due("win", g, 1, deal_ended=True) == (0.0, 0)
+
+
+@pytest.mark.parametrize(
+    "mode, scale, weight, message",
+    [
+        ("points", 1.0, 1.0, "reward must be one of"),
+        ("result", float("nan"), 1.0, "reward_scale"),
+        ("result", 0.0, 1.0, "reward_scale"),
+        ("result", "1", 1.0, "reward_scale"),
+        ("deal_points", 1.0, -1.0, "settle_weight"),
+        ("deal_points", 1.0, float("inf"), "settle_weight"),
+    ],
+)
+def test_bad_reward_settings(mode, scale, weight, message) -> None:
+    with pytest.raises(RewardError, match=message):
+        check_reward(mode, scale=scale, settle_weight=weight)
+    if mode == "points":
+        with pytest.raises(RewardError):
+            reward_due(mode, Game(), 0, deal_ended=False)
+
+
+def _episode_sums(game: Game, rng: random.Random, dense: bool) -> dict[str, list[float]]:
+    """Play ``game`` out at random, paying every mode as a caller would; return the sums."""
+    sums = {mode: [0.0, 0.0] for mode in REWARDS}
+    credited = [0, 0]
+    n_deals = 0
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+        ended = len(game.deal_scores) > n_deals
+        n_deals = len(game.deal_scores)
+        for p in (0, 1):
+            if ended or dense:
+                points, credited[p] = reward_due(
+                    "deal_points", game, p, deal_ended=ended, credited=credited[p]
+                )
+                sums["deal_points"][p] += points
+            if ended:
+                for mode in ("result", "win"):
+                    sums[mode][p] += reward_due(mode, game, p, deal_ended=True)[0]
+    return sums
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    preset=st.sampled_from(all_presets()),
+    mode=st.sampled_from(["partie", "deal"]),
+    dense=st.booleans(),
+)
+def test_every_mode_pays_the_settled_result_over_an_episode(seed, preset, mode, dense) -> None:
+    game = Game(preset, seed=seed, mode=mode, record=False)
+    sums = _episode_sums(game, random.Random(seed), dense)
+    for p in (0, 1):
+        assert sums["deal_points"][p] == game.result[p]
+        assert sums["result"][p] == game.result[p]
+        assert sums["win"][p] == np.sign(game.result[p])
+
+
+@pytest.mark.parametrize("reward", ["result", "deal_points"])
+def test_the_env_pays_what_reward_due_says(reward: str) -> None:
+    env = raw_env(episode="partie", reward=reward, reward_scale=0.5)
+    env.reset(seed=7)
+    rng = random.Random(7)
+    paid = {a: 0.0 for a in env.possible_agents}
+    while not all(env.terminations.values()):
+        env.step(rng.choice(env.game.legal_actions()))
+        for a in env.possible_agents:
+            paid[a] += env.rewards[a]
+    assert [paid["player_0"], paid["player_1"]] == [0.5 * r for r in env.game.result]
+
+
+@pytest.mark.parametrize("reward", ["win", "result"])
+def test_the_collector_pays_terminal_modes_once(reward: str) -> None:
+    enc = encoder_for(STANDARD)
+    torch.manual_seed(0)
+    model = ActorCritic(enc.size, enc.n_actions, hidden=(8,))
+    col = Collector(STANDARD, "deal", 2, np.random.default_rng(3), reward=reward, reward_scale=2.0)
+    results: list[tuple[int, int]] = []
+    orig = col._apply
+
+    def spy(slot, action, rewards, stats):
+        orig(slot, action, rewards, stats)
+        if slot.game.is_over:
+            results.append(slot.game.result)
+
+    col._apply = spy  # type: ignore[method-assign]
+    roll = col.collect(3, lambda rng: (Seat(model=model, record=True), Seat(model=model), "x"))
+    assert roll.dones.sum() == 3 and np.count_nonzero(roll.rewards) <= 3
+    ends = np.flatnonzero(roll.dones)
+    starts = np.r_[0, ends[:-1] + 1]
+    sums = sorted(float(roll.rewards[a : b + 1].sum()) for a, b in zip(starts, ends))
+    value = (lambda r: np.sign(r)) if reward == "win" else (lambda r: r)
+    assert sums == pytest.approx(sorted(2.0 * value(r[0]) for r in results))
