@@ -393,3 +393,91 @@ def test_no_leak_of_which_carte_blanche_cards_were_discarded():
     a, b = after_exchange("AS"), after_exchange("7S")
     assert a.hands[1] != b.hands[1]
     np.testing.assert_array_equal(enc.encode(a, 0), enc.encode(b, 0))
+
+
+# ---------------------------------------------------------------------------- one encoder
+
+
+def test_the_layout_is_data_and_every_field_has_its_one_writer():
+    """Field names are unique; each card plane and each scaled field has exactly one value
+    expression, and the flags' bits come from the field positions (moving a field moves its
+    bits)."""
+    from piquet_env import observation as ob
+
+    for rules in (STANDARD, make_rules("classic", ["normand"])):
+        layout = ob.observation_layout(rules)
+        names = [f.name for f in layout]
+        assert len(names) == len(set(names))
+        planes = [f.name for f in layout if not f.scale and f.width == rules.n_cards]
+        assert planes == list(ob._PLANE_VALUES)
+        assert [f.name for f in layout if f.scale] == list(ob._SCALAR_VALUES)
+        enc = encoder_for(rules)
+        assert [(name, b - a) for name, a, b, _ in enc.fields] == [
+            (f.name, f.width) for f in layout
+        ]
+        flag0 = enc.field("own_voids").start
+        assert enc._flag.elder == 1 << (enc.field("elder").start - flag0)
+        assert enc._flag.last_deal == 1 << (enc.field("last_deal").start - flag0)
+        assert enc._flag.phase[2] == 1 << (enc.field("phase").start - flag0 + 2)
+
+
+def test_views_write_through_and_masks_are_built_one_way():
+    g = Game(STANDARD, deals=[(ELDER, YOUNGER, TALON)], first_elder=0)
+    enc = encoder_for(STANDARD)
+    obs = enc.encode(g, 0)
+    enc.view(obs, "elder")[:] = 0.0
+    assert obs[enc.field("elder")].tolist() == [0.0]
+    legal = g.legal_actions()
+    np.testing.assert_array_equal(enc.action_mask(g, 0, legal), enc.action_mask(g, 0))
+    out = np.full(enc.n_actions, 7, np.int8)
+    enc.action_mask_into(g, 0, out)
+    np.testing.assert_array_equal(out, enc.action_mask(g, 0))
+    enc.action_mask_into(g, 1, out)
+    assert not out.any()
+
+
+def test_the_state_seen_from_player_1_swaps_the_players():
+    """Hand-worked: elder (player 0) holds ELDER; seen from player 1, "player 0" is younger."""
+    g = Game(STANDARD, deals=[(ELDER, YOUNGER, TALON)], first_elder=0)
+    enc = encoder_for(STANDARD)
+    fields = {name: slice(a, b) for name, a, b, _ in enc.state_fields}
+    s0, s1 = enc.state(g), enc.state(g, 1)
+    assert np.flatnonzero(s0[fields["hand_0"]]).tolist() == cards_of(parse_mask(ELDER))
+    assert np.flatnonzero(s1[fields["hand_0"]]).tolist() == cards_of(parse_mask(YOUNGER))
+    np.testing.assert_array_equal(s1[fields["obs_player_0"]], enc.encode(g, 1))
+    np.testing.assert_array_equal(s1[fields["obs_player_1"]], enc.encode(g, 0))
+    np.testing.assert_array_equal(s1[fields["talon_order"]], s0[fields["talon_order"]])
+    # talon top first: 7D is 1/8, TC (the last) 8/8
+    assert s0[fields["talon_order"]][parse_card("7D")] == pytest.approx(1 / 8)
+    assert s0[fields["talon_order"]][parse_card("TC")] == pytest.approx(1.0)
+    assert s0[fields["current_player"]].tolist() == [1.0, 0.0]  # elder acts
+    assert s1[fields["current_player"]].tolist() == [0.0, 1.0]  # ... he is "player 1" here
+    with pytest.raises(ValueError, match="player must be 0 or 1"):
+        enc.state(g, 2)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), preset=st.sampled_from(PRESETS))
+def test_state_from_either_player_is_the_same_facts(seed, preset):
+    enc = encoder_for(preset)
+    rng = random.Random(seed)
+    g = Game(preset, seed=seed, record=False)
+    for _ in range(rng.randrange(80)):
+        if g.is_over:
+            break
+        g.apply(rng.choice(g.legal_actions()))
+    f = {name: slice(a, b) for name, a, b, _ in enc.state_fields}
+    s0, s1 = enc.state(g, 0), enc.state(g, 1)
+    for a, b in (
+        ("obs_player_0", "obs_player_1"),
+        ("hand_0", "hand_1"),
+        ("discards_0", "discards_1"),
+    ):
+        np.testing.assert_array_equal(s0[f[a]], s1[f[b]])
+        np.testing.assert_array_equal(s0[f[b]], s1[f[a]])
+    for name in ("talon", "talon_order"):
+        np.testing.assert_array_equal(s0[f[name]], s1[f[name]])
+    np.testing.assert_array_equal(s0[f["current_player"]], s1[f["current_player"]][::-1])
+    out = np.full(enc.state_size, 9.0, np.float32)
+    enc.state_into(g, 1, out)
+    np.testing.assert_array_equal(out, s1)
