@@ -1,0 +1,155 @@
+"""What a training run shows: the terminal lines, the time budget's ETA, the learning curve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from piquet_training.cli import main
+from piquet_training.config import TrainConfig, apply_overrides
+from piquet_training.ppo import Budget
+from piquet_training.run_log import Console, RunLogger, learning_curve_figure
+
+TINY = [
+    "updates=2",
+    "bc_games=6",
+    "bc_epochs=1",
+    "num_envs=4",
+    "games_per_update=4",
+    "mode=deal",
+    "eval_every=1",
+    "eval_deals=2",
+    "final_eval_deals=3",
+    "progress=false",
+    "tensorboard=false",
+    "hidden=16",
+    "eval_opponents=random",
+    "eval_mode=deal",
+    "eval_workers=1",
+]
+
+
+def _train(out: Path, *extra: str) -> int:
+    args = ["train"]
+    for item in [*TINY, f"out_dir={out}", *extra]:
+        args += ["--set", item]
+    return main(args)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_budget_by_hand() -> None:
+    clock = FakeClock()
+    budget = Budget(2.0, start=clock.now, clock=clock)  # 120 s
+    budget.keep_for_final(eval_s_per_pair=0.5, pairs=100)  # reserve 50 + 20 = 70 s
+    assert budget.left() == 120.0
+    assert budget.allows(50.0) and not budget.allows(50.5)
+    # 10 of 100 updates done at 5 s each: (120 - 70) / 5 = 10 more fit, so the end is update 20.
+    assert budget.updates_in_reach(done=10, planned=100, update_s=5.0) == 20
+    assert budget.updates_in_reach(done=10, planned=15, update_s=5.0) == 15
+    clock.now += 100.0  # 20 s left: less than the reserve, nothing more fits
+    assert budget.updates_in_reach(done=30, planned=100, update_s=5.0) == 30
+    assert not budget.allows(0.0)
+    none = Budget(0.0, start=clock.now, clock=clock)
+    assert none.left() == float("inf") and none.updates_in_reach(3, 9, 100.0) == 9
+
+
+def test_console_lines_without_a_progress_bar(capsys: pytest.CaptureFixture) -> None:
+    cfg = apply_overrides(TrainConfig(), ["updates=20", "progress=false"])
+    console = Console(cfg)
+    console.header(Path("/tmp/somewhere"), resumed=False)
+    console.open_progress(0, 20)
+    row = {"update": 2, "env_steps": 1000, "steps_per_s": 500.0, "approx_kl": 0.01, "minutes": 0.5}
+    console.progress({**row, "train_vs_heuristic": 1.25}, end_update=20)
+    console.progress({**row, "update": 3, "train_vs_heuristic": ""}, end_update=20)
+    console.evaluation(
+        "periodic",
+        4,
+        [
+            {
+                "opponent": "heuristic",
+                "n_pairs": 30,
+                "mean_diff": 1.5,
+                "ci_low": -0.5,
+                "ci_high": 3.5,
+            }
+        ],
+        12.0,
+    )
+    console.stopping(180.0, 3.0)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "piquet train: output in /tmp/somewhere"
+    assert "device cpu" in out[1] and "every 25 updates (30 pairs)" in out[3]
+    assert "time budget 14 min" in out[3]
+    assert out[4].startswith("update 2/20: 1,000 env steps, 500 steps/s") and "+1.2" in out[4]
+    assert out[5] == (
+        "eval (update 4, 30 pairs, 12 s): vs heuristic +1.50 [-0.50, +3.50] points/deal, 95% CI"
+    )
+    assert out[6].startswith("stopping after 3.0 minutes")
+    assert len(out) == 7  # update 3 is not a tenth of the run: no line
+
+
+def test_a_run_tells_what_it_does(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    assert _train(out) == 0
+    printed = capsys.readouterr().out
+    for text in (
+        f"piquet train: output in {out}",
+        "warm start: recording 6 heuristic-vs-heuristic deals",
+        "warm start: imitated",
+        "evaluating the starting policy (2 pairs vs random)",
+        "eval (starting policy, 2 pairs",
+        "eval (update 1, 2 pairs",
+        "update 2/2:",
+        "final evaluation: 3 pairs vs random",
+        "eval (final, 3 pairs",
+    ):
+        assert text in printed, text
+    # The figure: the final evaluation is its own labelled marker; six labelled panels.
+    fig = learning_curve_figure(out)
+    top, *panels = fig.axes
+    assert [a.get_title() for a in panels] == [
+        "policy loss",
+        "value loss",
+        "entropy (nats)",
+        "approximate KL",
+        "explained variance",
+        "training return (per trajectory)",
+    ]
+    legend = [t.get_text() for t in top.get_legend().get_texts()]
+    assert legend == ["vs random", "final vs random (3 pairs)"]
+    (line,) = top.get_lines()[:1]
+    assert list(line.get_xdata())[-1] < max(float(x) for x in _column(out / "eval.csv", 1))
+    assert "warm start" in [t.get_text() for t in top.texts]
+    # A budget too short for any update: PPO stops at once, on its own line.
+    capsys.readouterr()
+    assert _train(tmp_path / "short", "time_budget_minutes=0.001", "bc_games=0") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("stopping after 0.0 minutes") for line in lines)
+
+
+def _column(path: Path, k: int) -> list[str]:
+    return [r.split(",")[k] for r in path.read_text().splitlines()[1:]]
+
+
+def test_resume_marks_and_truncation(tmp_path: Path) -> None:
+    log = RunLogger(tmp_path, tensorboard=False)
+    for u in (1, 2, 3):
+        log.log_update({"update": u, "env_steps": 10 * u, "policy_loss": 0.1})
+    log.log_eval({"update": 3, "env_steps": 30, "minutes": 0.1, "kind": "periodic",
+                  "opponent": "random", "n_pairs": 2, "mean_diff": 1.0, "ci_low": 0.0,
+                  "ci_high": 2.0, "win_rate": 0.5, "significant": False})  # fmt: skip
+    assert log.truncate(2) == 2
+    log.log_event(2, 20, "resume")
+    assert _column(tmp_path / "train.csv", 0) == ["1", "2"]
+    assert _column(tmp_path / "eval.csv", 0) == []
+    fig = learning_curve_figure(tmp_path)
+    assert "resumed" in [t.get_text() for t in fig.axes[0].texts]
+    assert fig.axes[1].get_title() == "policy loss"
+    assert "not logged" in [t.get_text() for t in fig.axes[2].texts]  # no value loss column
