@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
@@ -414,3 +416,41 @@ def test_training_checkpoint_sections_round_trip(tmp_path: Path) -> None:
     assert torch.equal(ck.model_from(ckpt, "pool0").trunk[0].weight, snap.trunk[0].weight)
     with pytest.raises(ck.CheckpointError, match=r"tensors nope\.\*"):
         ck.model_from(ckpt, "nope")
+
+
+# ---------------------------------------------------------------------------- fuzzing
+
+_GOOD: dict[str, bytes] = {}
+
+
+def _good_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    if "policy" not in _GOOD:
+        path = tmp_path_factory.mktemp("good") / "p.safetensors"
+        _GOOD["policy"] = ck.save_policy(path, small(hidden=(4,)), STANDARD).read_bytes()
+    return _GOOD["policy"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(st.tuples(st.integers(0, 2**31), st.integers(0, 255)), min_size=1, max_size=4),
+    st.one_of(st.none(), st.integers(0, 2**31)),
+)
+def test_any_damaged_file_is_refused_with_a_checkpoint_error(
+    tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[int, int]], cut: int | None
+) -> None:
+    data = bytearray(_good_bytes(tmp_path_factory))
+    n_header = 8 + int.from_bytes(data[:8], "little")
+    for where, value in edits:
+        # most edits land in the header (JSON), where a parser is most exposed
+        i = where % n_header if where % 3 else where % len(data)
+        data[i] = value
+    if cut is not None:
+        del data[cut % len(data) :]
+    path = tmp_path_factory.mktemp("fuzz") / "f.safetensors"
+    path.write_bytes(bytes(data))
+    try:
+        model, rules = ck.load_policy(path)
+    except ck.CheckpointError as exc:
+        assert str(exc).startswith(f"{path}: ")
+    else:  # an edit that changed nothing the checksum covers (JSON whitespace, padding)
+        assert rules == STANDARD and model.arch()["hidden"] == [4]

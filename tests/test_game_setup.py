@@ -242,3 +242,41 @@ def test_clone_copies_every_slot(rules, seed, steps):
             assert mine is not theirs
     assert g._random().getstate() == c._random().getstate()
     assert g._random().random() == c._random().random()
+
+
+# ---------------------------------------------------------------------------- fuzzing
+
+_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=40)
+    | st.binary(max_size=8),
+    lambda inner: st.lists(inner, max_size=14) | st.tuples(inner, inner, inner),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_check_deal_answers_anything_with_a_deal_or_a_value_error(cards):
+    try:
+        parts = check_deal(cards, STANDARD)
+    except ValueError:
+        return
+    assert [len(p) for p in parts] == [12, 12, 8]
+    assert sorted(c for p in parts for c in p) == list(range(32))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(["seed", "mode", "first_elder", "deal_number", "totals", "deals", "record"]),
+    _values,
+)
+def test_game_answers_any_argument_with_a_game_or_a_value_error(name, value):
+    try:
+        g = Game(STANDARD, **{name: value})
+    except ValueError:
+        return
+    assert g.legal_actions() and 0 <= max(g.totals) <= max_start_total(STANDARD)

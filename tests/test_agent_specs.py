@@ -1,0 +1,119 @@
+"""Agent specs: every spec that cannot be built gets one kind of error, naming the spec and what is
+wrong (issue 16: ``mcts:0`` and ``mcts:-3`` were refused with different reasons)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from piquet_agents.mcts import MCTSAgent
+from piquet_agents.registry import AgentSpecError, make_agent
+
+from piquet_env.rules import STANDARD
+
+ITERATIONS = "iterations must be a positive integer (or 0 with a time=SECONDS option)"
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ("mcts:0", f"{ITERATIONS}, got '0'"),
+        ("mcts:-3", f"{ITERATIONS}, got '-3'"),
+        ("mcts:abc", f"{ITERATIONS}, got 'abc'"),
+        ("mcts:1.5", f"{ITERATIONS}, got '1.5'"),
+        ("mcts:0:c=1", f"{ITERATIONS}, got '0'"),
+        ("mcts:100:c=-1", "option c must be a finite number >= 0, got '-1'"),
+        ("mcts:100:c=nan", "option c must be a finite number >= 0, got 'nan'"),
+        ("mcts:100:c=inf", "option c must be a finite number >= 0, got 'inf'"),
+        ("mcts:100:c=high", "option c='high' is not a number"),
+        ("mcts:100:time=0", "option time must be a finite number > 0, got '0'"),
+        ("mcts:100:time=-0.5", "option time must be a finite number > 0, got '-0.5'"),
+        ("mcts:100:scale=0", "option scale must be a finite number > 0, got '0'"),
+        ("mcts:100:rollout=perfect", "option rollout must be one of ('greedy', 'heuristic')"),
+        ("mcts:100:c=1:c=2", "option c given twice"),
+        ("mcts:100:c", "bad option 'c'; options are c=VALUE, time=VALUE"),
+        ("mcts:100:depth=3", "bad option 'depth=3'"),
+        ("alphazero", "not an agent name nor an existing path; expected random, heuristic, mcts"),
+        ("random:3", "not an agent name nor an existing path"),
+        ("heuristic2", "not an agent name nor an existing path"),
+        ("runs/x/policy.safetensors", "no checkpoint file or run directory at this path"),
+        ("policy.safetensors", "no checkpoint file or run directory at this path"),
+        ("", "expected a non-empty string"),
+        ("   ", "expected a non-empty string"),
+    ],
+)
+def test_bad_specs_get_one_kind_of_error(spec: str, reason: str) -> None:
+    with pytest.raises(AgentSpecError) as info:
+        make_agent(spec, STANDARD)
+    assert str(info.value).startswith(f"agent spec {(spec.strip() or spec)!r}: ")
+    assert reason in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_a_spec_that_is_not_a_string() -> None:
+    with pytest.raises(AgentSpecError, match="agent spec 5: expected a non-empty string"):
+        make_agent(5, STANDARD)  # type: ignore[arg-type]
+    with pytest.raises(AgentSpecError, match="rules must be a Rules object"):
+        make_agent("random", "standard")  # type: ignore[arg-type]
+
+
+def test_an_unusable_checkpoint_is_an_agent_spec_error_caused_by_the_checkpoint(
+    tmp_path: Path,
+) -> None:
+    from piquet_agents.checkpoint import CheckpointError
+
+    path = tmp_path / "junk.safetensors"
+    path.write_bytes(b"junk")
+    with pytest.raises(AgentSpecError, match="cannot use the checkpoint: .*junk.safetensors") as e:
+        make_agent(str(path), STANDARD)
+    assert isinstance(e.value.__cause__, CheckpointError)
+    empty = tmp_path / "run"
+    empty.mkdir()
+    with pytest.raises(AgentSpecError, match="is a directory without policy.safetensors"):
+        make_agent(str(empty), STANDARD)
+
+
+def test_good_specs() -> None:
+    a = make_agent("mcts:0:time=0.05", STANDARD, seed=1)
+    assert isinstance(a, MCTSAgent) and a.iterations is None and a.time_limit == 0.05
+    b = make_agent("MCTS:30:C=0:rollout=greedy:scale=10", STANDARD)
+    assert (b.iterations, b.c, b.rollout, b.scale) == (30, 0.0, "greedy", 10.0)
+    assert make_agent(" Heuristic ", STANDARD).name == "heuristic"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"iterations": True}, "iterations must be a non-negative int"),
+        ({"iterations": 10, "c": float("nan")}, "c must be >= 0"),
+        ({"iterations": 10, "scale": float("inf")}, "scale > 0"),
+        ({"iterations": 10, "time_limit": float("nan")}, "time_limit must be a finite"),
+        ({"iterations": 10, "exchange_alternatives": -1}, "exchange_alternatives"),
+        ({"iterations": 10, "exchange_budget": 0}, "exchange_budget"),
+    ],
+)
+def test_search_agent_arguments_are_checked(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        MCTSAgent(**kwargs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=30),
+        st.builds(
+            lambda a, b: f"mcts:{a}:{b}",
+            st.text(max_size=8),
+            st.text(max_size=12),
+        ),
+    )
+)
+def test_any_text_is_an_agent_or_an_agent_spec_error(spec: str) -> None:
+    try:
+        agent = make_agent(spec, STANDARD)
+    except AgentSpecError as exc:
+        assert str(exc).startswith("agent spec ")
+    else:
+        assert agent.name
