@@ -138,7 +138,7 @@ def test_replay_from_a_later_deal_starts_at_its_start(played: tuple[str, Path]) 
     child.expect(pexpect.EOF)
     child.close()
     for deal, reason in [
-        ("7", "no deal 7 in this record: it has deals 1 to 6"),
+        ("7", f"{record}: no deal 7 in this record: it has deals 1 to 6"),
         ("0", "--deal must be at least 1, got 0"),
     ]:
         res = run_piquet("replay", str(record), "--all", "--deal", deal)

@@ -96,19 +96,26 @@ def load_record(path: str | Path) -> dict:
     """
     path = Path(path)
     try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise RecordError(f"{path}: is a directory, not a game record")
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or a device could block or never end
+            raise RecordError(f"{path}: not a regular file")
+        if info.st_size > MAX_RECORD_BYTES:
+            raise RecordError(
+                f"{path}: {info.st_size:,} bytes, over the {MAX_RECORD_BYTES // 2**20} MiB a game "
+                "record may take"
+            )
         with open(path, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise RecordError(f"{path}: not a regular file")
             data = f.read(MAX_RECORD_BYTES + 1)
     except FileNotFoundError:
         raise RecordError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise RecordError(f"{path}: is a directory, not a game record") from None
     except OSError as err:
         raise RecordError(f"{path}: cannot be read ({err.strerror or err})") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise RecordError(f"{path}: larger than {MAX_RECORD_BYTES // 2**20} MiB, not a game record")
+    if len(data) > MAX_RECORD_BYTES:  # it grew while being read
+        raise RecordError(
+            f"{path}: over the {MAX_RECORD_BYTES // 2**20} MiB a game record may take"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -139,7 +146,10 @@ def _parse_json(text: str) -> object:
 
 def check_record(doc: object) -> dict:
     """Check a record document: ``format``, two agent names (strings), and the event list (see
-    :func:`load_events`). Returns the document; :class:`RecordError` names what is wrong."""
+    :func:`load_events`). Returns the document (a bare event list comes back as
+    ``{"events": list}``); :class:`RecordError` names what is wrong."""
+    if isinstance(doc, list):  # a bare event list (``game.events`` dumped as it is)
+        doc = {"events": doc}
     if not isinstance(doc, dict):
         raise RecordError(f"not a piquet game record: a JSON {_kind(doc)}, not an object")
     fmt = doc.get("format", RECORD_FORMAT)

@@ -204,9 +204,13 @@ def run_replay(
     status."""
     try:
         doc = load_record(path)
-        steps = _from_deal(replay_steps(doc, style), doc, start_deal)
     except RecordError as err:
         error(f"piquet replay: {err}")
+        return 2
+    try:
+        steps = _from_deal(replay_steps(doc, style), doc, start_deal)
+    except RecordError as err:
+        error(f"piquet replay: {path}: {err}")
         return 2
     width = terminal_width()
     emit = write
