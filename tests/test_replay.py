@@ -56,7 +56,7 @@ def test_a_saved_game_replays_identically(played: tuple[str, Path]) -> None:
     # Both hands after every trick: elder's and younger's, one card fewer each time.
     for n in range(1, 12):
         chunk = res.stdout.split(f"Trick {n}: ")[-1].split("Trick ")[0]
-        hands = re.findall(r"^ {4}(human|random) \((elder|younger)\)\s+(.*?)   ·", chunk, re.M)
+        hands = re.findall(r"^ {4}(human|random) \((elder|younger)\) +(.*?)$", chunk, re.M)
         assert sorted(h[1] for h in hands) == ["elder", "younger"]
         assert all(len(h[2].split()) == 12 - n for h in hands)
 

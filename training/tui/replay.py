@@ -68,19 +68,15 @@ def player_names(doc: dict) -> tuple[str, str]:
 
 
 def hands_lines(game: Game, cast: Cast, style: Style) -> list[str]:
-    """Both players' hands now (elder first), with tricks won and this deal's score."""
+    """Both players' hands now (elder first), then, in the play, this deal's points so far."""
     labels = {p: f"{cast.names[p]} ({role(game.elder, p)})" for p in (0, 1)}
     width = max(len(x) for x in labels.values()) + 2
-    out = []
-    for p in (game.elder, game.younger):
-        extra = ""
-        if game.phase == Phase.PLAY:
-            n, pts = game.tricks_won[p], game.deal_score(p).total
-            extra = (
-                f"   {style.dot} {n} trick{'' if n == 1 else 's'} {style.dot} "
-                f"{pts} point{'' if pts == 1 else 's'}"
-            )
-        out.append(f"    {labels[p]:<{width}}{style.hand(game.hands[p])}{extra}")
+    out = [
+        f"    {labels[p]:<{width}}{style.hand(game.hands[p])}" for p in (game.elder, game.younger)
+    ]
+    if game.phase == Phase.PLAY:
+        pts = [game.deal_score(p).total for p in (0, 1)]
+        out.append(f"    points this deal: {cast.names[0]} {pts[0]}, {cast.names[1]} {pts[1]}")
     return out
 
 

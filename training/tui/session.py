@@ -18,6 +18,7 @@ game ends by Ctrl-C, SIGTERM or SIGHUP (:mod:`piquet_training.tui.signals`).
 
 from __future__ import annotations
 
+import operator
 import random
 import sys
 import threading
@@ -262,7 +263,11 @@ class Session:
         agent = self.seats[p]
         with self._thinking(self.names[p]):
             action = agent.act(Turn(g, p))
-        if not isinstance(action, int) or not g.is_legal(action):
+        try:
+            action = operator.index(action)
+        except TypeError:
+            action = None
+        if action is None or not g.is_legal(action):
             raise IllegalAgentActionError(
                 f"agent {self.names[p]!r} (player {p}) chose illegal action {action!r}"
             )
