@@ -1,0 +1,350 @@
+"""Piquet as an OpenSpiel Python game: ``pyspiel.load_game("python_piquet")`` (``openspiel`` extra).
+
+Importing this module registers the game (``pip install "piquet-env[openspiel]"``; without
+OpenSpiel the import raises an ImportError naming the extra). Game parameters, all strings:
+``rules`` (``"standard"``, ``"classic"``, or with variants ``"classic+normand"``), ``episode``
+(``"partie"`` or ``"deal"``) and ``reward`` (``"result"``: the settled partie result, or the deal
+point difference in ``episode="deal"``; ``"win"``: +1/-1/0 on that result)::
+
+    import pyspiel
+    import piquet_env.adapters.openspiel  # registers python_piquet
+    game = pyspiel.load_game("python_piquet", {"rules": "classic", "episode": "deal"})
+
+- Chance nodes: the cut for deal (two outcomes, ids 0 and 1: which player is elder in the first
+  deal, each with probability 1/2, as the cut gives by symmetry), then every card of every deal
+  (uniform over the cards not dealt yet: elder's twelve, younger's twelve, then the talon from the
+  top). The engine's own shuffles are not used.
+- Player actions: the engine's action ids (:mod:`piquet_env.actions`), ``num_distinct_actions``
+  35 (36 under ``normand``); ``legal_actions`` are the engine's.
+- ``observation_tensor`` and ``information_state_tensor``: the project's encoder
+  (:func:`piquet_env.observation.encoder_for`), which holds everything the player knows about
+  the deal under way and nothing he does not (zeros before the first deal is complete);
+  ``observation_string``: the table as the player sees it (:func:`piquet_env.render.render_text`);
+  ``information_state_string``: the player's own record of the cut, his dealt hands and every
+  move as he saw it (the opponent's discards as ``?``), then that view of the table.
+- ``returns``: at the end, ``Game.result`` (or its sign under ``reward="win"``); zero before.
+- Serialisation: OpenSpiel's default, the action history (``game.deserialize_state``).
+- ``resample_from_infostate(player, sampler)``: a state whose hidden cards are dealt afresh
+  consistently with what ``player`` knows (:func:`piquet_env.game.knowledge.determinize`), with a
+  history that replays to it; OpenSpiel's Python ISMCTS calls it. The sampler's own random
+  numbers are not used: the state keeps a generator seeded from the game's ``seed`` parameter.
+  A sample must replay this history exactly, including the engine's automatic moves (a forced
+  pass in the sample where the real opponent chose, or the reverse, changes the record); when 20
+  samples all fail, the state itself is returned, which is consistent but tells the searcher the
+  real cards. Measured (tests/test_integrations_openspiel.py): none of the decisions of a
+  standard single deal, about one in six in a ``classic+normand`` partie.
+- Bots: :class:`PlayerBot` plays any :class:`piquet_env.players.Player` (the project's agents)
+  in ``evaluate_bots``. OpenSpiel's Python ``ISMCTSBot`` does not implement ``restart_at``, which
+  ``evaluate_bots`` calls: subclass it with ``restart_at = lambda self, state: self.reset()``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+try:
+    import pyspiel
+except ImportError as e:  # pragma: no cover - exercised in an env-only install
+    raise ImportError(
+        'the OpenSpiel adapter needs open_spiel: pip install "piquet-env[openspiel]"'
+    ) from e
+
+from piquet_env.cards import card_str, cards_str
+from piquet_env.game import Game, Phase
+from piquet_env.game.knowledge import determinize
+from piquet_env.game.scoring import MAX_TOTAL
+from piquet_env.observation import encoder_for
+from piquet_env.players import Player, Turn
+from piquet_env.render import render_text
+from piquet_env.rules import make_rules
+
+GAME_NAME = "python_piquet"
+EPISODES = ("partie", "deal")
+REWARDS = ("result", "win")
+DEFAULT_PARAMS = {"rules": "standard", "episode": "partie", "reward": "result", "seed": 0}
+_MOVES_PER_DEAL = 100  # generous: 24 plays, 6 declarations, at most 12 exchange moves
+_RESAMPLE_TRIES = 20
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name=GAME_NAME,
+    long_name="Python Piquet",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=2,
+    min_num_players=2,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=DEFAULT_PARAMS,
+)
+
+
+class PiquetGame(pyspiel.Game):
+    """The Piquet game for OpenSpiel (parameters and conventions in the module docstring)."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        merged = {**DEFAULT_PARAMS, **(params or {})}
+        rules = make_rules(str(merged["rules"]))
+        episode, reward = merged["episode"], merged["reward"]
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        encoder = encoder_for(rules)
+        deals = 1 if episode == "deal" else rules.deals + (2 if rules.tie_break_deals else 0)
+        bound = 1.0 if reward == "win" else float(2 * MAX_TOTAL + 100)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=encoder.n_actions,
+            max_chance_outcomes=rules.n_cards,
+            num_players=2,
+            min_utility=-bound,
+            max_utility=bound,
+            utility_sum=0.0,
+            max_game_length=1 + deals * (rules.n_cards + _MOVES_PER_DEAL),
+        )
+        super().__init__(_GAME_TYPE, info, merged)
+        self.rules = rules
+        self.episode = episode
+        self.reward = reward
+        self.encoder = encoder
+        self.seed = int(merged["seed"])
+
+    def new_initial_state(self) -> PiquetState:
+        """The state before the cut."""
+        return PiquetState(self)
+
+    def make_py_observer(
+        self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
+    ) -> PiquetObserver:
+        """The observer for tensors and strings (the same encoder for both kinds)."""
+        return PiquetObserver(self, iig_obs_type, params)
+
+
+class PiquetState(pyspiel.State):
+    """A Piquet state: chance nodes for the cut and the deals, then the engine's game."""
+
+    def __init__(self, game: PiquetGame) -> None:
+        super().__init__(game)
+        # OpenSpiel's clone copies the state, not the Python game's attributes: keep what is needed
+        self._rules = game.rules
+        self._episode = game.episode
+        self._reward = game.reward
+        self.game: Game | None = None
+        self._first_elder: int | None = None
+        self._dealing: list[int] | None = []  # cards of the deal being dealt (None: play)
+        self._actions: list[int] = []
+        self._deal_start = 0  # index in _actions of the current deal's first card
+        self._log: tuple[list[str], list[str]] = ([], [])
+        self._rng = random.Random(game.seed)
+
+    # ------------------------------------------------------------------ OpenSpiel API
+
+    def current_player(self) -> int:
+        """The player to act, CHANCE while cutting or dealing, TERMINAL at the end."""
+        if self.game is not None and self.game.is_over:
+            return pyspiel.PlayerId.TERMINAL
+        if self._first_elder is None or self._dealing is not None:
+            return pyspiel.PlayerId.CHANCE
+        return self.game.current_player
+
+    def _legal_actions(self, player: int) -> list[int]:
+        """The engine's legal action ids for ``player`` (who is to act)."""
+        return sorted(self.game.legal_actions())
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The cut (two outcomes) or the next card (uniform over the cards left)."""
+        if self._first_elder is None:
+            return [(0, 0.5), (1, 0.5)]
+        left = sorted(set(range(self._rules.n_cards)) - set(self._dealing))
+        p = 1.0 / len(left)
+        return [(c, p) for c in left]
+
+    def _apply_action(self, action: int) -> None:
+        """Cut, deal a card, or play a move in the engine."""
+        self._actions.append(action)
+        if self._first_elder is None:
+            self._first_elder = action
+            for p in (0, 1):
+                self._log[p].append(f"cut: player_{action} elder")
+            self._deal_start = len(self._actions)
+            return
+        if self._dealing is not None:
+            self._dealing.append(action)
+            if len(self._dealing) == self._rules.n_cards:
+                self._start_deal(self._dealing)
+                self._dealing = None
+            return
+        g = self.game
+        mover, exchanging = g.current_player, g.phase == Phase.EXCHANGE
+        name = g.action_name(action)
+        n_deals = len(g.deal_scores)
+        g.apply(action)
+        self._log[mover].append(name)
+        hidden = exchanging and action < self._rules.n_cards
+        self._log[1 - mover].append("discard ?" if hidden else name)
+        if len(g.deal_scores) > n_deals and not g.is_over:
+            self._dealing = []  # the next deal comes from chance nodes
+            self._deal_start = len(self._actions)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        """``cut: player_0 elder``, ``deal AS``, or the engine's action name."""
+        if player == pyspiel.PlayerId.CHANCE:
+            if self._first_elder is None:
+                return f"cut: player_{action} elder"
+            return f"deal {card_str(action)}"
+        return self.game.action_name(action)
+
+    def is_terminal(self) -> bool:
+        """Whether the episode is settled."""
+        return self.game is not None and self.game.is_over
+
+    def returns(self) -> list[float]:
+        """The settled result (its sign under ``reward="win"``) at the end; zeros before."""
+        if not self.is_terminal():
+            return [0.0, 0.0]
+        r0 = self.game.result[0]
+        if self._reward == "win":
+            r0 = (r0 > 0) - (r0 < 0)
+        return [float(r0), float(-r0)]
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> PiquetState:
+        """A state ``player_id`` cannot tell from this one, its hidden cards dealt afresh
+        (:func:`~piquet_env.game.knowledge.determinize`); this state itself while cutting or
+        dealing, or if no consistent replay is found."""
+        del probability_sampler  # the state's own generator draws the sample
+        if self.game is None or self._dealing is not None or self.is_terminal():
+            return self.clone()
+        target = self.information_state_string(player_id)
+        for _ in range(_RESAMPLE_TRIES):
+            sample = determinize(self.game, player_id, self._rng)
+            state = self._replay(sample, player_id)
+            if state is not None and state.information_state_string(player_id) == target:
+                state._rng = random.Random(self._rng.getrandbits(64))
+                return state
+        return self.clone()
+
+    def __str__(self) -> str:
+        """The spectator's view of the table (or the cut and cards dealt so far)."""
+        if self.game is None or self._dealing is not None:
+            dealt = " ".join(card_str(c) for c in self._dealing or [])
+            return f"cut: {self._first_elder}; dealing: {dealt}"
+        return render_text(self.game, None)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _start_deal(self, cards: list[int]) -> None:
+        """Start the engine's deal with ``cards`` (elder's 12, younger's 12, the talon)."""
+        deal = (cards[:12], cards[12:24], cards[24:])
+        if self.game is None:
+            self.game = Game(
+                self._rules,
+                seed=0,
+                mode=self._episode,
+                deals=[deal],
+                first_elder=self._first_elder,
+                record=False,
+            )
+        else:
+            # The engine has started its next deal from its own shuffle; deal these cards instead
+            # (the deal's whole state is rebuilt from them; totals and the deal count stay).
+            self.game._preset = [deal]
+            self.game._start_deal()
+        g = self.game
+        for p in (0, 1):
+            self._log[p].append(f"deal {g.deal_number + 1}: {cards_str(g.dealt[p])}")
+
+    def _replay(self, sample: Game, player: int) -> PiquetState | None:
+        """A fresh state replaying this history up to the current deal, then ``sample``'s deal
+        of the current cards and this deal's moves (the opponent's discards from the sample)."""
+        g = self.game
+        e, o = g.elder, 1 - player
+        taken_e = _taken(sample, e)
+        taken_y = _taken(sample, 1 - e)
+        talon = sorted(taken_e) + sorted(taken_y) + list(sample.talon)
+        cards = sorted(_bits(sample.dealt[e])) + sorted(_bits(sample.dealt[1 - e])) + talon
+        discards = sorted(_bits(sample.discards[o]))
+        state = self.get_game().new_initial_state()
+        for a in self._actions[: self._deal_start]:
+            state.apply_action(a)
+        for c in cards:
+            state.apply_action(c)
+        n = self._rules.n_cards
+        for a in self._actions[self._deal_start + len(cards) :]:
+            sg = state.game
+            if sg.current_player == o and sg.phase == Phase.EXCHANGE and a < n:
+                if not discards:
+                    return None
+                a = discards.pop(0)
+            if a not in sg.legal_actions():
+                return None
+            state.apply_action(a)
+        return state
+
+
+class PlayerBot(pyspiel.Bot):
+    """An OpenSpiel bot playing a :class:`piquet_env.players.Player` (every agent of
+    :mod:`piquet_agents` is one), for ``evaluate_bots`` and OpenSpiel's other tools."""
+
+    def __init__(self, player: Player, seed: int = 0) -> None:
+        pyspiel.Bot.__init__(self)
+        self.player = player
+        self._seed = seed
+        self.player.reset(seed)
+
+    def restart_at(self, state: PiquetState) -> None:
+        """A new game: reset the player."""
+        self._seed += 1
+        self.player.reset(self._seed)
+
+    def step(self, state: PiquetState) -> int:
+        """The player's move in ``state``."""
+        return int(self.player.act(Turn(state.game, state.current_player())))
+
+
+class PiquetObserver:
+    """OpenSpiel's PyObserver for Piquet: the encoder's vector as ``tensor`` (``dict`` holds it
+    under ``"observation"``) and the player's view as a string."""
+
+    def __init__(self, game: PiquetGame, iig_obs_type: Any, params: dict[str, Any] | None) -> None:
+        if params:
+            raise ValueError(f"observation parameters are not supported, got {params}")
+        self._encoder = game.encoder
+        self._perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
+        self.tensor = np.zeros(game.encoder.size, np.float32)
+        self.dict = {"observation": self.tensor}
+
+    def set_from(self, state: PiquetState, player: int) -> None:
+        """Fill :attr:`tensor` with ``player``'s observation of ``state``."""
+        if state.game is None or state._dealing is not None:
+            self.tensor.fill(0.0)
+        else:
+            self.tensor[:] = self._encoder.encode(state.game, player)
+
+    def string_from(self, state: PiquetState, player: int) -> str:
+        """``player``'s view of the table; with perfect recall, his record of the game first."""
+        view = "" if state.game is None else render_text(state.game, player)
+        if state._dealing is not None and state.game is not None:
+            view = f"dealing deal {state.game.deal_number + 1}"
+        if not self._perfect_recall:
+            return view
+        return f"player_{player}\n" + "\n".join(state._log[player]) + "\n" + view
+
+
+def _bits(mask: int) -> list[int]:
+    return [c for c in range(mask.bit_length()) if mask >> c & 1]
+
+
+def _taken(game: Game, p: int) -> list[int]:
+    """The talon cards player ``p`` took this deal: what he holds, played or showed beyond his
+    dealt hand."""
+    return _bits((game.hands[p] | game.played[p]) & ~game.dealt[p])
+
+
+pyspiel.register_game(_GAME_TYPE, PiquetGame)
