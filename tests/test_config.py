@@ -220,7 +220,7 @@ def test_cli_refuses_a_bad_setting_before_any_work(tmp_path, capsys) -> None:
     assert main(["train", "--set", f"out_dir={afile}/run"]) == 2
     assert "out_dir" in capsys.readouterr().err
     assert main(["train", "--backend", "rllib", "--set", "lr=nan"]) == 2
-    assert "learning_rate must be a number > 0, got nan" in capsys.readouterr().err
+    assert "lr (learning_rate) must be a number > 0, got nan" in capsys.readouterr().err
 
 
 def test_only_the_config_module_reads_toml() -> None:

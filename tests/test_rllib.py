@@ -366,7 +366,14 @@ def test_cli_settings_and_flags():
             "num_cpus=none",
         )
     )
-    assert (cfg.hidden, cfg.lr, cfg.num_env_runners, cfg.address, cfg.iterations, cfg.out_dir) == (
+    assert (
+        cfg.hidden,
+        cfg.learning_rate,
+        cfg.num_env_runners,
+        cfg.address,
+        cfg.updates,
+        cfg.out_dir,
+    ) == (
         (64, 32),
         1e-4,
         2,
@@ -381,10 +388,10 @@ def test_cli_settings_and_flags():
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--set", "foo=1"], "unknown RLlib setting 'foo'"),
-        (["--set", "lr"], "KEY=VALUE"),
-        (["--set", "lr=fast"], "bad value for lr"),
-        (["--set", "episode=trick"], "episode"),
+        (["--set", "foo=1"], "unknown config key 'foo'"),
+        (["--set", "lr"], "key=value"),
+        (["--set", "lr=fast"], "config key 'lr' (learning_rate): bad text 'fast'"),
+        (["--set", "episode=trick"], "episode (mode) must be one of 'partie', 'deal'"),
         (["--num-env-runners", "-1"], "num_env_runners"),
         (["--set", "rules=bezique"], "unknown rules preset"),
     ],
@@ -430,14 +437,14 @@ def ray_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rllib")
     # every game against the newest snapshot, and a new snapshot after every iteration
     cfg = RLlibConfig(
-        iterations=1,
+        updates=1,
         num_env_runners=1,
         num_envs_per_env_runner=1,
         out_dir=str(out),
         hidden=(32,),
         train_batch_size=200,
         minibatch_size=100,
-        num_epochs=2,
+        update_epochs=2,
         seed=1,
         self_play_weight=0.0,
         latest_weight=1.0,
@@ -455,7 +462,7 @@ def ray_run(tmp_path_factory):
         first = train(cfg, log=None)
         first_ckpt = ck.read_checkpoint(out / ck.LATEST_FILE)
         resumed_cfg = RLlibConfig.from_dict(
-            dict(first_ckpt.meta["config"], iterations=2, num_env_runners=2)
+            dict(first_ckpt.meta["config"], updates=2, num_env_runners=2)
         )
         second = train(resumed_cfg, resume=out, log=None)
     finally:

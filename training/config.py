@@ -79,10 +79,12 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Rule:
-    """What values a setting accepts: ``ok(value)`` and its description for error messages."""
+    """What values a setting accepts: ``ok(value)`` and its description for error messages
+    (``explain(value)``, when given, adds why a value was refused)."""
 
     description: str
     ok: Callable[[Any], bool]
+    explain: Callable[[Any], str] | None = None
 
 
 def _finite(v: Any) -> bool:
@@ -137,18 +139,21 @@ def _positive_widths(v: Any) -> bool:
 WIDTHS = Rule("a non-empty list of layer widths in 1..65536", _positive_widths)
 
 
-def _rules_preset(v: Any) -> bool:
+def _rules_problem(v: Any) -> str:
+    """Why ``v`` names no rules preset ("" if it names one)."""
     from piquet_env.rules import make_rules
 
     try:
         make_rules(v)
-    except (ValueError, TypeError):
-        return False
-    return True
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return ""
 
 
 RULES_PRESET = Rule(
-    "a rules preset such as 'standard', 'classic' or 'classic+normand'", _rules_preset
+    "a rules preset such as 'standard', 'classic' or 'classic+normand'",
+    lambda v: not _rules_problem(v),
+    _rules_problem,
 )
 
 
@@ -225,24 +230,33 @@ class Settings:
         """Checks that involve several fields (raise :class:`ConfigError`); none by default."""
 
 
-def _check_rule(cfg: Settings, name: str, value: Any, *, source: str) -> None:
+def _check_rule(cfg: Settings, name: str, value: Any, *, source: str, label: str = "") -> None:
+    """Raise :class:`ConfigError` unless ``value`` suits field ``name`` (called ``label``, the
+    name the user wrote, in the message)."""
     rule: Rule = _field(type(cfg), name).metadata.get("rule", ANY)
     if not rule.ok(value):
-        raise ConfigError(f"{source}: {name} must be {rule.description}, got {value!r}")
+        why = f" ({rule.explain(value)})" if rule.explain is not None else ""
+        raise ConfigError(
+            f"{source}: {label or name} must be {rule.description}, got {value!r}{why}"
+        )
 
 
 def _field(cls: type, name: str) -> dataclasses.Field:
     return {f.name: f for f in fields(cls)}[name]
 
 
-def _coerce(cls: type, key: str, value: Any, *, from_text: bool, source: str) -> Any:
+def _coerce(
+    cls: type, key: str, value: Any, *, from_text: bool, source: str, label: str = ""
+) -> Any:
     """Convert ``value`` to the declared type of field ``key``; ConfigError naming it."""
     kind = typing.get_type_hints(cls)[key]
     try:
         return _convert(kind, value, from_text)
     except (TypeError, ValueError) as exc:
         how = "text" if from_text else "value"
-        raise ConfigError(f"{source}: config key {key!r}: bad {how} {value!r} ({exc})") from None
+        raise ConfigError(
+            f"{source}: config key {label or repr(key)}: bad {how} {value!r} ({exc})"
+        ) from None
 
 
 def _convert(kind: Any, value: Any, from_text: bool) -> Any:
@@ -305,8 +319,16 @@ def replace_checked(cfg: S, updates: dict[str, Any], *, source: str, from_text: 
             if key in cls.RETIRED:
                 continue
             raise ConfigError(f"{source}: {name!r} is set twice (as {key!r} too)")
-        changes[name] = _coerce(cls, name, value, from_text=from_text, source=source)
-        _check_rule(cfg, name, changes[name], source=source)
+        label = f"{key} ({name})" if key != name else ""
+        changes[name] = _coerce(
+            cls,
+            name,
+            value,
+            from_text=from_text,
+            source=source,
+            label=f"{key!r} ({name})" if label else "",
+        )
+        _check_rule(cfg, name, changes[name], source=source, label=label)
     return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]
 
 
@@ -384,22 +406,25 @@ def _toml_value(value: Any) -> str:
 MODE = one_of(*MODES)
 
 
-def _agent_specs(v: Any) -> bool:
+def _specs_problem(v: Any) -> str:
+    """Why ``v`` is not a list of agent specs ("" if it is one)."""
     if not isinstance(v, str) or not [s for s in v.split(",") if s.strip()]:
-        return False
+        return "no agent named"
     from piquet_agents.registry import make_agent
 
     try:
         for spec in v.split(","):
             if spec.strip():
                 make_agent(spec.strip())
-    except ValueError:
-        return False
-    return True
+    except ValueError as exc:
+        return str(exc)
+    return ""
 
 
 AGENT_SPECS = Rule(
-    "comma-separated agent specs (random, heuristic, mcts:N or a checkpoint path)", _agent_specs
+    "comma-separated agent specs (random, heuristic, mcts:N or a checkpoint path)",
+    lambda v: not _specs_problem(v),
+    _specs_problem,
 )
 
 
