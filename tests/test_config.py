@@ -6,6 +6,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from piquet_training.cli import main
 from piquet_training.config import (
     ConfigError,
@@ -232,3 +234,31 @@ def test_only_the_config_module_reads_toml() -> None:
         if "import tomllib" in p.read_text()
     ]
     assert users == ["training/config.py"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**63),
+    lr=st.floats(1e-9, 10, allow_nan=False),
+    lam=st.floats(0, 1),
+    hidden=st.lists(st.integers(1, 4096), min_size=1, max_size=4),
+    mode=st.sampled_from(["partie", "deal"]),
+    reward=st.sampled_from(["result", "deal_points", "win"]),
+    rllib=st.booleans(),
+)
+def test_toml_round_trip(seed, lr, lam, hidden, mode, reward, rllib, tmp_path_factory) -> None:
+    """Any valid settings print as TOML that reads back to the same settings."""
+    cls = RLlibConfig if rllib else TrainConfig
+    cfg = cls.from_dict(
+        {
+            "seed": seed,
+            "learning_rate": lr,
+            "gae_lambda": lam,
+            "hidden": hidden,
+            "mode": mode,
+            "reward": reward,
+        }
+    )
+    f = tmp_path_factory.mktemp("rt") / "c.toml"
+    f.write_text(to_toml(cfg))
+    assert load_toml(f, cls=cls) == cfg
