@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from piquet_training.cli import build_parser, main
 from piquet_training.cli.common import (
     CLIError,
@@ -277,3 +279,40 @@ def test_bench_engine_runs_and_prints_its_seed(capsys):
     assert rc == 0
     assert out.startswith("engine (standard, event log on): ") and "decisions/s" in out
     assert out.rstrip().endswith("; seed 4)")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    layout=st.lists(st.sampled_from(["dir", "file", "missing"]), min_size=1, max_size=4),
+    directory=st.booleans(),
+)
+def test_an_accepted_path_is_written_in_place_and_a_refused_one_is_untouched(
+    tmp_path_factory, layout, directory
+):
+    """Build a chain of path components, each an existing folder, an existing file or missing;
+    whatever check_output_path accepts is then written where asked (no fallback), and whatever it
+    refuses raises CLIError without touching anything."""
+    root = tmp_path_factory.mktemp("paths")
+    path = root
+    for k, kind in enumerate(layout):
+        path = path / f"c{k}"
+        if kind == "dir" and path.parent.is_dir():
+            path.mkdir()
+        elif kind == "file" and path.parent.is_dir():
+            path.write_text("keep")
+    before = sorted((p, p.is_dir()) for p in root.rglob("*"))
+    try:
+        check_output_path(path, "--out", directory=directory)
+    except CLIError:
+        assert sorted((p, p.is_dir()) for p in root.rglob("*")) == before
+        return
+    if directory:
+        path.mkdir(parents=True, exist_ok=True)
+        written = write_or_fall_back(path / "x.json", lambda p: p.write_text("ok"), "--out", "t")
+        assert written == path / "x.json"
+    else:
+        written = write_or_fall_back(path, lambda p: p.write_text("ok"), "--out", "t")
+        assert written == path
+    assert written.read_text() == "ok"
