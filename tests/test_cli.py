@@ -111,7 +111,7 @@ def test_the_same_rules_error_is_worded_the_same_in_every_command(capsys, tmp_pa
     assert len(reasons) == 1
 
 
-ADOPTED = ("bench", "eval", "ladder")
+ADOPTED = ("bench", "eval", "ladder", "play")
 """Subcommands built on the shared --rules/--variant/--seed of cli.common."""
 
 
