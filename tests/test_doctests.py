@@ -31,7 +31,9 @@ MODULES = _modules_with_examples()
 
 
 def test_the_examples_are_found():
-    assert {"piquet_env.cards", "piquet_agents.registry", "piquet_training.tui.text"} <= set(MODULES)
+    assert {"piquet_env.cards", "piquet_agents.registry", "piquet_training.tui.text"} <= set(
+        MODULES
+    )
 
 
 @pytest.mark.parametrize("name", MODULES)
