@@ -32,6 +32,8 @@ Importing `piquet_env` registers it with PettingZoo's registry (PettingZoo 1.27 
   opponent's; at the end of the episode a settlement adjustment brings each player's sum to his
   settled result. Under both modes an episode's rewards sum, per player, to `reward_scale` times
   `Game.result` (RULES.md section 8; in `episode="deal"` mode the deal point difference).
+  `"win"`: nothing until the end, then +1 for a won episode, -1 for a lost one, 0 for a tie
+  (times `reward_scale`), as benchmark code expects (:mod:`piquet_env.rewards` defines the modes).
 - `reward_scale`: a positive factor applied to every reward (default 1.0; e.g. 0.01).
 - `render_mode`: `None`, `"human"` (prints), `"ansi"` (returns the text) or `"rgb_array"` (returns
   the table as a uint8 HxWx3 image; needs matplotlib: `pip install "piquet-env[render]"`);
@@ -177,14 +179,13 @@ from piquet_env.combinations import CATEGORY_NAMES
 from piquet_env.game import Game, Phase
 from piquet_env.observation import encoder_for
 from piquet_env.render import render_text
-from piquet_env.rewards import reward_due
+from piquet_env.rewards import REWARDS, reward_due
 from piquet_env.rules import Rules, make_rules
 
 AGENTS = ("player_0", "player_1")
 _INDEX = {"player_0": 0, "player_1": 1}
 _INT8 = np.dtype(np.int8)
 EPISODES = ("partie", "deal")
-REWARDS = ("result", "deal_points")
 RENDER_VIEWS = ("player", "player_0", "player_1", "spectator")
 OBSERVATION_FORMATS = ("dict", "vector")
 RESET_OPTION_KEYS = ("deal", "deals", "first_elder")
@@ -511,7 +512,7 @@ class raw_env(AECEnv):
         phase = g.phase
         self._legal = legal = g.legal_actions()
         if not self.info_names:
-            self.infos = self._mask_infos()
+            self.infos = self._mask_infos() if self._info_mask else {a: {} for a in AGENTS}
             self._select(p)
             return
         if phase == _PLAY:
