@@ -133,6 +133,66 @@ def test_illegal_action_ends_the_episode_and_bad_options_raise():
         PiquetGymEnv(opponent="random")
 
 
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"render_mode": "rgb"}, "render_mode must be None or one of"),
+        ({"illegal_reward": float("nan")}, "illegal_reward must be a finite number"),
+        ({"illegal_reward": float("inf")}, "illegal_reward must be a finite number"),
+        ({"illegal_reward": "low"}, "illegal_reward must be a number"),
+        ({"variants": 5}, "variants must be a variant name or a list"),
+        ({"render_view": "god"}, "render_view must be one of"),
+    ],
+)
+def test_bad_constructor_options_name_the_option(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PiquetGymEnv(**kwargs)
+
+
+@pytest.mark.parametrize("action", [None, 1.5, "3", True, [3], np.array([3]), np.array([[3]])])
+def test_step_rejects_what_is_not_one_action_id(action):
+    env = PiquetGymEnv(episode="deal", seat="player_0")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action must be"):
+        env.step(action)
+
+
+def test_step_takes_numpy_integers_and_reset_options_must_be_a_dict():
+    env = PiquetGymEnv(episode="deal", seat="player_0")
+    env.reset(seed=0)
+    legal = np.flatnonzero(env.action_masks())
+    env.step(np.int64(legal[0]))
+    env.step(np.array(np.flatnonzero(env.action_masks())[0]))
+    with pytest.raises(ValueError, match="reset options must be a dict or None"):
+        env.reset(seed=0, options=["deal"])
+    with pytest.raises(RuntimeError, match="before reset"):
+        PiquetGymEnv().step(0)
+
+
+def test_info_carries_the_action_mask_and_the_learners_view_is_rendered():
+    env = PiquetGymEnv(episode="deal", seat="player_1", render_mode="ansi")
+    _, info = env.reset(seed=2)
+    np.testing.assert_array_equal(info["action_mask"], env.action_masks().astype(np.int8))
+    frames = set()
+    for _ in range(10):
+        text = env.render()
+        assert "(view of player_1)" in text
+        frames.add(text)
+        mask = env.action_masks()
+        _, _, terminated, _, info = env.step(int(np.flatnonzero(mask)[0]))
+        if terminated:
+            break
+    assert len(frames) > 1
+
+
+def test_rgb_array_render():
+    pytest.importorskip("matplotlib", reason="rgb_array needs the render extra (matplotlib)")
+    env = PiquetGymEnv(episode="deal", seat="player_0", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.shape == (540, 960, 3)
+
+
 @pytest.mark.slow
 def test_maskable_ppo_learns_to_beat_a_random_opponent():
     """A few thousand MaskablePPO steps in deal mode against the random agent; the greedy policy's
