@@ -18,7 +18,7 @@ from piquet_agents.mcts import ROLLOUT_POLICIES, MCTSAgent
 from piquet_agents.policy import ActorCritic, PolicyAgent
 from piquet_agents.random_agent import RandomAgent
 
-from piquet_env.game import Game, Phase
+from piquet_env.game import Game, Phase, max_start_total
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, all_presets
 
@@ -58,10 +58,22 @@ def _advance(game: Game, rng: random.Random, steps: int) -> None:
     st.integers(0, 2**32 - 1),
     st.sampled_from(("partie", "deal")),
     st.one_of(st.integers(0, 8), st.integers(0, 60), st.integers(0, 400)),
+    st.floats(0, 1),
+    st.tuples(st.floats(0, 1), st.floats(0, 1)),
 )
-def test_every_agent_acts_legally_from_any_point_of_any_game(rules, seed, mode, steps):
+def test_every_agent_acts_legally_from_any_point_of_any_game(
+    rules, seed, mode, steps, start, totals
+):
     rng = random.Random(seed)
-    game = Game(rules, seed=seed, mode=mode)
+    deal_number = int(start * (rules.deals - 1))  # a partie taken up part-way through
+    top = max_start_total(rules, deal_number)
+    game = Game(
+        rules,
+        seed=seed,
+        mode=mode,
+        deal_number=deal_number,
+        totals=(int(totals[0] * top), int(totals[1] * top)),
+    )
     _advance(game, rng, steps)
     if game.is_over:
         return
