@@ -147,7 +147,7 @@ def make_rules(preset: str | Rules = "standard", variants: Iterable[str] = ()) -
 
     ``preset`` may itself carry variants joined by ``+`` (``"standard+orbis"``), or be a
     :class:`Rules` (returned as is when no variants are added). Unknown names and repeated variants
-    raise ``ValueError``.
+    raise ``ValueError``; ``variants`` may also be one ``+``-joined string (``"orbis+saison"``).
     """
     if isinstance(preset, Rules):
         base_rules, extra = preset, list(preset.variants)
@@ -158,7 +158,14 @@ def make_rules(preset: str | Rules = "standard", variants: Iterable[str] = ()) -
         if head not in RULE_SETS:
             raise ValueError(f"unknown rules preset {head!r}; expected one of {RULE_SETS}")
         base_rules = STANDARD if head == "standard" else CLASSIC
-    names = extra + [str(v).strip().lower() for v in variants]
+    if isinstance(variants, str):
+        variants = [v for v in variants.split("+") if v.strip()]
+    elif not isinstance(variants, Iterable):
+        raise ValueError(f"variants must be a list of names such as ['orbis'], got {variants!r}")
+    for v in variants:
+        if not isinstance(v, str):
+            raise ValueError(f"a variant is a name such as 'orbis', got {v!r}")
+    names = extra + [v.strip().lower() for v in variants]
     for v in names:
         if v not in VARIANTS:
             raise ValueError(f"unknown variant {v!r}; expected some of {VARIANTS}")

@@ -76,3 +76,14 @@ def test_rules_are_frozen_and_round_trip():
         assert Rules.from_dict(r.to_dict()) == r
     with pytest.raises(ValueError, match="unknown rule options"):
         Rules.from_dict({"deals": 6, "bogus": 1})
+
+
+@pytest.mark.parametrize("variants", [5, 1.5, [5], [None], object()])
+def test_variants_of_the_wrong_type_are_named(variants):
+    with pytest.raises(ValueError, match="variant"):
+        make_rules("standard", variants)
+
+
+def test_variants_as_one_string():
+    assert make_rules("standard", "orbis+saison") == make_rules("standard", ["orbis", "saison"])
+    assert make_rules("classic", "normand").variants == ("normand",)
