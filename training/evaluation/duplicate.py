@@ -52,9 +52,9 @@ from piquet_training.evaluation.stats import (
 )
 
 from piquet_env.game import Game, to_json
+from piquet_env.game.state import MODES
 from piquet_env.rules import Rules
 
-MODES = ("deal", "partie")
 AgentLike = Agent | str
 
 
