@@ -52,7 +52,8 @@ def test_scripted_player_completes_a_partie(tmp_path: Path) -> None:
     # A pause at the end of each deal but the last; the last trick's card is always forced.
     assert out.count(NEXT_DEAL) == 5
     assert out.count("it is played for you") >= 6
-    assert max(len(line) for line in transcript_lines(out)) <= 80
+    long = [line for line in transcript_lines(out) if len(line) > 80]
+    assert [line for line in long if str(record) not in line] == []  # a path cannot be wrapped
     # The score sheet: one row per deal whose scores add up to the running totals.
     sheet = re.findall(r"^ +(\d) +(?:You|random) +(\d+) +(\d+) +(\d+) – (\d+)\r?$", out, re.M)
     assert [int(row[0]) for row in sheet] == [1, 2, 3, 4, 5, 6]
@@ -245,8 +246,8 @@ def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
     junk = tmp_path / "junk.safetensors"
     junk.write_text("not a checkpoint")
     for args, reason in [
-        (["--opponent", "nobody"], "unknown agent spec 'nobody'"),
-        (["--opponent", "mcts:x"], "'x' is not an integer"),
+        (["--opponent", "nobody"], "agent spec 'nobody'"),
+        (["--opponent", "mcts:x"], "agent spec 'mcts:x'"),
         (["--opponent", str(junk)], str(junk)),
         (["--rules", "modern"], "unknown rules preset 'modern'"),
         (["--player", "random", "--delay", "-1"], "--delay must be at least 0"),
