@@ -1,5 +1,7 @@
 """The terminal programs: ``piquet play`` (:mod:`.session`) and ``piquet replay`` (:mod:`.replay`).
 
 :mod:`.text` formats cards, hands and scores; :mod:`.narrate` turns the engine's events into
-sentences for one reader; :mod:`.input` parses what a player types.
+sentences for one reader; :mod:`.input` parses what a player types; :mod:`.signals` ends a game
+cleanly on Ctrl-C, SIGTERM or SIGHUP. Reading and writing game records is
+:mod:`piquet_env.game.record`'s job.
 """

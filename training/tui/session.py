@@ -50,7 +50,7 @@ Commands, at any prompt:
   help, ?       this help
   table, t      show the table and the choices again
   tricks        the tricks of this deal so far
-  quit, q       leave the partie (Ctrl-D too; Ctrl-C interrupts); the record is saved
+  quit, q       leave the partie (Ctrl-D too); with --save the game so far is saved
 Exchange:       the cards to discard, by name or number: `discard 7c 8d 9h`,
                 `7c 8d 9h` or `1 4 7`; `none` to keep your hand when you may
                 exchange nothing
