@@ -3,7 +3,7 @@
 - :mod:`.state`: :class:`Game`, the one place that mutates game state.
 - :mod:`.scoring`: pure scoring (trick points, repique, capot, settlement) and :class:`DealScore`.
 - :mod:`.knowledge`: what a player knows; :func:`determinize` for search agents.
-- :mod:`.record`: the JSON event log and :func:`replay`.
+- :mod:`.record`: the JSON event log, game records on disk and :func:`replay`.
 """
 
 from piquet_env.game.knowledge import (
@@ -13,7 +13,18 @@ from piquet_env.game.knowledge import (
     opponent_unplaced,
     talon_known,
 )
-from piquet_env.game.record import load_events, replay, to_json
+from piquet_env.game.record import (
+    RECORD_FORMAT,
+    RecordError,
+    check_record,
+    load_events,
+    load_record,
+    record_of,
+    replay,
+    save_record,
+    start_game,
+    to_json,
+)
 from piquet_env.game.scoring import DEAL_SCORE_FIELDS, SCORE_FIELD_NAMES, DealScore, settle
 from piquet_env.game.state import (
     PHASE_NAMES,
@@ -27,20 +38,27 @@ from piquet_env.game.state import (
 __all__ = [
     "DEAL_SCORE_FIELDS",
     "PHASE_NAMES",
+    "RECORD_FORMAT",
     "SCORE_FIELD_NAMES",
     "DealScore",
     "Game",
     "IllegalActionError",
     "Phase",
+    "RecordError",
     "check_deal",
+    "check_record",
     "determinize",
     "hidden_cards",
     "load_events",
+    "load_record",
     "max_start_total",
     "opponent_known",
     "opponent_unplaced",
+    "record_of",
     "replay",
+    "save_record",
     "settle",
+    "start_game",
     "talon_known",
     "to_json",
 ]
