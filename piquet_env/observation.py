@@ -82,18 +82,6 @@ class FieldSpec:
 
 
 _EXCHANGE, _DECLARE, _PLAY, _OVER = Phase.EXCHANGE, Phase.DECLARE, Phase.PLAY, Phase.OVER
-_SCORE_FIELD_NAMES = (
-    "carte blanche",
-    "point",
-    "sequence",
-    "set",
-    "leads",
-    "tricks",
-    "repique",
-    "pique",
-    "capot",
-    "cards",
-)
 _U8, _U16 = np.dtype(np.uint8), np.dtype("<u2")
 _POINT_SCALE = 100.0
 """Points (deal scores, partie totals, point pip values) are divided by this."""
@@ -215,7 +203,7 @@ def observation_layout(rules: Rules) -> tuple[FieldSpec, ...]:
     def scalar(name: str, width: int, scale: float, high: float, desc: str) -> FieldSpec:
         return FieldSpec(name, width, f"{desc} (divided by {scale:g})", scale, high)
 
-    points = ", ".join(_SCORE_FIELD_NAMES)
+    points = ", ".join(sc.SCORE_FIELD_NAMES)
     scalars = (
         scalar(
             "decl_point_value",
@@ -241,7 +229,11 @@ def observation_layout(rules: Rules) -> tuple[FieldSpec, ...]:
         ),
         scalar("deal_total", 2, _POINT_SCALE, 3.0, "points this deal so far of (me, opp)"),
         scalar(
-            "partie_totals", 2, _POINT_SCALE, 50.0, "partie totals of (me, opp) before this deal"
+            "partie_totals",
+            2,
+            _POINT_SCALE,
+            sc.MAX_TOTAL / _POINT_SCALE,
+            "partie totals of (me, opp) before this deal",
         ),
         scalar("deal_number", 1, rules.deals, 2.0, "deals played before this one"),
         scalar("deals_left", 1, rules.deals, 1.0, "deals left including this one"),

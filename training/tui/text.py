@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from piquet_env.cards import JOKER, card_str, card_symbol, cards_of, sort_key
-from piquet_env.game.scoring import DealScore
+from piquet_env.game.scoring import DEAL_SCORE_FIELDS, DealScore
 from piquet_env.rules import Rules
 
 WIDTH = 78
@@ -31,17 +31,8 @@ WIDTH = 78
 
 _RED, _DEFAULT_FG = "\x1b[31m", "\x1b[39m"
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
-SCORE_ROWS = (
-    ("carte_blanche", "carte blanche"),
-    ("point", "point"),
-    ("sequence", "sequences"),
-    ("set", "sets"),
-    ("play", "play"),
-    ("repique", "repique"),
-    ("pique", "pique"),
-    ("capot", "capot"),
-    ("cards", "the cards"),
-)
+_SCORE_WORDS = {"sequence": "sequences", "set": "sets", "cards": "the cards"}
+SCORE_ROWS = tuple((f, _SCORE_WORDS.get(f, f.replace("_", " "))) for f in DEAL_SCORE_FIELDS)
 """The fields of a :class:`DealScore` in reckoning order, with the words a player uses."""
 
 
