@@ -25,10 +25,19 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import torch
+try:
+    import torch
+except ModuleNotFoundError as err:  # the train extra is not installed
+    raise ImportError(
+        'piquet_agents\' networks need torch: pip install "piquet-env[train]"'
+    ) from err
 from piquet_agents.network import ACTIVATIONS, ActorCritic, param_shapes
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+
+try:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file, save_file
+except ModuleNotFoundError as err:  # the train extra is not installed
+    raise ImportError('safetensors is missing: pip install "piquet-env[train]"') from err
 
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules

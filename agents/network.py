@@ -14,7 +14,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import torch
+try:
+    import torch
+except ModuleNotFoundError as err:  # the train extra is not installed
+    raise ImportError(
+        'piquet_agents\' networks need torch: pip install "piquet-env[train]"'
+    ) from err
 from torch import nn
 
 MASKED_LOGIT = -1e9

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ModuleNotFoundError as err:  # the train extra is not installed
+    raise ImportError(
+        'piquet_agents\' networks need torch: pip install "piquet-env[train]"'
+    ) from err
 from piquet_agents.checkpoint import load_policy
 from piquet_agents.network import MASKED_LOGIT, ActorCritic
 
