@@ -176,7 +176,8 @@ from piquet_env import wrappers
 from piquet_env.actions import SPECIAL_NAMES
 from piquet_env.cards import card_str
 from piquet_env.combinations import CATEGORY_NAMES
-from piquet_env.game import Game, Phase
+from piquet_env.game import PHASE_NAMES, Game, Phase
+from piquet_env.game.state import MODES
 from piquet_env.observation import encoder_for
 from piquet_env.render import render_text
 from piquet_env.rewards import REWARDS, reward_due
@@ -184,12 +185,11 @@ from piquet_env.rules import Rules, make_rules
 
 AGENTS = ("player_0", "player_1")
 _INDEX = {"player_0": 0, "player_1": 1}
-_INT8 = np.dtype(np.int8)
-EPISODES = ("partie", "deal")
+EPISODES = MODES
 RENDER_VIEWS = ("player", "player_0", "player_1", "spectator")
 OBSERVATION_FORMATS = ("dict", "vector")
 RESET_OPTION_KEYS = ("deal", "deals", "first_elder")
-PHASE_NAMES = ("exchange", "declarations", "play", "over")
+
 _DECLARE, _PLAY = Phase.DECLARE, Phase.PLAY
 ILLEGAL_REWARD = -1
 """Reward of an agent whose illegal action ends the game under :func:`env`'s wrapper."""

@@ -14,28 +14,8 @@ from __future__ import annotations
 
 from piquet_env.cards import JOKER, card_symbol, cards_of, sort_key
 from piquet_env.combinations import CATEGORY_NAMES, describe
-from piquet_env.game import Game, Phase
+from piquet_env.game import PHASE_NAMES, SCORE_FIELD_NAMES, Game, Phase
 from piquet_env.game.knowledge import opponent_known, talon_known
-
-_SCORE_NAMES = (
-    "carte blanche",
-    "point",
-    "sequence",
-    "set",
-    "leads",
-    "tricks",
-    "repique",
-    "pique",
-    "capot",
-    "cards",
-)
-"""Names of the engine's per-deal score fields (:mod:`piquet_env.game.scoring` order)."""
-_PHASE_NAMES = {
-    Phase.EXCHANGE: "exchange",
-    Phase.DECLARE: "declarations",
-    Phase.PLAY: "play",
-    Phase.OVER: "over",
-}
 
 
 def agent_name(player: int) -> str:
@@ -109,7 +89,7 @@ def table_header(game: Game, player: int | None = None) -> list[str]:
     phase = game.phase
     head = (
         f"Piquet ({game.rules.name}) · deal {min(game.deal_number + 1, game.planned_deals)} of "
-        f"{game.planned_deals} · {_PHASE_NAMES[phase]}"
+        f"{game.planned_deals} · {PHASE_NAMES[phase]}"
     )
     if phase == Phase.DECLARE:
         head += f" ({CATEGORY_NAMES[game.category]})"
@@ -157,7 +137,7 @@ def _scored(game: Game) -> list[str]:
     """One line per player who has scored this deal: his points by source."""
     out = []
     for p in (0, 1):
-        parts = [f"{name} {pts}" for name, pts in zip(_SCORE_NAMES, game.scores[p]) if pts]
+        parts = [f"{name} {pts}" for name, pts in zip(SCORE_FIELD_NAMES, game.scores[p]) if pts]
         if parts:
             out.append(f"{agent_name(p) + ':':<19}" + ", ".join(parts))
     return out

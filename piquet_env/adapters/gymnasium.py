@@ -153,10 +153,7 @@ class PiquetGymEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions now (all False once the episode is over)."""
-        mask = np.zeros(self.aec.encoder.n_actions, dtype=bool)
-        if self.aec.game.current_player == self.learner:
-            mask[self.aec.game.legal_actions()] = True
-        return mask
+        return self.aec.encoder.action_mask(self.aec.game, self.learner).astype(bool)
 
     def render(self) -> str | np.ndarray | None:
         """As the AEC env's render: the learner's view by default, or the spectator's."""

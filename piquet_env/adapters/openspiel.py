@@ -58,13 +58,14 @@ from piquet_env.cards import card_str, cards_str
 from piquet_env.game import Game, Phase
 from piquet_env.game.knowledge import determinize
 from piquet_env.game.scoring import MAX_TOTAL
+from piquet_env.game.state import MODES
 from piquet_env.observation import encoder_for
 from piquet_env.players import Player, Turn
 from piquet_env.render import render_text
 from piquet_env.rules import make_rules
 
 GAME_NAME = "python_piquet"
-EPISODES = ("partie", "deal")
+EPISODES = MODES
 REWARDS = ("result", "win")
 DEFAULT_PARAMS = {"rules": "standard", "episode": "partie", "reward": "result", "seed": 0}
 _MOVES_PER_DEAL = 100  # generous: 24 plays, 6 declarations, at most 12 exchange moves
