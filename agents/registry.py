@@ -26,12 +26,18 @@ from piquet_agents.base import Agent
 
 from piquet_env.rules import Rules
 
-BUILTIN = ("random", "heuristic", "mcts")
-SPEC_FORMS = "random, heuristic, mcts[:ITERATIONS[:OPTION=VALUE...]] or a checkpoint path"
+BUILTIN = ("random", "heuristic", "mcts", "baseline")
+SPEC_FORMS = (
+    "random, heuristic, baseline, mcts[:ITERATIONS[:OPTION=VALUE...]] "
+    "(mcts:N:policy=PATH for the search guided by a policy) or a checkpoint path"
+)
 """The forms of a spec, as error messages list them."""
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
 """Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
 sets."""
+GUIDED_OPTIONS = {"policy": "policy", "c": "c", "scale": "scale", "batch": "batch"}
+"""Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
+:class:`~piquet_agents.guided_search.GuidedSearchAgent`)."""
 _ITERATIONS_RULE = "iterations must be a positive integer (or 0 with a time=SECONDS option)"
 
 
@@ -57,10 +63,56 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
     return value
 
 
-def _parse_mcts(spec: str, seed: int | None) -> Agent:
+def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
+    """``mcts:N:policy=PATH[:c=X][:scale=X][:batch=K]``: the search guided by a policy."""
+    from piquet_agents.guided_search import GuidedSearchAgent
+
+    kwargs: dict[str, object] = {}
+    for opt in parts[2:]:
+        key, sep, value = opt.partition("=")
+        key = key.strip().lower()
+        if not sep or key not in GUIDED_OPTIONS:
+            raise AgentSpecError(
+                spec,
+                f"bad option {opt!r}; with policy= the options are "
+                f"{', '.join(k + '=VALUE' for k in GUIDED_OPTIONS)}",
+            )
+        if key in kwargs:
+            raise AgentSpecError(spec, f"option {key} given twice")
+        if key == "policy":
+            kwargs[key] = value.strip()
+        elif key == "batch":
+            if not value.strip().isdigit() or int(value) < 1:
+                raise AgentSpecError(
+                    spec, f"option batch must be a positive integer, got {value!r}"
+                )
+            kwargs[key] = int(value)
+        else:
+            kwargs[key] = _number(spec, key, value, 0.0, strict=True)
+    text = parts[1].strip() if len(parts) > 1 else ""
+    if not text.isdigit() or int(text) < 1:
+        raise AgentSpecError(
+            spec, f"with policy= iterations must be a positive integer, got {text!r}"
+        )
+    path = str(kwargs.pop("policy"))
+    if path == "baseline" and not os.path.exists(path):
+        from piquet_agents.baseline import BASELINE_PATH
+
+        path = str(BASELINE_PATH)
+    if not os.path.exists(path):
+        raise AgentSpecError(spec, f"policy: no checkpoint file or run directory at {path!r}")
+    try:
+        return GuidedSearchAgent.load(path, int(text), rules=rules, seed=seed, name=spec, **kwargs)
+    except ValueError as exc:  # CheckpointError, or a network of the wrong size
+        raise AgentSpecError(spec, f"cannot use the policy: {exc}") from exc
+
+
+def _parse_mcts(spec: str, seed: int | None, rules: Rules | None = None) -> Agent:
     from piquet_agents.mcts import ROLLOUT_POLICIES, MCTSAgent
 
     parts = spec.split(":")
+    if any(p.strip().lower().startswith("policy=") for p in parts[2:]):
+        return _parse_guided(spec, parts, rules, seed)
     kwargs: dict[str, object] = {}
     for opt in parts[2:]:
         key, sep, value = opt.partition("=")
@@ -118,8 +170,16 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
         from piquet_agents.heuristic import HeuristicAgent
 
         return HeuristicAgent(seed=seed)
+    if low == "baseline" and not os.path.exists(spec):
+        from piquet_agents.baseline import BASELINE_PATH
+        from piquet_agents.policy import PolicyAgent
+
+        try:
+            return PolicyAgent.load(BASELINE_PATH, rules=rules, seed=seed, name="baseline")
+        except ValueError as exc:
+            raise AgentSpecError(spec, f"cannot use the shipped policy: {exc}") from exc
     if low.split(":")[0] == "mcts" and not os.path.exists(spec):
-        return _parse_mcts(spec, seed)
+        return _parse_mcts(spec, seed, rules)
     if os.path.exists(spec):
         try:
             from piquet_agents.policy import PolicyAgent

@@ -35,6 +35,8 @@ TRAIN_BAD: dict[str, list[str]] = {
     "hidden": ["", "0", "64,-3", "a,b"],
     "activation": ["sigmoid"],
     "critic": ["both"],
+    "device": ["gpu", "tpu:0"],
+    "collector": ["threads"],
     "num_envs": ["0"],
     "games_per_update": ["0"],
     "self_play_weight": ["-0.1", "nan"],

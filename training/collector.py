@@ -312,16 +312,18 @@ class Collector:
         assert seat.model is not None
         record_states = seat.record and self.record_states
         obs, masks, states = self._observe(group, record_states)
+        dev = next(seat.model.parameters()).device
         actions, logp, values = seat.model.act(
-            torch.from_numpy(obs),
-            torch.from_numpy(masks),
-            None if states is None else torch.from_numpy(states),
+            torch.from_numpy(obs).to(dev),
+            torch.from_numpy(masks).to(dev),
+            None if states is None else torch.from_numpy(states).to(dev),
             greedy=seat.greedy,
             with_value=seat.record,
         )
-        actions_np = actions.numpy()
+        actions_np = actions.cpu().numpy()
         if seat.record:
-            base = buf.add(obs, masks, actions_np, logp.numpy(), values.numpy(), states)
+            assert values is not None
+            base = buf.add(obs, masks, actions_np, logp.cpu().numpy(), values.cpu().numpy(), states)
         for i, slot in enumerate(group):
             if seat.record:
                 slot.recorded(slot.game.current_player, base + i, buf.rewards)
@@ -403,7 +405,7 @@ class OpponentPool:
         """Freeze a copy of the learner's current weights into the pool."""
         snap = ActorCritic.from_arch(self.learner.arch())
         snap.load_state_dict(self.learner.state_dict())
-        snap.eval().requires_grad_(False)
+        snap.to(next(self.learner.parameters()).device).eval().requires_grad_(False)
         self.snapshots.append(snap)
         self.snapshot_updates.append(update)
         if len(self.snapshots) > self.size:

@@ -465,6 +465,10 @@ class TrainConfig(Settings):
     """Show a progress bar (otherwise a line per evaluation and every few minutes)."""
     tensorboard: bool = setting(True)
     """Write TensorBoard event files under ``out_dir/tb``."""
+    device: str = setting("cpu", one_of("cpu", "cuda", "auto"))
+    """Where the networks run: ``"cpu"``, ``"cuda"`` (a GPU; ``--device cuda``) or ``"auto"``
+    (CUDA when available). The games always run on the CPU (the batched engine is numpy). On a
+    GPU, sampling uses CUDA's random stream, so a resumed run matches only on the same device."""
 
     # --- network -----------------------------------------------------------------------------
     hidden: tuple[int, ...] = setting((256, 256), WIDTHS)
@@ -477,6 +481,11 @@ class TrainConfig(Settings):
     the deal out of the advantages. ``"obs"``: the value head shares the actor's trunk."""
 
     # --- self-play ---------------------------------------------------------------------------
+    collector: str = setting("vector", one_of("vector", "game"))
+    """``"vector"``: the games of an update run together on the batched engine
+    (:mod:`piquet_env.vector`), every network move of a step in one forward pass; games against
+    the heuristic are played one object per game beside them. ``"game"``: one
+    :class:`~piquet_env.game.Game` per game throughout (the earlier collector)."""
     num_envs: int = setting(64, integer(1, 100_000))
     """Games advancing together (one forward pass serves all of them)."""
     games_per_update: int = setting(64, integer(1, 1_000_000))

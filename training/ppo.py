@@ -37,6 +37,7 @@ from piquet_training.collector import Collector, OpponentPool, Rollout
 from piquet_training.config import TrainConfig, to_toml
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
 from piquet_training.run_log import Console, RunLogger, plot_learning_curve, summary_table
+from piquet_training.vector_collector import VectorCollector
 
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
@@ -88,18 +89,23 @@ def ppo_update(
     rng: np.random.Generator,
 ) -> dict[str, float]:
     """Clipped-PPO epochs over shuffled minibatches of one rollout; returns mean statistics."""
-    obs, masks = torch.from_numpy(batch.obs), torch.from_numpy(batch.masks)
-    actions, old_logp = torch.from_numpy(batch.actions), torch.from_numpy(batch.logprobs)
-    adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
-    old_values = torch.from_numpy(batch.values)
-    states = None if batch.states is None else torch.from_numpy(batch.states)
+    dev = next(model.parameters()).device
+
+    def tensor(a: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(a).to(dev)
+
+    obs, masks = tensor(batch.obs), tensor(batch.masks)
+    actions, old_logp = tensor(batch.actions), tensor(batch.logprobs)
+    adv_all, ret_all = tensor(advantages), tensor(returns)
+    old_values = tensor(batch.values)
+    states = None if batch.states is None else tensor(batch.states)
     n = len(batch)
     mb_size = max(1, n // cfg.num_minibatches)
     model.train()
     sums: dict[str, float] = {}
     count = 0
     for _epoch in range(cfg.update_epochs):
-        perm = torch.from_numpy(rng.permutation(n))
+        perm = torch.from_numpy(rng.permutation(n)).to(dev)
         kls = []
         for start in range(0, n, mb_size):
             idx = perm[start : start + mb_size]
@@ -166,7 +172,7 @@ def evaluate_policy(
     rules = make_rules(cfg.rules)
     if isinstance(model, ActorCritic):
         snapshot = ActorCritic.from_arch(model.arch())
-        snapshot.load_state_dict(model.state_dict())
+        snapshot.load_state_dict({k: v.cpu() for k, v in model.state_dict().items()})
         agent: PolicyAgent | str = PolicyAgent(snapshot, rules, greedy=True, name="policy")
         workers = 1
     else:
@@ -394,7 +400,7 @@ class Run:
     model: ActorCritic
     optimizer: torch.optim.Optimizer
     pool: OpponentPool
-    collector: Collector
+    collector: Collector | VectorCollector
     np_rng: np.random.Generator
     logger: RunLogger
     console: Console
@@ -458,7 +464,9 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     rules = make_rules(cfg.rules)
     enc = encoder_for(rules)
     state_size = enc.state_size if cfg.critic == "state" else 0
-    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size).eval()
+    device = resolve_device(cfg.device)
+    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size)
+    model = model.to(device).eval()
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
     weights = {
         "self": cfg.self_play_weight,
@@ -474,7 +482,7 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         model=model,
         optimizer=optimizer,
         pool=pool,
-        collector=make_collector(cfg, rules, cfg.mode, np_rng),
+        collector=make_collector(cfg, rules, cfg.mode, np_rng, batched=cfg.collector == "vector"),
         np_rng=np_rng,
         logger=RunLogger(out_dir, tensorboard=cfg.tensorboard),
         console=Console(cfg, echo=echo),
@@ -483,19 +491,42 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     )
 
 
-def make_collector(cfg: TrainConfig, rules: Any, mode: str, rng: np.random.Generator) -> Collector:
-    """The self-play collector of ``cfg`` for games in ``mode``."""
-    return Collector(
-        rules,
-        mode,
-        cfg.num_envs,
-        rng,
+def resolve_device(name: str) -> torch.device:
+    """The torch device of setting ``device`` (``"auto"``: CUDA when available, else CPU); a
+    device this machine lacks is a ``ValueError`` naming it."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r}: torch finds no CUDA device on this machine")
+    return device
+
+
+def make_collector(
+    cfg: TrainConfig, rules: Any, mode: str, rng: np.random.Generator, *, batched: bool = False
+) -> Collector | VectorCollector:
+    """The self-play collector of ``cfg`` for games in ``mode``: on the batched engine
+    (:class:`~piquet_training.vector_collector.VectorCollector`) when ``batched``, else one
+    :class:`~piquet_env.game.Game` per game (:class:`~piquet_training.collector.Collector`)."""
+    kwargs: dict[str, Any] = dict(
         reward=cfg.reward,
         reward_scale=cfg.reward_scale,
         settle_weight=cfg.settle_weight,
         dense_reward=cfg.dense_reward,
         record_states=cfg.critic == "state",
     )
+    if batched:
+        return VectorCollector(
+            rules, mode, cfg.num_envs, rng, device=resolve_device(cfg.device), **kwargs
+        )
+    return Collector(rules, mode, cfg.num_envs, rng, **kwargs)
+
+
+def collect(run: Run) -> Rollout:
+    """One update's games: ``games_per_update`` complete games against the pool's opponents."""
+    if isinstance(run.collector, VectorCollector):
+        return run.collector.collect(run.cfg.games_per_update, run.pool)
+    return run.collector.collect(run.cfg.games_per_update, run.pool.matchup)
 
 
 def start(run: Run, resume: str | Path | None) -> None:
@@ -628,7 +659,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
             )
         t0 = time.perf_counter()
         # collect
-        batch = run.collector.collect(cfg.games_per_update, run.pool.matchup)
+        batch = collect(run)
         collect_s = time.perf_counter() - t0
         # advantages
         advantages, returns = gae(

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from piquet_training.evaluation.stats import verdict_word
+
 TRAIN_CSV = "train.csv"
 EVAL_CSV = "eval.csv"
 EVENTS_CSV = "events.csv"
@@ -89,7 +91,8 @@ class Console:
                     f"piquet train{' (resuming)' if resumed else ''}: output in {out_dir}",
                     f"  rules {cfg.rules}, {cfg.mode} mode, seed {cfg.seed}; network "
                     f"{'x'.join(map(str, cfg.hidden))} {cfg.activation}, critic {cfg.critic}; "
-                    f"device cpu, {cfg.torch_threads} torch thread(s) (torch {torch.__version__})",
+                    f"device {cfg.device}, {cfg.torch_threads} torch thread(s) "
+                    f"(torch {torch.__version__}); {cfg.collector} collector",
                     f"  {cfg.updates} updates of {cfg.games_per_update} {cfg.mode}s; opponents: "
                     f"{opponents}; reward {cfg.reward} x {cfg.reward_scale:g}",
                     f"  evaluation vs {cfg.eval_opponents}: {evals}, final {cfg.final_eval_deals} "
@@ -405,7 +408,7 @@ def summary_table(rows: Sequence[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        verdict = "yes" if r["ci_low"] > 0 else ("no (worse)" if r["ci_high"] < 0 else "not shown")
+        verdict = verdict_word(r["ci_low"], r["ci_high"])
         lines.append(
             f"| {r['opponent']} | {r['n_pairs']} | {r.get('n_deals', '')} | "
             f"{r['mean_diff']:+.2f} | "

@@ -4,6 +4,7 @@
     piquet train --config my.toml --set seed=3 --set updates=400
     piquet train --resume runs/piquet              # continue a stopped run
     piquet train --show-config                     # print the effective config as TOML
+    piquet train --device cuda                     # the networks on a GPU (games stay on CPU)
 
 ``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
 :mod:`piquet_training.ppo`) or ``rllib`` (Ray RLlib, :mod:`piquet_training.rllib.cli`, which adds
@@ -51,6 +52,8 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
     if args.config:
         cfg = load_toml(args.config, base=cfg)
     cfg = apply_overrides(cfg, args.set).validate()
+    if getattr(args, "device", None):
+        cfg = dataclasses.replace(cfg, device=args.device)
     check_output_path(cfg.out_dir, "out_dir", directory=True)
     return cfg
 
@@ -71,8 +74,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
-    from piquet_training.ppo import train
+    from piquet_training.ppo import resolve_device, train
 
+    try:
+        resolve_device(cfg.device)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     result = train(cfg, resume=args.resume)
     print(
         f"peak resident memory: {result.peak_rss_mib:,.0f} MiB; "
@@ -105,6 +112,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--show-config", action="store_true", help="print the effective config as TOML and exit"
+    )
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda", "auto"),
+        default=None,
+        help="where the networks train (the setting device; default cpu)",
     )
     rllib = _rllib_cli()
     if rllib is not None:

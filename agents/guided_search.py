@@ -1,0 +1,247 @@
+"""Information-set search guided by a trained policy: priors from its actor, values from its critic.
+
+:class:`GuidedSearchAgent` runs the single-observer ISMCTS of :mod:`piquet_agents.mcts` (one tree
+keyed by the actions since the decision, the hidden cards dealt afresh each iteration by
+:func:`piquet_env.game.determinize`), with two changes, as in AlphaZero-style search:
+
+- **priors**: when a node is first reached, the network's action probabilities for the player to
+  act there (his observation in that determinization) are stored, and children are chosen by PUCT,
+  ``Q + c * P(a) * sqrt(N) / (1 + n(a))``, the prior renormalised over the actions legal in the
+  current determinization;
+- **values**: a new leaf is not played out; its value is the deal points scored since the decision
+  plus the critic's estimate of the points to come (an asymmetric critic reads the determinized
+  game's full state, seen from the player to act; the value is negated when that player is the
+  opponent: the rewards are zero-sum). A leaf where the deal is over is worth its final
+  difference. Values are in deal points divided by ``scale``, the critic's output divided by the
+  checkpoint's ``reward_scale``.
+
+Network calls are batched: each wave runs ``batch`` iterations' selections (a virtual loss of one
+lost visit on every node of a pending path spreads them over the tree), then evaluates all their
+leaves in one forward pass. Every phase is searched (the exchange card by card, where the priors
+keep the branching small); a decision with one legal action is not.
+
+Spec: ``mcts:N:policy=PATH`` (see :mod:`piquet_agents.registry`), with the ``c`` and ``batch``
+options.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import torch
+from piquet_agents.base import Turn
+from piquet_agents.checkpoint import load_policy, read_checkpoint
+from piquet_agents.network import ActorCritic
+
+from piquet_env.game import Game, determinize
+from piquet_env.observation import encoder_for
+from piquet_env.rules import Rules
+
+__all__ = ["GuidedSearchAgent"]
+
+
+class _Node:
+    """Statistics of the action that led here (``w`` from the searcher's side), the player to act
+    here, the priors over actions (``None`` until evaluated) and the children by action."""
+
+    __slots__ = ("children", "mover", "n", "prior", "w")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.w = 0.0
+        self.mover = -1
+        self.prior: np.ndarray | None = None
+        self.children: dict[int, _Node] = {}
+
+
+class GuidedSearchAgent:
+    """ISMCTS with a policy network's priors and critic values (see the module docstring).
+
+    ``model`` and ``rules``: the network and the rules it was trained for; ``iterations`` per
+    decision; ``c``: the PUCT constant; ``scale``: deal points per unit of value;
+    ``reward_scale``: reward per deal point in training (the critic's unit); ``batch``: leaves
+    evaluated per forward pass; ``seed``: randomness of the determinizations.
+    """
+
+    def __init__(
+        self,
+        model: ActorCritic,
+        rules: Rules,
+        iterations: int = 200,
+        *,
+        c: float = 1.5,
+        scale: float = 30.0,
+        reward_scale: float = 0.02,
+        batch: int = 16,
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+            raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+        for label, x in (("c", c), ("scale", scale), ("reward_scale", reward_scale)):
+            if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+                raise ValueError(f"{label} must be a finite number > 0, got {x!r}")
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise ValueError(f"batch must be a positive int, got {batch!r}")
+        enc = encoder_for(rules)
+        if (model.obs_size, model.n_actions) != (enc.size, enc.n_actions):
+            raise ValueError(
+                f"the network reads {model.obs_size} entries with {model.n_actions} actions; "
+                f"rules {rules.name!r} encode {enc.size} with {enc.n_actions}"
+            )
+        self.model = model.eval()
+        self.rules, self.enc = rules, enc
+        self.iterations, self.c, self.scale = iterations, float(c), float(scale)
+        self.reward_scale, self.batch = float(reward_scale), batch
+        self.name = name or f"mcts:{iterations}:policy"
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    @classmethod
+    def load(cls, path: str | Path, iterations: int = 200, **kwargs: object) -> GuidedSearchAgent:
+        """The search guided by the policy of a checkpoint file or run directory (its
+        ``reward_scale`` read from the checkpoint's config)."""
+        rules = kwargs.pop("rules", None)
+        model, ckpt_rules = load_policy(path, rules=rules)  # type: ignore[arg-type]
+        config = read_checkpoint(path, rules=ckpt_rules).meta.get("config") or {}
+        scale = config.get("reward_scale", 0.02) if isinstance(config, dict) else 0.02
+        kwargs.setdefault("reward_scale", float(scale))
+        return cls(model, ckpt_rules, iterations, **kwargs)  # type: ignore[arg-type]
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the determinizations (``None`` keeps the current stream)."""
+        if seed is not None:
+            self.seed = seed
+            self._rng = random.Random(seed)
+
+    # ------------------------------------------------------------------ network
+
+    @torch.no_grad()
+    def _evaluate(self, games: list[Game]) -> tuple[np.ndarray, np.ndarray]:
+        """Priors ``(k, n_actions)`` and values ``(k,)`` for the player to act in each game (his
+        observation; the full state seen from him for an asymmetric critic)."""
+        enc, m = self.enc, self.model
+        k = len(games)
+        obs = np.empty((k, enc.size), np.float32)
+        mask = np.empty((k, enc.n_actions), np.int8)
+        states = np.empty((k, enc.state_size), np.float32) if m.critic_trunk is not None else None
+        for i, g in enumerate(games):
+            p = g.current_player
+            enc.encode_into(g, p, obs[i])
+            enc.action_mask_into(g, p, mask[i])
+            if states is not None:
+                enc.state_into(g, p, states[i])
+        logits, value = m(
+            torch.from_numpy(obs),
+            torch.from_numpy(mask),
+            None if states is None else torch.from_numpy(states),
+        )
+        return torch.softmax(logits, -1).numpy(), value.numpy()
+
+    # ------------------------------------------------------------------ search
+
+    def act(self, turn: Turn) -> int:
+        """Search from the turn's information set and return the most visited action."""
+        game, player = turn.game, turn.player
+        if game.rules != self.rules:
+            raise ValueError(
+                f"{self.name}: trained for rules {self.rules.name!r}, not {game.rules.name!r}"
+            )
+        legal = turn.legal_actions
+        if not legal:
+            raise ValueError(f"{self.name} asked to act with no legal action (the game is over)")
+        if len(legal) == 1:
+            return legal[0]
+        kids = self._search(game, player).children
+        return max(legal, key=lambda a: (kids[a].n, kids[a].w) if a in kids else (-1, 0.0))
+
+    def visits(self, turn: Turn) -> dict[int, int]:
+        """Search from the turn's information set; the root visits of each action tried."""
+        return {a: ch.n for a, ch in self._search(turn.game, turn.player).children.items()}
+
+    def _diff(self, g: Game, player: int, deal_index: int) -> int:
+        """The deal's point difference for ``player`` (final once the deal is over)."""
+        if len(g.deal_scores) > deal_index:
+            ds = g.deal_scores[deal_index]
+            return ds[player].total - ds[1 - player].total
+        return sum(g.scores[player]) - sum(g.scores[1 - player])
+
+    def _search(self, game: Game, player: int) -> _Node:
+        rng, c = self._rng, self.c
+        deal_index = len(game.deal_scores)
+        base = self._diff(game, player, deal_index)
+        root = _Node()
+        root.mover = player
+        # the searcher's observation is the same in every determinization (no hidden card is read)
+        root.prior = self._evaluate([determinize(game, player, rng)])[0][0]
+        done = 0
+        while done < self.iterations:
+            wave = min(self.batch, self.iterations - done)
+            pending: list[tuple[list[_Node], Game, float]] = []
+            for _ in range(wave):
+                g = determinize(game, player, rng)
+                node, path = root, [root]
+                while True:
+                    if len(g.deal_scores) > deal_index or g.current_player < 0:
+                        value = (self._diff(g, player, deal_index) - base) / self.scale
+                        pending.append((path, g, value))
+                        break
+                    if node.prior is None:
+                        node.mover = g.current_player
+                        pending.append((path, g, math.nan))
+                        break
+                    actions = g.legal_actions()
+                    sign = 1.0 if node.mover == player else -1.0
+                    prior = node.prior[actions]
+                    total = float(prior.sum())
+                    prior = (
+                        prior / total if total > 1e-8 else np.full(len(actions), 1 / len(actions))
+                    )
+                    sqrt_n = math.sqrt(node.n + 1)
+                    best_a, best_u = actions[0], -math.inf
+                    for a, p in zip(actions, prior.tolist()):
+                        ch = node.children.get(a)
+                        q = sign * ch.w / ch.n if ch is not None and ch.n else 0.0
+                        n_a = ch.n if ch is not None else 0
+                        u = q + c * p * sqrt_n / (1 + n_a)
+                        if u > best_u:
+                            best_a, best_u = a, u
+                    child = node.children.get(best_a)
+                    if child is None:
+                        child = node.children[best_a] = _Node()
+                    g.apply(best_a)
+                    node = child
+                    path.append(node)
+                for nd, loss in zip(path, _losses(path, player)):  # virtual loss
+                    nd.n += 1
+                    nd.w -= loss
+            leaves = [(i, g) for i, (_, g, v) in enumerate(pending) if math.isnan(v)]
+            if leaves:
+                priors, values = self._evaluate([g for _, g in leaves])
+                for (i, g), pr, v in zip(leaves, priors, values.tolist()):
+                    path, _, _ = pending[i]
+                    path[-1].prior = pr
+                    mover_value = v / self.reward_scale / self.scale
+                    own = mover_value if g.current_player == player else -mover_value
+                    diff = (self._diff(g, player, deal_index) - base) / self.scale
+                    pending[i] = (path, g, diff + own)
+            for path, _, value in pending:
+                for nd, loss in zip(path, _losses(path, player)):  # undo it, back up the value
+                    nd.w += loss + value
+            done += wave
+        return root
+
+    def __repr__(self) -> str:
+        return (
+            f"GuidedSearchAgent(iterations={self.iterations}, c={self.c}, scale={self.scale}, "
+            f"batch={self.batch}, seed={self.seed!r})"
+        )
+
+
+def _losses(path: list[_Node], player: int) -> list[float]:
+    """The virtual loss of each node of a pending path, from the searcher's side: a lost visit
+    for whoever chose the action leading there (+1 when the opponent chose it)."""
+    return [0.0] + [1.0 if parent.mover == player else -1.0 for parent in path[:-1]]

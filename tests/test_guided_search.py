@@ -1,0 +1,86 @@
+"""The search guided by a policy network: legal everywhere, reproducible, its visits add up, its
+spec checked (``mcts:N:policy=PATH``). Budgets are tiny: strength is measured by ``piquet eval``."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from piquet_agents import checkpoint as ck
+from piquet_agents.base import Turn
+from piquet_agents.guided_search import GuidedSearchAgent
+from piquet_agents.network import ActorCritic
+from piquet_agents.random_agent import RandomAgent
+from piquet_agents.registry import AgentSpecError, make_agent
+
+from piquet_env.game import Game
+from piquet_env.observation import encoder_for
+from piquet_env.rules import make_rules
+
+
+def _net(rules, critic: bool) -> ActorCritic:
+    torch.manual_seed(0)
+    enc = encoder_for(rules)
+    return ActorCritic(enc.size, enc.n_actions, (16,), "tanh", enc.state_size if critic else 0)
+
+
+def _play(game, agents):
+    moves = []
+    while not game.is_over:
+        p = game.current_player
+        a = agents[p].act(Turn(game, p))
+        assert game.is_legal(a)
+        game.apply(a)
+        moves.append(a)
+    return moves
+
+
+@pytest.mark.parametrize("preset", ["standard", "classic+normand"])
+@pytest.mark.parametrize("critic", [True, False])
+def test_legal_in_every_phase(preset, critic):
+    rules = make_rules(preset)
+    agent = GuidedSearchAgent(_net(rules, critic), rules, 6, batch=4, seed=1)
+    _play(Game(rules, seed=2, mode="deal"), [agent, RandomAgent(3)])
+    _play(Game(rules, seed=3, mode="deal"), [RandomAgent(3), agent])
+
+
+def test_reproducible_and_visits_add_up():
+    rules = make_rules("standard")
+    net = _net(rules, True)
+    runs = [
+        _play(Game(rules, seed=7, mode="deal"), [GuidedSearchAgent(net, rules, 10, seed=5)] * 2)
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+    g = Game(rules, seed=8, mode="deal")
+    agent = GuidedSearchAgent(net, rules, 37, batch=8, seed=0)
+    while len(g.legal_actions()) < 2:
+        g.apply(g.legal_actions()[0])
+    visits = agent.visits(Turn(g, g.current_player))
+    assert sum(visits.values()) == 37
+    assert set(visits) <= set(g.legal_actions())
+
+
+def test_spec_builds_the_guided_search(tmp_path):
+    rules = make_rules("standard")
+    path = ck.save_policy(
+        tmp_path / "p.safetensors", _net(rules, True), rules, {"reward_scale": 0.05}
+    )
+    agent = make_agent(f"mcts:12:policy={path}:c=2:batch=3", rules, seed=0)
+    assert isinstance(agent, GuidedSearchAgent)
+    assert (agent.iterations, agent.c, agent.batch, agent.reward_scale) == (12, 2.0, 3, 0.05)
+    for bad, words in [
+        (f"mcts:0:policy={path}", "iterations"),
+        (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
+        (f"mcts:5:policy={path}:rollout=greedy", "bad option"),
+        (f"mcts:5:policy={path}:batch=0", "batch"),
+    ]:
+        with pytest.raises(AgentSpecError, match=words):
+            make_agent(bad, rules)
+
+
+def test_bad_arguments_are_named():
+    rules = make_rules("standard")
+    with pytest.raises(ValueError, match="iterations"):
+        GuidedSearchAgent(_net(rules, True), rules, 0)
+    with pytest.raises(ValueError, match="network reads"):
+        GuidedSearchAgent(_net(make_rules("standard+normand"), True), rules, 5)

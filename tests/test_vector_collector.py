@@ -1,0 +1,190 @@
+"""The batched self-play collector: its rollouts replayed in ``Game`` give the same observations,
+masks, critic states and rewards as :func:`piquet_env.rewards.reward_due` says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from piquet_agents.network import ActorCritic
+from piquet_training.collector import OpponentPool
+from piquet_training.vector_collector import (
+    VectorCollector,
+    concat_rollouts,
+    seat_relative_permutation,
+)
+
+from piquet_env.game import Game
+from piquet_env.observation import encoder_for
+from piquet_env.rewards import reward_due
+from piquet_env.rules import make_rules
+from piquet_env.vector import BatchGame, game_seed, make_game
+
+RULES = make_rules("standard")
+ENC = encoder_for(RULES)
+
+
+def test_seat_relative_permutation_matches_the_encoder():
+    perm = seat_relative_permutation(RULES)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(4):
+        g = Game(RULES, seed=seed, mode="deal")
+        while not g.is_over:
+            if rng.random() < 0.3:
+                assert np.array_equal(ENC.state(g, 0)[perm], ENC.state(g, 1))
+                assert np.array_equal(ENC.state(g, 1)[perm], ENC.state(g, 0))
+                checked += 1
+            acts = g.legal_actions()
+            g.apply(acts[int(rng.integers(len(acts)))])
+    assert checked > 20
+
+
+class _Recorder:
+    """A BatchGame that remembers its reset seed and every action array it was given."""
+
+    def __init__(self, batch: BatchGame) -> None:
+        self.batch, self.seed, self.actions = batch, None, []
+
+    def reset(self, seed):
+        self.seed, self.actions = seed, []
+        return self.batch.reset(seed)
+
+    def step(self, actions):
+        self.actions.append(np.array(actions))
+        return self.batch.step(actions)
+
+    def __getattr__(self, name):
+        return getattr(self.batch, name)
+
+
+def _collect(mode, reward, dense, settle, critic, weights, n=6, seed=1):
+    torch.manual_seed(seed)
+    state_size = ENC.state_size if critic else 0
+    model = ActorCritic(ENC.size, ENC.n_actions, (32,), "tanh", state_size).eval()
+    pool = OpponentPool(model, weights)
+    pool.add_snapshot(0)
+    vc = VectorCollector(
+        RULES,
+        mode,
+        n,
+        np.random.default_rng(seed),
+        reward=reward,
+        reward_scale=0.5,
+        settle_weight=settle,
+        dense_reward=dense,
+        record_states=critic,
+    )
+    made = {}
+    original = vc._batch
+
+    def recording(k):
+        made[k] = made.get(k) or _Recorder(original(k))
+        return made[k]
+
+    vc._batch = recording
+    out = vc.collect(n, pool)
+    return out, made[n], model
+
+
+def _replay(rec, n, mode, reward, dense, settle):
+    """Per slot and seat: the observations, masks, seat-relative states and rewards (credited
+    the way the collector documents) of every decision, replayed in ``Game``."""
+    decisions = {}
+    for i in range(n):
+        g = make_game(RULES, int(game_seed(rec.seed, i, 0)), mode)
+        rows = {0: [], 1: []}
+        credited, pending = [0, 0], [0.0, 0.0]
+        n_deals = 0
+        for acts in rec.actions:
+            a = int(acts[i])
+            if a < 0:
+                continue
+            assert not g.is_over
+            p = g.current_player
+            rows[p].append(
+                [ENC.encode(g, p), ENC.action_mask(g, p), ENC.state(g, p), a, pending[p]]
+            )
+            pending[p] = 0.0
+            g.apply(a)
+            deal_over = len(g.deal_scores) > n_deals
+            n_deals += deal_over
+            if not (deal_over or (dense and reward == "deal_points")):
+                continue
+            for q in (0, 1):
+                pts, credited[q] = reward_due(
+                    reward, g, q, deal_ended=deal_over, credited=credited[q], settle_weight=settle
+                )
+                if rows[q]:
+                    rows[q][-1][4] += pts * 0.5
+                else:
+                    pending[q] += pts * 0.5
+        assert g.is_over
+        decisions[i] = rows
+    return decisions
+
+
+def _trajectories(out):
+    ends = np.flatnonzero(out.dones)
+    starts = np.r_[0, ends[:-1] + 1]
+    return [np.arange(a, b + 1) for a, b in zip(starts, ends)]
+
+
+@pytest.mark.parametrize(
+    "mode,reward,dense,settle,critic",
+    [
+        ("partie", "deal_points", True, 0.25, True),
+        ("partie", "deal_points", False, 1.0, False),
+        ("deal", "result", True, 1.0, True),
+        ("partie", "win", True, 1.0, False),
+    ],
+)
+def test_rollouts_replay_in_game(mode, reward, dense, settle, critic):
+    weights = {"self": 1.0, "snapshot": 1.0, "random": 1.0}
+    out, rec, _ = _collect(mode, reward, dense, settle, critic, weights)
+    replay = _replay(rec, 6, mode, reward, dense, settle)
+    expected = [rows for i in sorted(replay) for p in (0, 1) if (rows := replay[i][p])]
+    trajectories = _trajectories(out)
+    # every recorded trajectory is one seat of one game; match them by their first observation
+    assert out.games == 6 and 6 <= len(trajectories) <= 12
+    by_first = {exp[0][0].tobytes(): exp for exp in expected}
+    for rows in trajectories:
+        exp = by_first[out.obs[rows[0]].tobytes()]
+        assert len(exp) == len(rows)
+        for r, (obs, mask, state, action, rew) in zip(rows, exp):
+            assert np.array_equal(out.obs[r], obs)
+            assert np.array_equal(out.masks[r], mask)
+            assert out.actions[r] == action
+            assert out.rewards[r] == pytest.approx(rew, abs=1e-4)
+            if critic:
+                assert np.array_equal(out.states[r], state)
+    assert out.env_steps == sum(int((a >= 0).sum()) for a in rec.actions)
+
+
+def test_values_are_the_critics_and_points_are_labelled():
+    weights = {"self": 1.0, "random": 1.0}
+    out, _, model = _collect("deal", "deal_points", True, 1.0, True, weights, n=8, seed=3)
+    with torch.no_grad():
+        _, values = model(
+            torch.from_numpy(out.obs), torch.from_numpy(out.masks), torch.from_numpy(out.states)
+        )
+    assert np.allclose(out.values, values.numpy(), atol=1e-5)
+    assert set(out.points) <= {"self", "random"}
+    assert sum(len(v) for v in out.points.values()) == len(_trajectories(out))
+    assert out.deals == 8
+
+
+def test_concat_keeps_trajectories():
+    weights = {"self": 1.0}
+    a, _, _ = _collect("deal", "deal_points", True, 1.0, False, weights, n=2, seed=4)
+    b, _, _ = _collect("deal", "deal_points", True, 1.0, False, weights, n=3, seed=5)
+    c = concat_rollouts([a, b])
+    assert len(c) == len(a) + len(b) and c.dones.sum() == a.dones.sum() + b.dones.sum()
+    assert c.env_steps == a.env_steps + b.env_steps and c.games == 5
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="mode"):
+        VectorCollector(RULES, "rubber", 4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="num_envs"):
+        VectorCollector(RULES, "deal", 0, np.random.default_rng(0))
