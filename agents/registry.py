@@ -2,7 +2,10 @@
 
 Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
 ``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
-``mcts:0:time=0.2``), or the path of a policy checkpoint or run directory (loaded by
+``mcts:0:time=0.2``), ``mcts:N:policy=PATH`` (the search guided by a trained policy,
+:class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``c``, ``scale``, ``batch``;
+``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the package,
+:mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory (loaded by
 :meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
 :class:`AgentSpecError` saying ``agent spec '<spec>': <what is wrong>``.
 
@@ -28,8 +31,8 @@ from piquet_env.rules import Rules
 
 BUILTIN = ("random", "heuristic", "mcts", "baseline")
 SPEC_FORMS = (
-    "random, heuristic, baseline, mcts[:ITERATIONS[:OPTION=VALUE...]] "
-    "(mcts:N:policy=PATH for the search guided by a policy) or a checkpoint path"
+    "random, heuristic, mcts[:ITERATIONS[:OPTION=VALUE...]] (mcts:N:policy=PATH for the search "
+    "guided by a policy), baseline or a checkpoint path"
 )
 """The forms of a spec, as error messages list them."""
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}

@@ -7,8 +7,9 @@ Modelled on CleanRL's ``ppo.py``: every hyperparameter is a field of
    and logger, and print the run's header;
 2. start (:func:`start`): resume from a checkpoint, or warm-start by behaviour cloning of the
    heuristic (:func:`warm_start`) and evaluate the starting policy;
-3. per update: anneal the learning rate, **collect** complete games
-   (:mod:`piquet_training.collector`), compute GAE **advantages**, run the clipped-PPO **update**
+3. per update: anneal the learning rate, **collect** complete games (on the batched engine,
+   :mod:`piquet_training.vector_collector`, or one object per game,
+   :mod:`piquet_training.collector`), compute GAE **advantages**, run the clipped-PPO **update**
    over shuffled minibatches, then **log**, snapshot the learner into the pool, **evaluate** now
    and then, **checkpoint**; the time budget (:class:`Budget`) decides when to stop early;
 4. finish (:func:`finish`): save the policy, evaluate it against ``eval_opponents`` over duplicate

@@ -1,0 +1,46 @@
+"""The shipped policy: ``baseline`` is an agent spec on a fresh install, its metadata says how it
+was trained, and :func:`write_baseline` records that for a new one."""
+
+from __future__ import annotations
+
+import torch
+from piquet_agents import checkpoint as ck
+from piquet_agents.baseline import BASELINE_PATH, baseline_info, write_baseline
+from piquet_agents.guided_search import GuidedSearchAgent
+from piquet_agents.network import ActorCritic
+from piquet_agents.policy import PolicyAgent
+from piquet_agents.registry import make_agent
+from piquet_training.evaluation.duplicate import evaluate
+
+from piquet_env.observation import encoder_for
+from piquet_env.rules import STANDARD
+
+
+def test_the_shipped_policy_loads_by_its_spec_and_plays():
+    assert BASELINE_PATH.is_file() and BASELINE_PATH.stat().st_size < 8 * 2**20
+    agent = make_agent("baseline", STANDARD, seed=0)
+    assert isinstance(agent, PolicyAgent) and agent.name == "baseline"
+    info = baseline_info()
+    assert info["baseline"]["command"].startswith("piquet train")
+    assert info["config"]["hidden"] == list(agent.model.hidden)
+    report = evaluate("baseline", "random", STANDARD, n=3, mode="deal", seed=0)
+    assert report.n_games == 6
+    guided = make_agent("mcts:4:policy=baseline", STANDARD, seed=0)
+    assert isinstance(guided, GuidedSearchAgent)
+
+
+def test_write_baseline_records_the_command(tmp_path):
+    enc = encoder_for(STANDARD)
+    torch.manual_seed(0)
+    net = ActorCritic(enc.size, enc.n_actions, (8,), "tanh", enc.state_size)
+    src = ck.save_policy(tmp_path / "p.safetensors", net, STANDARD, {"hidden": [8], "seed": 4})
+    out = write_baseline(src, "piquet train --set seed=4", "measured", tmp_path / "b.safetensors")
+    info = baseline_info(out)
+    assert info["baseline"] == {
+        "command": "piquet train --set seed=4",
+        "note": "measured",
+        "source": "p.safetensors",
+    }
+    assert info["config"]["seed"] == 4
+    loaded = PolicyAgent.load(out).model.state_dict()
+    assert all(torch.equal(loaded[k], v) for k, v in net.state_dict().items())
