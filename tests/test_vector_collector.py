@@ -87,7 +87,7 @@ def _collect(mode, reward, dense, settle, critic, weights, n=6, seed=1):
     return out, made[n], model
 
 
-def _replay(rec, n, mode, reward, dense, settle):
+def _replay(rec, n, mode, reward, dense, settle, critic):
     """Per slot and seat: the observations, masks, seat-relative states and rewards (credited
     the way the collector documents) of every decision, replayed in ``Game``."""
     decisions = {}
@@ -103,7 +103,13 @@ def _replay(rec, n, mode, reward, dense, settle):
             assert not g.is_over
             p = g.current_player
             rows[p].append(
-                [ENC.encode(g, p), ENC.action_mask(g, p), ENC.state(g, p), a, pending[p]]
+                [
+                    ENC.encode(g, p),
+                    ENC.action_mask(g, p),
+                    ENC.state(g, p) if critic else None,
+                    a,
+                    pending[p],
+                ]
             )
             pending[p] = 0.0
             g.apply(a)
@@ -141,12 +147,13 @@ def _trajectories(out):
 )
 def test_rollouts_replay_in_game(mode, reward, dense, settle, critic):
     weights = {"self": 1.0, "snapshot": 1.0, "random": 1.0}
-    out, rec, _ = _collect(mode, reward, dense, settle, critic, weights)
-    replay = _replay(rec, 6, mode, reward, dense, settle)
+    n = 3 if mode == "partie" else 6
+    out, rec, _ = _collect(mode, reward, dense, settle, critic, weights, n=n)
+    replay = _replay(rec, n, mode, reward, dense, settle, critic)
     expected = [rows for i in sorted(replay) for p in (0, 1) if (rows := replay[i][p])]
     trajectories = _trajectories(out)
     # every recorded trajectory is one seat of one game; match them by their first observation
-    assert out.games == 6 and 6 <= len(trajectories) <= 12
+    assert out.games == n and n <= len(trajectories) <= 2 * n
     by_first = {exp[0][0].tobytes(): exp for exp in expected}
     for rows in trajectories:
         exp = by_first[out.obs[rows[0]].tobytes()]

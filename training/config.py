@@ -488,7 +488,8 @@ class TrainConfig(Settings):
     the heuristic are played one object per game beside them. ``"game"``: one
     :class:`~piquet_env.game.Game` per game throughout (the earlier collector)."""
     num_envs: int = setting(256, integer(1, 100_000))
-    """Games advancing together (one forward pass serves all of them)."""
+    """Games advancing together (one forward pass serves all of them): with the vector collector
+    the update's games are played in batches of this many slots, each slot one whole game."""
     games_per_update: int = setting(256, integer(1, 1_000_000))
     """Complete games collected per update (rollouts always start from fresh games)."""
     self_play_weight: float = setting(0.6, at_least(0))
