@@ -1,0 +1,40 @@
+"""Many games of Piquet as arrays, stepped in batch; identical to ``game`` + ``observation``.
+
+- :class:`BatchGame` (:mod:`.engine`): N games, ``reset``/``step``, observations, masks, rewards,
+  full states, autoreset, given deals, any game out as a :class:`~piquet_env.game.Game`.
+- :class:`PiquetVectorEnv` (:mod:`.gym`): a Gymnasium ``VectorEnv`` for one learner seat against
+  a batch policy; :class:`SelfPlayEnv` (:mod:`.selfplay`): both seats, for a trainer.
+- :mod:`.deal`: the seeds and deals (any game of the batch rebuilt by :func:`make_game`);
+  :mod:`.state`, :mod:`.steps`, :mod:`.scoring`, :mod:`.tables`, :mod:`.encoder`: the state
+  arrays, the rules as batch transitions, scoring, combination tables, the batched encoder.
+- ``python -m piquet_env.vector.benchmark`` and ``python -m piquet_env.vector.difftest``.
+"""
+
+from piquet_env.vector.deal import first_elder, game_seed, make_game
+from piquet_env.vector.engine import (
+    NO_ACTION,
+    BatchActionError,
+    BatchGame,
+    StepResult,
+    deal_score,
+)
+from piquet_env.vector.gym import PiquetVectorEnv
+from piquet_env.vector.policy import BatchPolicy, RandomPolicy, sample_legal
+from piquet_env.vector.selfplay import SelfPlayEnv, SelfPlayStep
+
+__all__ = [
+    "NO_ACTION",
+    "BatchActionError",
+    "BatchGame",
+    "BatchPolicy",
+    "PiquetVectorEnv",
+    "RandomPolicy",
+    "SelfPlayEnv",
+    "SelfPlayStep",
+    "StepResult",
+    "deal_score",
+    "first_elder",
+    "game_seed",
+    "make_game",
+    "sample_legal",
+]

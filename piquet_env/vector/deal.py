@@ -1,0 +1,100 @@
+"""Seeds and deals of the batch, and the same game rebuilt as a :class:`~piquet_env.game.Game`.
+
+The batch does not run Python's ``random.Random`` per game (that alone would cost more than the
+rest of a step); it uses a counter-based generator, SplitMix64, in numpy. Everything random about
+one game follows from one 64-bit *game seed*:
+
+- the game seed of slot ``i`` in its ``e``-th episode (0 after :meth:`reset`, then 1, 2, ... as
+  the slot restarts) is :func:`game_seed` ``(batch_seed, i, e)``;
+- the elder of the first deal (the cut for deal) is the top bit of ``splitmix64(seed ^ CUT)``;
+- deal ``d`` (0-based, tie-break deals included) shuffles the pack by sorting the cards on
+  ``splitmix64(splitmix64(seed ^ mix(d)) + card * GOLDEN)``: the first 12 cards go to elder, the
+  next 12 to younger, the rest is the talon, top first.
+
+:func:`make_game` builds that game as a :class:`~piquet_env.game.Game` by handing it all its
+deals up front (``Game(rules, deals=..., first_elder=...)``), so the engine's own code replays any
+game of the batch exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from piquet_env.game import Game, check_deal
+from piquet_env.rules import Rules
+
+U64 = np.uint64
+GOLDEN = U64(0x9E3779B97F4A7C15)
+_M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
+CUT = U64(0xC0FFEE0DDBA11CE5)
+"""Salt of the cut for deal."""
+_DEAL_MIX = U64(0xD1B54A32D192ED03)
+_SLOT_MIX = U64(0xA24BAED4963EE407)
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's output function on a ``uint64`` array (wrapping arithmetic)."""
+    with np.errstate(over="ignore"):
+        z = np.asarray(x, dtype=U64) + GOLDEN
+        z = (z ^ (z >> U64(30))) * _M1
+        z = (z ^ (z >> U64(27))) * _M2
+        return z ^ (z >> U64(31))
+
+
+def game_seed(batch_seed: int, slot: np.ndarray | int, episode: np.ndarray | int) -> np.ndarray:
+    """The game seed of ``slot`` in its ``episode``-th episode of a batch reset with
+    ``batch_seed`` (arrays broadcast)."""
+    base = splitmix64(np.asarray(batch_seed % 2**64, dtype=U64))
+    slot = np.asarray(slot, dtype=U64)
+    episode = np.asarray(episode, dtype=U64)
+    with np.errstate(over="ignore"):
+        return splitmix64(base ^ splitmix64(slot * _SLOT_MIX + episode))
+
+
+def first_elder(seeds: np.ndarray) -> np.ndarray:
+    """The elder (0 or 1) of the first deal of each game seed: the cut for deal."""
+    return (splitmix64(np.asarray(seeds, dtype=U64) ^ CUT) >> U64(63)).astype(np.int8)
+
+
+def deal_cards(seeds: np.ndarray, deal: np.ndarray | int, n_cards: int) -> np.ndarray:
+    """The shuffled pack of deal number ``deal`` of each game seed: an ``int8`` array
+    ``(len(seeds), n_cards)``, elder's 12 cards, younger's 12, then the talon top first."""
+    seeds = np.asarray(seeds, dtype=U64).reshape(-1)
+    deal = np.broadcast_to(np.asarray(deal, dtype=U64), seeds.shape)
+    with np.errstate(over="ignore"):
+        h = splitmix64(seeds ^ (deal * _DEAL_MIX + U64(1)))
+        keys = splitmix64(h[:, None] + np.arange(n_cards, dtype=U64) * GOLDEN)
+    return np.argsort(keys, axis=1).astype(np.int8)
+
+
+def max_deals(rules: Rules, episode: str) -> int:
+    """Most deals one episode can have: 1 for a single deal, else the partie's deals plus the
+    ``classic`` tie-break deals."""
+    if episode == "deal":
+        return 1
+    return rules.deals + (2 if rules.tie_break_deals else 0)
+
+
+def game_deals(rules: Rules, seed: int, episode: str = "partie",
+               given: Sequence[tuple] = ()) -> list[tuple[list[int], list[int], list[int]]]:
+    """Every deal that the game of ``seed`` can play, as ``(elder, younger, talon)`` card ids;
+    ``given`` deals (loaded into the slot) replace the first ones."""
+    n = max_deals(rules, episode)
+    packs = deal_cards(np.full(n, seed, dtype=U64), np.arange(n), rules.n_cards)
+    out = [(p[:12].tolist(), p[12:24].tolist(), p[24:].tolist()) for p in packs]
+    for i, d in enumerate(given[:n]):
+        out[i] = check_deal(d, rules)
+    return out
+
+
+def make_game(rules: Rules, seed: int, episode: str = "partie", *, given: Sequence[tuple] = (),
+              elder: int | None = None, record: bool = True) -> Game:
+    """The game of ``seed`` as a fresh :class:`~piquet_env.game.Game` (same cut, same deals), in
+    ``episode`` mode (``"partie"`` or ``"deal"``); ``given`` deals and ``elder`` override the
+    seed's as when they were loaded into the slot."""
+    if elder is None:
+        elder = int(first_elder(np.array([seed], dtype=U64))[0])
+    return Game(rules, mode=episode, deals=game_deals(rules, seed, episode, given),
+                first_elder=elder, record=record)

@@ -1,0 +1,250 @@
+"""Differential test: the batch against :class:`~piquet_env.game.Game`, step by step.
+
+:func:`compare` plays random legal actions in a :class:`~piquet_env.vector.BatchGame` and, for
+every game of the batch, the same deal and the same actions in a ``Game`` built by
+:func:`~piquet_env.vector.deal.make_game`, and compares at every step of every game: the player
+to act, the legal mask, the observation (``encoder_for(rules).encode``), both players' rewards
+(the env's reward modes, as ``piquet_v0.raw_env._pay`` pays them); at every deal end both score
+breakdowns; at every episode end the settled result and both final observations; and, every
+``state_every`` steps, the full state (``encoder_for(rules).state``).
+
+Command (the slow run of the closing note; ``--preset all`` runs the 16 presets)::
+
+    python -m piquet_env.vector.difftest --games 100000 --preset all [--batch 1024] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from piquet_env.game import DealScore, Game
+from piquet_env.game.scoring import breakdown
+from piquet_env.observation import encoder_for
+from piquet_env.rules import Rules, all_presets, make_rules
+from piquet_env.vector.deal import make_game
+from piquet_env.vector.engine import NO_ACTION, BatchGame
+from piquet_env.vector.policy import sample_legal
+
+
+@dataclass
+class Report:
+    """Outcome of :func:`compare`: games finished and checked, steps compared, differences."""
+
+    rules: str
+    games: int = 0
+    steps: int = 0
+    deals: int = 0
+    differences: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class _Reference:
+    """One game played through ``Game``, paid as ``piquet_v0.raw_env._pay`` pays."""
+
+    def __init__(self, game: Game, reward: str, scale: float) -> None:
+        self.game, self.reward, self.scale = game, reward, scale
+        self.paid = [0, 0]
+
+    def apply(self, action: int) -> tuple[np.ndarray, bool]:
+        """Play ``action``; return both players' rewards and whether a deal ended."""
+        g = self.game
+        n_deals = len(g.deal_scores)
+        g.apply(action)
+        if len(g.deal_scores) == n_deals:
+            return np.zeros(2, np.float32), False
+        ds0, ds1 = g.deal_scores[-1]
+        r0 = r1 = 0
+        if self.reward == "deal_points":
+            r0 = ds0.total - ds1.total
+            r1 = -r0
+        if g.is_over:
+            res = g.result
+            if self.reward == "deal_points":
+                r0, r1 = res[0] - self.paid[0], res[1] - self.paid[1]
+            else:
+                r0, r1 = res
+        self.paid[0] += r0
+        self.paid[1] += r1
+        return np.array([r0 * self.scale, r1 * self.scale], dtype=np.float32), True
+
+
+def _first_diff(a: np.ndarray, b: np.ndarray, rules: Rules, state: bool = False) -> str:
+    enc = encoder_for(rules)
+    i = int(np.flatnonzero(a != b)[0])
+    fields = enc.state_fields if state else enc.fields
+    name = next((f"{n}[{i - lo}]" for n, lo, hi, _ in fields if lo <= i < hi), str(i))
+    return f"entry {i} ({name}): batch {a[i]!r}, game {b[i]!r}"
+
+
+def compare(rules: str | Rules = "standard", games: int = 1000, batch: int = 256, *,
+            episode: str = "partie", reward: str = "result", reward_scale: float = 1.0,
+            seed: int = 0, state_every: int = 7, max_differences: int = 10,
+            deal: tuple | None = None, first_elder: int = 0) -> Report:
+    """Play ``games`` complete episodes in a batch of ``batch`` slots and compare every step of
+    every game with ``Game`` (see the module docstring). With ``deal`` (elder hand, younger hand,
+    talon), every episode starts from those cards (loaded with :meth:`BatchGame.load`, elder
+    ``first_elder``), the play differing. Returns a :class:`Report`."""
+    r = make_rules(rules)
+    enc = encoder_for(r)
+    rep = Report(r.name)
+    batch = max(1, min(batch, games))
+    start = time.perf_counter()
+    bg = BatchGame(r, n=batch, episode=episode, reward=reward, reward_scale=reward_scale,
+                   seed=seed, record=False)
+    out = bg.reset(seed=seed)
+    if deal is not None:
+        out = bg.load(range(batch), [deal] * batch, first_elder)
+    rng = np.random.default_rng(seed)
+
+    def fresh(i: int) -> _Reference:
+        given = () if deal is None else (deal,)
+        elder = None if deal is None else first_elder
+        return _Reference(make_game(r, bg.game_seed(i), episode, given=given, elder=elder,
+                                    record=False), reward, reward_scale)
+
+    refs: list[_Reference | None] = [fresh(i) for i in range(batch)]
+    started = batch
+    ref_obs = np.zeros((batch, enc.size), dtype=np.float32)
+    step = 0
+
+    def differ(i: int, what: str) -> None:
+        rep.differences.append(f"{r.name} game seed {bg.game_seed(i)} (slot {i}), "
+                               f"step {step}: {what}")
+
+    while any(x is not None for x in refs) and len(rep.differences) < max_differences:
+        live = [i for i, x in enumerate(refs) if x is not None]
+        for i in live:
+            g = refs[i].game
+            if out.seat[i] != g.current_player:
+                differ(i, f"player to act: batch {out.seat[i]}, game {g.current_player}")
+                refs[i] = None
+                continue
+            legal = np.flatnonzero(out.mask[i]).tolist()
+            if legal != g.legal_actions():
+                differ(i, f"legal actions: batch {legal}, game {g.legal_actions()}")
+                refs[i] = None
+                continue
+            enc.encode_into(g, g.current_player, ref_obs[i])
+        live = [i for i in live if refs[i] is not None]
+        bad = np.flatnonzero((out.obs[live] != ref_obs[live]).any(axis=1))
+        for j in bad.tolist():
+            i = live[j]
+            differ(i, "observation " + _first_diff(out.obs[i], ref_obs[i], r))
+            refs[i] = None
+        if state_every and step % state_every == 0:
+            live = [i for i in live if refs[i] is not None]
+            full = bg.full_state()
+            for i in live:
+                ref = enc.state(refs[i].game)
+                if not np.array_equal(full[i], ref):
+                    differ(i, "state " + _first_diff(full[i], ref, r, state=True))
+                    refs[i] = None
+        actions = sample_legal(out.mask, rng)
+        retired = np.array([x is None for x in refs])
+        actions[retired] = NO_ACTION
+        res = out = bg.step(actions)
+        step += 1
+        deal_rows = {int(i): k for k, i in enumerate(res.deal_games.tolist())}
+        ended_rows = {int(i): k for k, i in enumerate(res.ended_games.tolist())}
+        for i in np.flatnonzero(~retired).tolist():
+            ref = refs[i]
+            rewards, deal_over = ref.apply(int(actions[i]))
+            rep.steps += 1
+            if not np.array_equal(rewards, res.rewards[i]):
+                differ(i, f"rewards: batch {res.rewards[i].tolist()}, game {rewards.tolist()}")
+                refs[i] = None
+                continue
+            if deal_over != (i in deal_rows):
+                differ(i, f"deal end: batch {i in deal_rows}, game {deal_over}")
+                refs[i] = None
+                continue
+            g = ref.game
+            if deal_over:
+                rep.deals += 1
+                k = deal_rows[i]
+                got = tuple(_breakdown(res.deal_scores[k, p]) for p in (0, 1))
+                if got != g.deal_scores[-1] or res.deal_numbers[k] != len(g.deal_scores) - 1:
+                    differ(i, f"deal score: batch {got}, game {g.deal_scores[-1]}")
+                    refs[i] = None
+                    continue
+            if g.is_over != (i in ended_rows):
+                differ(i, f"episode end: batch {i in ended_rows}, game {g.is_over}")
+                refs[i] = None
+                continue
+            if g.is_over:
+                k = ended_rows[i]
+                if tuple(res.results[k].tolist()) != g.result:
+                    differ(i, f"result: batch {res.results[k].tolist()}, game {g.result}")
+                for p in (0, 1):
+                    ref_final = enc.encode(g, p)
+                    if not np.array_equal(res.final_obs[k, p], ref_final):
+                        differ(i, f"final observation of player {p} "
+                               + _first_diff(res.final_obs[k, p], ref_final, r))
+                rep.games += 1
+                if started < games:
+                    if deal is not None:
+                        out = bg.load([i], [deal], first_elder)
+                    refs[i] = fresh(i)
+                    started += 1
+                else:
+                    refs[i] = None
+    rep.seconds = time.perf_counter() - start
+    return rep
+
+
+def _breakdown(fields: np.ndarray) -> DealScore:
+    return breakdown([int(x) for x in fields])
+
+
+def _run(args: tuple) -> Report:
+    name, games, batch, episode, reward, scale, seed = args
+    return compare(name, games, batch, episode=episode, reward=reward, reward_scale=scale,
+                   seed=seed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``python -m piquet_env.vector.difftest --games N --preset all``."""
+    ap = argparse.ArgumentParser(prog="python -m piquet_env.vector.difftest",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--games", type=int, default=10_000, help="episodes per preset and mode")
+    ap.add_argument("--preset", default="all", help="a preset such as classic+normand, or all")
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--episode", default="partie", choices=("partie", "deal"))
+    ap.add_argument("--reward", default="deal_points", choices=("result", "deal_points"))
+    ap.add_argument("--reward-scale", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="processes (split the games)")
+    args = ap.parse_args(argv)
+    presets = [p.name for p in all_presets()] if args.preset == "all" else [args.preset]
+    failed = False
+    for name in presets:
+        jobs = max(1, args.jobs)
+        share = [args.games // jobs + (j < args.games % jobs) for j in range(jobs)]
+        tasks = [(name, share[j], min(args.batch, max(1, share[j])), args.episode, args.reward,
+                  args.reward_scale, args.seed + 1_000_003 * j) for j in range(jobs)]
+        if jobs == 1:
+            reports = [_run(tasks[0])]
+        else:
+            with ProcessPoolExecutor(jobs) as pool:
+                reports = list(pool.map(_run, tasks))
+        games = sum(x.games for x in reports)
+        steps = sum(x.steps for x in reports)
+        deals = sum(x.deals for x in reports)
+        diffs = [d for x in reports for d in x.differences]
+        secs = max(x.seconds for x in reports)
+        print(f"{name:<30} {args.episode:<6} {games:>8,} games {deals:>9,} deals "
+              f"{steps:>11,} steps  {len(diffs)} differences  ({secs:.0f} s)", flush=True)
+        for d in diffs:
+            print("   ", d)
+        failed |= bool(diffs)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
