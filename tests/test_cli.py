@@ -316,3 +316,18 @@ def test_an_accepted_path_is_written_in_place_and_a_refused_one_is_untouched(
         written = write_or_fall_back(path, lambda p: p.write_text("ok"), "--out", "t")
         assert written == path
     assert written.read_text() == "ok"
+
+
+def test_bench_vector_prints_the_batch_beside_engine_and_env(capsys):
+    rc, out, err = _run(["bench", "vector", "--sizes", "256", "--seconds", "0.2"], capsys)
+    assert rc == 0, err
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("256 ")]
+    assert [r[1] for r in rows] == ["1", "2", "2"]  # one thread, two threads, two processes
+    assert all(int(r[-3].replace(",", "")) > 0 for r in rows)
+    assert "bare engine, same play" in out and "env(), same play" in out
+    assert "100,000 parallel games add" in out
+
+
+def test_bench_vector_refuses_a_batch_size_of_zero(capsys):
+    rc, _, err = _run(["bench", "vector", "--sizes", "0"], capsys)
+    assert rc == 2 and err.startswith("piquet bench: --sizes must be a positive number, got 0")

@@ -51,8 +51,9 @@ def test_spaces_and_metadata():
 def test_learner_always_acts_and_returns_sum_to_results():
     opponent = Recording()
     assert isinstance(opponent, BatchPolicy)
-    env = PiquetVectorEnv(num_envs=16, episode="deal", reward="deal_points", opponent=opponent,
-                          seed=3)
+    env = PiquetVectorEnv(
+        num_envs=16, episode="deal", reward="deal_points", opponent=opponent, seed=3
+    )
     obs, infos = env.reset(seed=3)
     rng = np.random.default_rng(3)
     returns = np.zeros(16)
@@ -98,7 +99,8 @@ def test_reset_is_deterministic_and_seats():
 
 def test_gymnasium_vector_wrappers_accept_it():
     env = gymnasium.wrappers.vector.RecordEpisodeStatistics(
-        PiquetVectorEnv(num_envs=8, episode="deal", seed=2))
+        PiquetVectorEnv(num_envs=8, episode="deal", seed=2)
+    )
     env.reset(seed=2)
     rng = np.random.default_rng(2)
     episodes = 0
@@ -121,8 +123,9 @@ def test_illegal_learner_action_raises_untouched():
 
 
 def test_self_play_both_seats_and_critic_state():
-    env = SelfPlayEnv(num_envs=8, rules="standard+saison", seed=5, critic_state=True,
-                      reward="deal_points")
+    env = SelfPlayEnv(
+        num_envs=8, rules="standard+saison", seed=5, critic_state=True, reward="deal_points"
+    )
     t = env.reset(seed=5)
     enc = encoder_for(env.batch.rules)
     rng = np.random.default_rng(5)
@@ -145,15 +148,15 @@ def test_self_play_both_seats_and_critic_state():
 
 
 def test_benchmark_runs_and_prints(capsys):
-    res = bench_vector("standard", sizes=(64,), threads=(1, 2), seconds=0.2, memory_games=500,
-                       processes=(2,))
+    res = bench_vector(
+        "standard", sizes=(64,), threads=(1, 2), seconds=0.2, memory_games=500, processes=(2,)
+    )
     assert [r["threads"] for r in res["rows"]] == [1, 2, "2 proc"]
     assert all(r["steps_per_s"] > 0 for r in res["rows"])
     print_vector_report(res)
     text = capsys.readouterr().out
     assert "agent-steps/s" in text and "env()" in text and "500 parallel games" in text
-    assert main(["--sizes", "32", "--threads", "1", "--seconds", "0.1", "--memory-games",
-                 "0"]) == 0
+    assert main(["--sizes", "32", "--threads", "1", "--seconds", "0.1", "--memory-games", "0"]) == 0
 
 
 def test_a_torch_policy_is_an_opponent():

@@ -41,36 +41,63 @@ def _random_steps(batch: BatchGame, k: int, seed: int = 0):
 
 @pytest.mark.parametrize("preset", PRESETS, ids=IDS)
 def test_single_deals_match_game(preset):
-    rep = compare(preset, games=2000, batch=256, episode="deal",
-                  reward=("result", "deal_points")[PRESETS.index(preset) % 2],
-                  reward_scale=(1.0, 0.01)[PRESETS.index(preset) % 3 == 0], seed=1)
+    rep = compare(
+        preset,
+        games=2000,
+        batch=256,
+        episode="deal",
+        reward=("result", "deal_points")[PRESETS.index(preset) % 2],
+        reward_scale=(1.0, 0.01)[PRESETS.index(preset) % 3 == 0],
+        seed=1,
+    )
     assert rep.differences == []
     assert rep.games == 2000 and rep.deals == 2000
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=IDS)
 def test_parties_match_game(preset):
-    rep = compare(preset, games=50, batch=50, episode="partie",
-                  reward=("deal_points", "result")[PRESETS.index(preset) % 2], seed=2)
+    rep = compare(
+        preset,
+        games=50,
+        batch=50,
+        episode="partie",
+        reward=("deal_points", "result")[PRESETS.index(preset) % 2],
+        seed=2,
+    )
     assert rep.differences == []
     assert rep.games == 50 and rep.deals >= 50 * preset.deals
 
 
 SPECIAL_DEALS = {
     # RULES.md example 9: repique and capot for elder whatever the play (classic maximum)
-    "hoyle": ("AS AH AD AC KS KH KD KC QS QH QD 7C", "JS TS 9S JH TH 9H JD TD 9D JC TC 9C",
-              "QC 8S 7S 8H 7H 8D 7D 8C"),
+    "hoyle": (
+        "AS AH AD AC KS KH KD KC QS QH QD 7C",
+        "JS TS 9S JH TH 9H JD TD 9D JC TC 9C",
+        "QC 8S 7S 8H 7H 8D 7D 8C",
+    ),
     # RULES.md example 2: elder's repique (point 8 and a huitieme)
-    "repique": ("AS KS QS JS TS 9S 8S 7S AH KH QH JH", "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
-                "7D 8D 9D TD 7C 8C 9C TC"),
+    "repique": (
+        "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
+        "AD KD QD JD AC KC QC JC 7H 8H 9H TH",
+        "7D 8D 9D TD 7C 8C 9C TC",
+    ),
     # carte blanche for elder (no K, Q or J), then for younger (closes the pique)
-    "blanche elder": ("AS TS 9S 8S 7S AH TH 9H 8H 7H AD TD", "KS QS JS KH QH JH KD QD JD KC QC JC",
-                      "9D 8D 7D AC TC 9C 8C 7C"),
-    "blanche younger": ("KS QS JS KH QH JH KD QD JD KC QC JC",
-                        "AS TS 9S 8S 7S AH TH 9H 8H 7H AD TD", "9D 8D 7D AC TC 9C 8C 7C"),
+    "blanche elder": (
+        "AS TS 9S 8S 7S AH TH 9H 8H 7H AD TD",
+        "KS QS JS KH QH JH KD QD JD KC QC JC",
+        "9D 8D 7D AC TC 9C 8C 7C",
+    ),
+    "blanche younger": (
+        "KS QS JS KH QH JH KD QD JD KC QC JC",
+        "AS TS 9S 8S 7S AH TH 9H 8H 7H AD TD",
+        "9D 8D 7D AC TC 9C 8C 7C",
+    ),
     # RULES.md example 3: equal points and sequences, younger's three trios
-    "ties": ("AS KS QS JS 7H 8H 9H 7C 8C 9C 7D 8D", "AD KD QD JD TH JH QH TC JC QC TS 9S",
-             "AH KH AC KC 9D TD 8S 7S"),
+    "ties": (
+        "AS KS QS JS 7H 8H 9H 7C 8C 9C 7D 8D",
+        "AD KD QD JD TH JH QH TC JC QC TS 9S",
+        "AH KH AC KC 9D TD 8S 7S",
+    ),
 }
 
 
@@ -78,8 +105,17 @@ SPECIAL_DEALS = {
 @pytest.mark.parametrize("preset", ["standard", "classic", "classic+orbis", "standard+orbis"])
 def test_special_deals_match_game(preset, name):
     """Rare paths (repique, pique, capot, carte blanche, ties) from given cards, random play."""
-    rep = compare(preset, games=60, batch=30, episode="deal", reward="deal_points", seed=3,
-                  deal=SPECIAL_DEALS[name], first_elder=1, state_every=3)
+    rep = compare(
+        preset,
+        games=60,
+        batch=30,
+        episode="deal",
+        reward="deal_points",
+        seed=3,
+        deal=SPECIAL_DEALS[name],
+        first_elder=1,
+        state_every=3,
+    )
     assert rep.differences == [] and rep.games == 60
 
 
@@ -216,8 +252,11 @@ def test_to_game_replays_the_slot(preset):
         assert b.events(i)[0]["type"] == "partie"
 
 
-HOYLE = ("AS AH AD AC KS KH KD KC QS QH QD 7C", "JS TS 9S JH TH 9H JD TD 9D JC TC 9C",
-         "QC 8S 7S 8H 7H 8D 7D 8C")
+HOYLE = (
+    "AS AH AD AC KS KH KD KC QS QH QD 7C",
+    "JS TS 9S JH TH 9H JD TD 9D JC TC 9C",
+    "QC 8S 7S 8H 7H 8D 7D 8C",
+)
 
 
 def test_load_plays_given_cards_rules_example_9():

@@ -19,17 +19,28 @@ def _places(b: BatchGame) -> list[np.ndarray]:
     cols = np.arange(b.rules.talon_size)
     talon = np.where(cols[None, :] >= s.talon_pos[:, None], s.talon, -1).astype(np.int64)
     talon_mask = np.bitwise_or.reduce(
-        np.where(talon >= 0, np.uint64(1) << talon.clip(0).astype(np.uint64), np.uint64(0)),
-        axis=1)
-    return [s.hands[:, 0], s.hands[:, 1], s.discards[:, 0], s.discards[:, 1], s.played[:, 0],
-            s.played[:, 1], talon_mask]
+        np.where(talon >= 0, np.uint64(1) << talon.clip(0).astype(np.uint64), np.uint64(0)), axis=1
+    )
+    return [
+        s.hands[:, 0],
+        s.hands[:, 1],
+        s.discards[:, 0],
+        s.discards[:, 1],
+        s.played[:, 0],
+        s.played[:, 1],
+        talon_mask,
+    ]
 
 
 @settings(max_examples=25, deadline=None)
-@given(preset=st.sampled_from(PRESETS), seed=st.integers(0, 2**32 - 1),
-       n=st.integers(1, 48), steps=st.integers(1, 400),
-       episode=st.sampled_from(["partie", "deal"]),
-       reward=st.sampled_from(["result", "deal_points"]))
+@given(
+    preset=st.sampled_from(PRESETS),
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 48),
+    steps=st.integers(1, 400),
+    episode=st.sampled_from(["partie", "deal"]),
+    reward=st.sampled_from(["result", "deal_points"]),
+)
 def test_batch_invariants(preset, seed, n, steps, episode, reward):
     b = BatchGame(preset, n=n, episode=episode, reward=reward, seed=seed)
     out = b.reset()

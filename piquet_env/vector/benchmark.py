@@ -95,12 +95,18 @@ def vector_play(rules: Rules, n: int, seconds: float, seed: int, threads: int = 
     for w in workers:
         w.join()
     elapsed = time.perf_counter() - start
-    return {"steps_per_s": sum(counts) / elapsed, "steps": sum(counts), "seconds": elapsed,
-            "batch": n, "threads": threads}
+    return {
+        "steps_per_s": sum(counts) / elapsed,
+        "steps": sum(counts),
+        "seconds": elapsed,
+        "batch": n,
+        "threads": threads,
+    }
 
 
-def _process_worker(rules: Rules, n: int, seconds: float, seed: int, barrier: Any,
-                    results: Any) -> None:
+def _process_worker(
+    rules: Rules, n: int, seconds: float, seed: int, barrier: Any, results: Any
+) -> None:
     """One process of :func:`vector_processes`: warm up, wait for the others, measure."""
     b = BatchGame(rules, n, seed=seed, record=False)
     policy = RandomPolicy(seed)
@@ -122,17 +128,23 @@ def vector_processes(rules: Rules, n: int, seconds: float, seed: int, processes:
     (no shared interpreter lock): agent-steps per second summed over the processes."""
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     barrier, results = ctx.Barrier(processes), ctx.Queue()
-    procs = [ctx.Process(target=_process_worker,
-                         args=(rules, n, seconds, seed + t, barrier, results))
-             for t in range(processes)]
+    procs = [
+        ctx.Process(target=_process_worker, args=(rules, n, seconds, seed + t, barrier, results))
+        for t in range(processes)
+    ]
     for proc in procs:
         proc.start()
     got = [results.get() for _ in procs]
     for proc in procs:
         proc.join()
     rate = sum(steps / secs for steps, secs in got)
-    return {"steps_per_s": rate, "steps": sum(s for s, _ in got),
-            "seconds": max(t for _, t in got), "batch": n, "threads": f"{processes} proc"}
+    return {
+        "steps_per_s": rate,
+        "steps": sum(s for s, _ in got),
+        "seconds": max(t for _, t in got),
+        "batch": n,
+        "threads": f"{processes} proc",
+    }
 
 
 def batch_memory(rules: Rules, n: int, seed: int) -> dict:
@@ -147,14 +159,24 @@ def batch_memory(rules: Rules, n: int, seed: int) -> dict:
         o = b.step(policy(o.obs, o.mask))
     gc.collect()
     added = _rss_bytes() - before
-    return {"games": n, "rss_added_mib": added / 2**20, "arrays_mib": b.nbytes / 2**20,
-            "state_mib": b.state.nbytes / 2**20}
+    return {
+        "games": n,
+        "rss_added_mib": added / 2**20,
+        "arrays_mib": b.nbytes / 2**20,
+        "state_mib": b.state.nbytes / 2**20,
+    }
 
 
-def bench_vector(rules: str | Rules = "standard", variants: Sequence[str] = (),
-                 sizes: Sequence[int] = SIZES, threads: Sequence[int] = THREADS,
-                 seconds: float = 3.0, seed: int = 0, memory_games: int = 100_000,
-                 processes: Sequence[int] = ()) -> dict:
+def bench_vector(
+    rules: str | Rules = "standard",
+    variants: Sequence[str] = (),
+    sizes: Sequence[int] = SIZES,
+    threads: Sequence[int] = THREADS,
+    seconds: float = 3.0,
+    seed: int = 0,
+    memory_games: int = 100_000,
+    processes: Sequence[int] = (),
+) -> dict:
     """Measure the batch at each size and thread count (and process count, if any), the bare
     engine and ``env()`` on one core, and the memory of ``memory_games`` parallel games (0 to
     skip). Returns a dict for :func:`print_vector_report`."""
@@ -177,8 +199,14 @@ def bench_vector(rules: str | Rules = "standard", variants: Sequence[str] = (),
     finally:
         _unpin(old)
     memory = batch_memory(r, memory_games, seed) if memory_games else None
-    return {"rules": r.name, "rows": rows, "engine": engine, "env": env_res, "memory": memory,
-            "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
+    return {
+        "rules": r.name,
+        "rows": rows,
+        "engine": engine,
+        "env": env_res,
+        "memory": memory,
+        "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+    }
 
 
 def print_vector_report(res: dict) -> None:
@@ -188,17 +216,23 @@ def print_vector_report(res: dict) -> None:
     print(f"  {'batch':>6} {'threads':>8} {'agent-steps/s':>14} {'x env()':>8} {'x engine':>9}")
     for row in res["rows"]:
         rate = row["steps_per_s"]
-        print(f"  {row['batch']:>6} {row['threads']!s:>8} {rate:>14,.0f} "
-              f"{rate / env_rate:>8.1f} {rate / engine_rate:>9.1f}")
+        print(
+            f"  {row['batch']:>6} {row['threads']!s:>8} {rate:>14,.0f} "
+            f"{rate / env_rate:>8.1f} {rate / engine_rate:>9.1f}"
+        )
     best = max(res["rows"], key=lambda x: x["steps_per_s"])
-    print(f"  best: {best['steps_per_s']:,.0f} agent-steps/s (batch {best['batch']}, "
-          f"threads {best['threads']})")
+    print(
+        f"  best: {best['steps_per_s']:,.0f} agent-steps/s (batch {best['batch']}, "
+        f"threads {best['threads']})"
+    )
     print(f"  bare engine, same play, one core: {engine_rate:,.0f} decisions/s")
     print(f"  env(), same play, one core:       {env_rate:,.0f} agent-steps/s")
     mem = res["memory"]
     if mem:
-        print(f"  memory: {mem['games']:,} parallel games add {mem['rss_added_mib']:,.0f} MiB RSS "
-              f"(arrays {mem['arrays_mib']:,.0f} MiB, of which state {mem['state_mib']:,.0f} MiB)")
+        print(
+            f"  memory: {mem['games']:,} parallel games add {mem['rss_added_mib']:,.0f} MiB RSS "
+            f"(arrays {mem['arrays_mib']:,.0f} MiB, of which state {mem['state_mib']:,.0f} MiB)"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -206,19 +240,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="piquet bench vector", description=__doc__.split("\n")[0])
     ap.add_argument("--rules", default="standard", help="standard, classic, or e.g. classic+orbis")
     ap.add_argument("--variant", action="append", default=[], help="orbis, saison or normand")
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
-                    help="batch sizes, comma-separated")
+    ap.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)), help="batch sizes, comma-separated"
+    )
     ap.add_argument("--threads", default=",".join(map(str, THREADS)), help="thread counts")
     ap.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
-    ap.add_argument("--processes", default="",
-                    help="also run one batch per process, e.g. 2 (comma-separated counts)")
+    ap.add_argument(
+        "--processes",
+        default="",
+        help="also run one batch per process, e.g. 2 (comma-separated counts)",
+    )
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--memory-games", type=int, default=100_000,
-                    help="games held for the memory measurement (0 skips it)")
+    ap.add_argument(
+        "--memory-games",
+        type=int,
+        default=100_000,
+        help="games held for the memory measurement (0 skips it)",
+    )
     args = ap.parse_args(argv)
-    res = bench_vector(args.rules, args.variant, [int(x) for x in args.sizes.split(",")],
-                       [int(x) for x in args.threads.split(",")], args.seconds, args.seed,
-                       args.memory_games, [int(x) for x in args.processes.split(",") if x])
+    res = bench_vector(
+        args.rules,
+        args.variant,
+        [int(x) for x in args.sizes.split(",")],
+        [int(x) for x in args.threads.split(",")],
+        args.seconds,
+        args.seed,
+        args.memory_games,
+        [int(x) for x in args.processes.split(",") if x],
+    )
     print_vector_report(res)
     return 0
 

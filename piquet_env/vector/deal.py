@@ -77,8 +77,9 @@ def max_deals(rules: Rules, episode: str) -> int:
     return rules.deals + (2 if rules.tie_break_deals else 0)
 
 
-def game_deals(rules: Rules, seed: int, episode: str = "partie",
-               given: Sequence[tuple] = ()) -> list[tuple[list[int], list[int], list[int]]]:
+def game_deals(
+    rules: Rules, seed: int, episode: str = "partie", given: Sequence[tuple] = ()
+) -> list[tuple[list[int], list[int], list[int]]]:
     """Every deal that the game of ``seed`` can play, as ``(elder, younger, talon)`` card ids;
     ``given`` deals (loaded into the slot) replace the first ones."""
     n = max_deals(rules, episode)
@@ -89,12 +90,24 @@ def game_deals(rules: Rules, seed: int, episode: str = "partie",
     return out
 
 
-def make_game(rules: Rules, seed: int, episode: str = "partie", *, given: Sequence[tuple] = (),
-              elder: int | None = None, record: bool = True) -> Game:
+def make_game(
+    rules: Rules,
+    seed: int,
+    episode: str = "partie",
+    *,
+    given: Sequence[tuple] = (),
+    elder: int | None = None,
+    record: bool = True,
+) -> Game:
     """The game of ``seed`` as a fresh :class:`~piquet_env.game.Game` (same cut, same deals), in
     ``episode`` mode (``"partie"`` or ``"deal"``); ``given`` deals and ``elder`` override the
     seed's as when they were loaded into the slot."""
     if elder is None:
         elder = int(first_elder(np.array([seed], dtype=U64))[0])
-    return Game(rules, mode=episode, deals=game_deals(rules, seed, episode, given),
-                first_elder=elder, record=record)
+    return Game(
+        rules,
+        mode=episode,
+        deals=game_deals(rules, seed, episode, given),
+        first_elder=elder,
+        record=record,
+    )

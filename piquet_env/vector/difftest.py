@@ -82,10 +82,20 @@ def _first_diff(a: np.ndarray, b: np.ndarray, rules: Rules, state: bool = False)
     return f"entry {i} ({name}): batch {a[i]!r}, game {b[i]!r}"
 
 
-def compare(rules: str | Rules = "standard", games: int = 1000, batch: int = 256, *,
-            episode: str = "partie", reward: str = "result", reward_scale: float = 1.0,
-            seed: int = 0, state_every: int = 7, max_differences: int = 10,
-            deal: tuple | None = None, first_elder: int = 0) -> Report:
+def compare(
+    rules: str | Rules = "standard",
+    games: int = 1000,
+    batch: int = 256,
+    *,
+    episode: str = "partie",
+    reward: str = "result",
+    reward_scale: float = 1.0,
+    seed: int = 0,
+    state_every: int = 7,
+    max_differences: int = 10,
+    deal: tuple | None = None,
+    first_elder: int = 0,
+) -> Report:
     """Play ``games`` complete episodes in a batch of ``batch`` slots and compare every step of
     every game with ``Game`` (see the module docstring). With ``deal`` (elder hand, younger hand,
     talon), every episode starts from those cards (loaded with :meth:`BatchGame.load`, elder
@@ -95,8 +105,15 @@ def compare(rules: str | Rules = "standard", games: int = 1000, batch: int = 256
     rep = Report(r.name)
     batch = max(1, min(batch, games))
     start = time.perf_counter()
-    bg = BatchGame(r, n=batch, episode=episode, reward=reward, reward_scale=reward_scale,
-                   seed=seed, record=False)
+    bg = BatchGame(
+        r,
+        n=batch,
+        episode=episode,
+        reward=reward,
+        reward_scale=reward_scale,
+        seed=seed,
+        record=False,
+    )
     out = bg.reset(seed=seed)
     if deal is not None:
         out = bg.load(range(batch), [deal] * batch, first_elder)
@@ -105,8 +122,11 @@ def compare(rules: str | Rules = "standard", games: int = 1000, batch: int = 256
     def fresh(i: int) -> _Reference:
         given = () if deal is None else (deal,)
         elder = None if deal is None else first_elder
-        return _Reference(make_game(r, bg.game_seed(i), episode, given=given, elder=elder,
-                                    record=False), reward, reward_scale)
+        return _Reference(
+            make_game(r, bg.game_seed(i), episode, given=given, elder=elder, record=False),
+            reward,
+            reward_scale,
+        )
 
     refs: list[_Reference | None] = [fresh(i) for i in range(batch)]
     started = batch
@@ -114,8 +134,9 @@ def compare(rules: str | Rules = "standard", games: int = 1000, batch: int = 256
     step = 0
 
     def differ(i: int, what: str) -> None:
-        rep.differences.append(f"{r.name} game seed {bg.game_seed(i)} (slot {i}), "
-                               f"step {step}: {what}")
+        rep.differences.append(
+            f"{r.name} game seed {bg.game_seed(i)} (slot {i}), step {step}: {what}"
+        )
 
     while any(x is not None for x in refs) and len(rep.differences) < max_differences:
         live = [i for i, x in enumerate(refs) if x is not None]
@@ -184,8 +205,11 @@ def compare(rules: str | Rules = "standard", games: int = 1000, batch: int = 256
                 for p in (0, 1):
                     ref_final = enc.encode(g, p)
                     if not np.array_equal(res.final_obs[k, p], ref_final):
-                        differ(i, f"final observation of player {p} "
-                               + _first_diff(res.final_obs[k, p], ref_final, r))
+                        differ(
+                            i,
+                            f"final observation of player {p} "
+                            + _first_diff(res.final_obs[k, p], ref_final, r),
+                        )
                 rep.games += 1
                 if started < games:
                     if deal is not None:
@@ -204,14 +228,16 @@ def _breakdown(fields: np.ndarray) -> DealScore:
 
 def _run(args: tuple) -> Report:
     name, games, batch, episode, reward, scale, seed = args
-    return compare(name, games, batch, episode=episode, reward=reward, reward_scale=scale,
-                   seed=seed)
+    return compare(
+        name, games, batch, episode=episode, reward=reward, reward_scale=scale, seed=seed
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m piquet_env.vector.difftest --games N --preset all``."""
-    ap = argparse.ArgumentParser(prog="python -m piquet_env.vector.difftest",
-                                 description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m piquet_env.vector.difftest", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--games", type=int, default=10_000, help="episodes per preset and mode")
     ap.add_argument("--preset", default="all", help="a preset such as classic+normand, or all")
     ap.add_argument("--batch", type=int, default=1024)
@@ -226,8 +252,18 @@ def main(argv: list[str] | None = None) -> int:
     for name in presets:
         jobs = max(1, args.jobs)
         share = [args.games // jobs + (j < args.games % jobs) for j in range(jobs)]
-        tasks = [(name, share[j], min(args.batch, max(1, share[j])), args.episode, args.reward,
-                  args.reward_scale, args.seed + 1_000_003 * j) for j in range(jobs)]
+        tasks = [
+            (
+                name,
+                share[j],
+                min(args.batch, max(1, share[j])),
+                args.episode,
+                args.reward,
+                args.reward_scale,
+                args.seed + 1_000_003 * j,
+            )
+            for j in range(jobs)
+        ]
         if jobs == 1:
             reports = [_run(tasks[0])]
         else:
@@ -238,8 +274,11 @@ def main(argv: list[str] | None = None) -> int:
         deals = sum(x.deals for x in reports)
         diffs = [d for x in reports for d in x.differences]
         secs = max(x.seconds for x in reports)
-        print(f"{name:<30} {args.episode:<6} {games:>8,} games {deals:>9,} deals "
-              f"{steps:>11,} steps  {len(diffs)} differences  ({secs:.0f} s)", flush=True)
+        print(
+            f"{name:<30} {args.episode:<6} {games:>8,} games {deals:>9,} deals "
+            f"{steps:>11,} steps  {len(diffs)} differences  ({secs:.0f} s)",
+            flush=True,
+        )
         for d in diffs:
             print("   ", d)
         failed |= bool(diffs)

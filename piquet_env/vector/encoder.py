@@ -22,20 +22,55 @@ from piquet_env.vector.state import DECLARE, EXCHANGE, OVER, PLAY, BatchState
 
 U64 = np.uint64
 _DECL = list(sc.DECLARATION_FIELDS)
-_PLANES = ("hand", "discards", "talon_seen", "opp_known", "opp_shown", "own_shown", "own_played",
-           "opp_played", "trick")
-_FLAGS = ("own_voids", "opp_voids", "elder", "phase", "category", "to_act", "leader",
-          "pique_possible", "repique_possible", "capot_possible", "last_deal")
-_RECORDS = ("decl_point_me", "decl_point_opp", "decl_sequence_me", "decl_sequence_opp",
-            "decl_set_me", "decl_set_opp")
+_PLANES = (
+    "hand",
+    "discards",
+    "talon_seen",
+    "opp_known",
+    "opp_shown",
+    "own_shown",
+    "own_played",
+    "opp_played",
+    "trick",
+)
+_FLAGS = (
+    "own_voids",
+    "opp_voids",
+    "elder",
+    "phase",
+    "category",
+    "to_act",
+    "leader",
+    "pique_possible",
+    "repique_possible",
+    "capot_possible",
+    "last_deal",
+)
+_RECORDS = (
+    "decl_point_me",
+    "decl_point_opp",
+    "decl_sequence_me",
+    "decl_sequence_opp",
+    "decl_set_me",
+    "decl_set_opp",
+)
 
 
 def scalar_scales(rules: Rules) -> dict[str, float]:
     """The divisor of each scalar field of the observation (as in :mod:`piquet_env.observation`)."""
-    return {"decl_point_value": 100.0, "tricks_won": 12.0, "deal_points_me": 100.0,
-            "deal_points_opp": 100.0, "deal_total": 100.0, "partie_totals": 100.0,
-            "deal_number": float(rules.deals), "deals_left": float(rules.deals),
-            "exchanged": 5.0, "discarding": 5.0, "talon_left": float(rules.talon_size)}
+    return {
+        "decl_point_value": 100.0,
+        "tricks_won": 12.0,
+        "deal_points_me": 100.0,
+        "deal_points_opp": 100.0,
+        "deal_total": 100.0,
+        "partie_totals": 100.0,
+        "deal_number": float(rules.deals),
+        "deals_left": float(rules.deals),
+        "exchanged": 5.0,
+        "discarding": 5.0,
+        "talon_left": float(rules.talon_size),
+    }
 
 
 class _Words:
@@ -116,7 +151,7 @@ class BatchEncoder:
         for name, (a, b) in pos.items():
             if a >= self.n_bits:
                 self._scalar[name] = (a - self.n_bits, b - self.n_bits)
-                scale[a - self.n_bits: b - self.n_bits] = np.float32(1.0 / scales[name])
+                scale[a - self.n_bits : b - self.n_bits] = np.float32(1.0 / scales[name])
         self._scale = scale
         sf = {name: (a, b) for name, a, b, _ in enc.state_fields}
         self.state_size = max(b for a, b in sf.values())
@@ -128,23 +163,37 @@ class BatchEncoder:
 
     # ------------------------------------------------------------------ observation
 
-    def observe(self, s: BatchState, seat: np.ndarray, out: np.ndarray,
-                g: np.ndarray | None = None) -> np.ndarray:
+    def observe(
+        self, s: BatchState, seat: np.ndarray, out: np.ndarray, g: np.ndarray | None = None
+    ) -> np.ndarray:
         """Write the observation of player ``seat`` (one per game) of games ``g`` (all when
         ``None``) into ``out`` ``(k, size)`` float32, and return it."""
         v = _View(s, g, seat)
         words = self._bits.new(v.k)
         put, pos, n = self._bits.put, self._pos, self.n_cards
-        hands, shown, blanche, seen = v.flat("hands"), v.flat("shown"), v.flat("blanche"), \
-            v.flat("seen_talon")
+        hands, shown, blanche, seen = (
+            v.flat("hands"),
+            v.flat("shown"),
+            v.flat("blanche"),
+            v.flat("seen_talon"),
+        )
         played, pp, oo = v.flat("played"), v.pp, v.oo
         seen_p, blanche_o, shown_o = seen[pp], blanche[oo], shown[oo]
         exchanged_o = v.flat("exchanged")[oo]
         known = shown_o | seen_p | np.where(exchanged_o, U64(0), blanche_o)
         lead = v.get("lead")
         trick = np.where(lead >= 0, U64(1) << lead.astype(np.int64).clip(0).astype(U64), U64(0))
-        planes = (hands[pp], v.flat("discards")[pp], seen_p, hands[oo] & known,
-                  shown_o | blanche_o, shown[pp] | blanche[pp], played[pp], played[oo], trick)
+        planes = (
+            hands[pp],
+            v.flat("discards")[pp],
+            seen_p,
+            hands[oo] & known,
+            shown_o | blanche_o,
+            shown[pp] | blanche[pp],
+            played[pp],
+            played[oo],
+            trick,
+        )
         for name, plane in zip(_PLANES, planes):
             put(words, pos[name][0], n, plane)
         put(words, self._flag0, self._flag_width, self._flags(s, v, lead))
@@ -165,7 +214,8 @@ class BatchEncoder:
         phase, elder = v.get("phase"), v.get("elder")
         voids = v.flat("voids")
         flags = (voids[pp].astype(U64) << U64(f["own_voids"])) | (
-            voids[oo].astype(U64) << U64(f["opp_voids"]))
+            voids[oo].astype(U64) << U64(f["opp_voids"])
+        )
         flags |= (elder == p).astype(U64) << U64(f["elder"])
         flags |= U64(1) << (phase.astype(U64) + U64(f["phase"]))
         declaring = phase == DECLARE
@@ -177,8 +227,9 @@ class BatchEncoder:
         flags |= leader.astype(U64) << U64(f["leader"])
         live = phase != OVER
         pique = live & v.get("pique_open")
-        flags |= np.where(pique, U64(1) << ((elder != p).astype(U64) + U64(f["pique_possible"])),
-                          U64(0))
+        flags |= np.where(
+            pique, U64(1) << ((elder != p).astype(U64) + U64(f["pique_possible"])), U64(0)
+        )
         before = np.flatnonzero(phase < PLAY)
         if before.size:
             gb = before if v.g is None else v.g[before]
@@ -187,7 +238,8 @@ class BatchEncoder:
             me = np.where(pb == 0, rp[0], rp[1]).astype(U64)
             them = np.where(pb == 0, rp[1], rp[0]).astype(U64)
             flags[before] |= (me << U64(f["repique_possible"])) | (
-                them << U64(f["repique_possible"] + 1))
+                them << U64(f["repique_possible"] + 1)
+            )
         tw = v.flat("tricks_won")
         flags |= (live & (tw[oo] == 0)).astype(U64) << U64(f["capot_possible"])
         flags |= (live & (tw[pp] == 0)).astype(U64) << U64(f["capot_possible"] + 1)
@@ -232,15 +284,19 @@ class BatchEncoder:
             for i, c in enumerate(cols):
                 raw[:, a + i] = c
 
-        ph, tw, points, totals = (v.flat("point_height"), v.flat("tricks_won"),
-                                  v.flat("deal_points"), v.flat("totals"))
+        ph, tw, points, totals = (
+            v.flat("point_height"),
+            v.flat("tricks_won"),
+            v.flat("deal_points"),
+            v.flat("totals"),
+        )
         put("decl_point_value", ph[pp], ph[oo])
         put("tricks_won", tw[pp], tw[oo])
         scores = v.get("scores").reshape(-1, sc.N_SCORE_FIELDS)
         a = pos["deal_points_me"][0]
-        raw[:, a: a + sc.N_SCORE_FIELDS] = np.take(scores, pp, axis=0)
+        raw[:, a : a + sc.N_SCORE_FIELDS] = np.take(scores, pp, axis=0)
         a = pos["deal_points_opp"][0]
-        raw[:, a: a + sc.N_SCORE_FIELDS] = np.take(scores, oo, axis=0)
+        raw[:, a : a + sc.N_SCORE_FIELDS] = np.take(scores, oo, axis=0)
         put("deal_total", points[pp], points[oo])
         put("partie_totals", totals[pp], totals[oo])
         dn = v.get("deal_number")
@@ -258,8 +314,12 @@ class BatchEncoder:
 
     # ------------------------------------------------------------------ mask and state
 
-    def legal_bits(self, s: BatchState, can_declare: np.ndarray, exchange_min: np.ndarray,
-                   ) -> np.ndarray:
+    def legal_bits(
+        self,
+        s: BatchState,
+        can_declare: np.ndarray,
+        exchange_min: np.ndarray,
+    ) -> np.ndarray:
         """The legal actions of the player to act in every game as a ``uint64`` bitmask (bit
         ``a`` for action ``a``; 0 when over). ``can_declare`` and ``exchange_min`` hold, for
         every game, whether declaring is legal and the fewest cards to exchange."""
@@ -277,14 +337,17 @@ class BatchEncoder:
         done = (s.n_discarded >= exchange_min).astype(U64) << U64(n)
         declare = (U64(1) << U64(n + 2)) | (can_declare.astype(U64) << U64(n + 1))
         phase = s.phase
-        return np.where(phase == PLAY, play,
-                        np.where(phase == EXCHANGE, hand | done,
-                                 np.where(phase == DECLARE, declare, U64(0))))
+        return np.where(
+            phase == PLAY,
+            play,
+            np.where(phase == EXCHANGE, hand | done, np.where(phase == DECLARE, declare, U64(0))),
+        )
 
     def mask_from_bits(self, bits: np.ndarray, out: np.ndarray) -> np.ndarray:
         """Expand legal-action bitmasks into a bool mask ``out`` ``(k, n_actions)``."""
-        raw = np.unpackbits(bits.view(np.uint8).reshape(-1, 8), axis=1, count=self.n_actions,
-                            bitorder="little")
+        raw = np.unpackbits(
+            bits.view(np.uint8).reshape(-1, 8), axis=1, count=self.n_actions, bitorder="little"
+        )
         out[...] = raw.view(bool)
         return out
 
@@ -295,24 +358,26 @@ class BatchEncoder:
         size, n = self.size, self.n_cards
         k = s.n
         self.observe(s, np.zeros(k, np.int8), out[:, :size])
-        self.observe(s, np.ones(k, np.int8), out[:, size: 2 * size])
+        self.observe(s, np.ones(k, np.int8), out[:, size : 2 * size])
         cols = np.arange(self.rules.talon_size)
         remaining = cols[None, :] >= s.talon_pos[:, None]
         talon_cards = np.where(remaining, s.talon, -1).astype(np.int64)
         talon = np.bitwise_or.reduce(
-            np.where(talon_cards >= 0, U64(1) << talon_cards.clip(0).astype(U64), U64(0)), axis=1)
+            np.where(talon_cards >= 0, U64(1) << talon_cards.clip(0).astype(U64), U64(0)), axis=1
+        )
         words = self._state_bits.new(k)
-        for i, plane in enumerate((s.hands[:, 0], s.hands[:, 1], s.discards[:, 0],
-                                   s.discards[:, 1], talon)):
+        for i, plane in enumerate(
+            (s.hands[:, 0], s.hands[:, 1], s.discards[:, 0], s.discards[:, 1], talon)
+        ):
             self._state_bits.put(words, i * n, n, plane)
         a = self._state_planes
-        out[:, a: a + 5 * n] = self._state_bits.unpack(words)
-        order = out[:, self._state_order: self._state_order + n]
+        out[:, a : a + 5 * n] = self._state_bits.unpack(words)
+        order = out[:, self._state_order : self._state_order + n]
         order[...] = 0
         rank = cols[None, :] - s.talon_pos[:, None].astype(np.int64)
         rows = np.nonzero(remaining)
         order[rows[0], talon_cards[rows]] = self._talon_rank[rank[rows]].astype(np.float32)
-        cur = out[:, self._state_current: self._state_current + 2]
+        cur = out[:, self._state_current : self._state_current + 2]
         cur[...] = 0
         live = s.current >= 0
         cur[np.flatnonzero(live), s.current[live].astype(np.int64)] = 1.0

@@ -107,10 +107,20 @@ class BatchGame:
     :meth:`step` (call :meth:`observe` when needed).
     """
 
-    def __init__(self, rules: str | Rules = "standard", n: int = 1024, *,
-                 variants: Sequence[str] = (), episode: str = "partie", reward: str = "result",
-                 reward_scale: float = 1.0, autoreset: bool = True, record: bool = True,
-                 seed: int | None = None, observe: bool = True) -> None:
+    def __init__(
+        self,
+        rules: str | Rules = "standard",
+        n: int = 1024,
+        *,
+        variants: Sequence[str] = (),
+        episode: str = "partie",
+        reward: str = "result",
+        reward_scale: float = 1.0,
+        autoreset: bool = True,
+        record: bool = True,
+        seed: int | None = None,
+        observe: bool = True,
+    ) -> None:
         if isinstance(variants, str):
             variants = [variants]
         self.rules = make_rules(rules, variants)
@@ -165,8 +175,12 @@ class BatchGame:
         self._start_episodes(g, ev)
         return self._finish(ev, np.zeros((self.n, 2), dtype=np.float32))
 
-    def load(self, games: Sequence[int] | np.ndarray, deals: Sequence,
-             first_elder: int | Sequence[int] | None = None) -> StepResult:
+    def load(
+        self,
+        games: Sequence[int] | np.ndarray,
+        deals: Sequence,
+        first_elder: int | Sequence[int] | None = None,
+    ) -> StepResult:
         """Start a new episode in slots ``games`` from given cards (for duplicate evaluation).
 
         ``deals[j]`` is for slot ``games[j]``: one deal ``(elder hand, younger hand, talon top
@@ -182,10 +196,17 @@ class BatchGame:
             raise ValueError(f"{len(deals)} deal lists for {g.size} games")
         parsed = []
         for spec in deals:
-            many = (isinstance(spec, (list, tuple)) and len(spec) > 0
-                    and not (len(spec) == 3 and _is_hand(spec[0])))
-            parsed.append([np.concatenate(check_deal(d, self.rules)).astype(np.int8)
-                           for d in (spec if many else [spec])])
+            many = (
+                isinstance(spec, (list, tuple))
+                and len(spec) > 0
+                and not (len(spec) == 3 and _is_hand(spec[0]))
+            )
+            parsed.append(
+                [
+                    np.concatenate(check_deal(d, self.rules)).astype(np.int8)
+                    for d in (spec if many else [spec])
+                ]
+            )
         if first_elder is None:
             elders = None
         else:
@@ -204,8 +225,7 @@ class BatchGame:
             raise ValueError(f"game indices must be in 0..{self.n - 1}, got {g.tolist()}")
         return g
 
-    def _start_episodes(self, g: np.ndarray, ev: Events,
-                        elders: np.ndarray | None = None) -> None:
+    def _start_episodes(self, g: np.ndarray, ev: Events, elders: np.ndarray | None = None) -> None:
         s = self.state
         s.episode[g] += 1
         s.seed[g] = vdeal.game_seed(self.batch_seed, g, s.episode[g])
@@ -266,19 +286,28 @@ class BatchGame:
             shown = []
             for i in g[:5].tolist():
                 if over[i]:
-                    shown.append(f"game {i}: action {a[i]} but the game is over (autoreset is "
-                                 "off: use NO_ACTION and reset_games)")
+                    shown.append(
+                        f"game {i}: action {a[i]} but the game is over (autoreset is "
+                        "off: use NO_ACTION and reset_games)"
+                    )
                 else:
                     legal = np.flatnonzero(self._mask[i]).tolist()
                     names = ", ".join(f"{x}={action_name(x, self.rules)}" for x in legal)
-                    shown.append(f"game {i}: illegal action {a[i]} for player "
-                                 f"{self.state.current[i]}; legal: {names}")
+                    shown.append(
+                        f"game {i}: illegal action {a[i]} for player "
+                        f"{self.state.current[i]}; legal: {names}"
+                    )
             more = f" (and {g.size - 5} more)" if g.size > 5 else ""
-            raise BatchActionError(f"{g.size} illegal action(s): " + "; ".join(shown) + more,
-                                   g.tolist(), a[g].tolist())
+            raise BatchActionError(
+                f"{g.size} illegal action(s): " + "; ".join(shown) + more, g.tolist(), a[g].tolist()
+            )
         if not self.autoreset and over.all():
-            raise BatchActionError("every game of the batch is over and autoreset is off: "
-                                   "call reset() or reset_games()", self._all.tolist(), [])
+            raise BatchActionError(
+                "every game of the batch is over and autoreset is off: "
+                "call reset() or reset_games()",
+                self._all.tolist(),
+                [],
+            )
         return a
 
     def _finish(self, ev: Events, rewards: np.ndarray | None) -> StepResult:
@@ -314,11 +343,21 @@ class BatchGame:
             return np.concatenate(xs) if xs else np.zeros(0, dt)
 
         return StepResult(
-            seat=s.current.copy(), obs=self._obs, mask=self._mask, rewards=rewards,
-            ended=ended, ended_games=eg, results=results, final_obs=final, ended_seeds=seeds,
-            deal_games=cat(ev.deal_games, np.int64), deal_numbers=cat(ev.deal_numbers, np.int16),
-            deal_scores=(np.concatenate(ev.deal_scores) if ev.deal_scores
-                         else np.zeros((0, 2, 10), np.int16)))
+            seat=s.current.copy(),
+            obs=self._obs,
+            mask=self._mask,
+            rewards=rewards,
+            ended=ended,
+            ended_games=eg,
+            results=results,
+            final_obs=final,
+            ended_seeds=seeds,
+            deal_games=cat(ev.deal_games, np.int64),
+            deal_numbers=cat(ev.deal_numbers, np.int16),
+            deal_scores=(
+                np.concatenate(ev.deal_scores) if ev.deal_scores else np.zeros((0, 2, 10), np.int16)
+            ),
+        )
 
     def _exchange_min(self) -> np.ndarray:
         s = self.state
@@ -382,10 +421,18 @@ class BatchGame:
         if not self.record:
             raise ValueError("to_game needs a batch built with record=True")
         s = self.state
-        given = [(p[:12].tolist(), p[12:24].tolist(), p[24:].tolist())
-                 for p in self._given.get(int(i), [])]
-        g = vdeal.make_game(self.rules, self.game_seed(i), self.episode, given=given,
-                            elder=int(self.first_elder[i]), record=record)
+        given = [
+            (p[:12].tolist(), p[12:24].tolist(), p[24:].tolist())
+            for p in self._given.get(int(i), [])
+        ]
+        g = vdeal.make_game(
+            self.rules,
+            self.game_seed(i),
+            self.episode,
+            given=given,
+            elder=int(self.first_elder[i]),
+            record=record,
+        )
         for a in s.history[i, : s.n_actions_taken[i]].tolist():
             g.apply(a)
         return g
@@ -406,7 +453,8 @@ def _is_hand(part: object) -> bool:
     if isinstance(part, str):
         return True
     return isinstance(part, (list, tuple, np.ndarray)) and all(
-        isinstance(c, (int, np.integer)) for c in part)
+        isinstance(c, (int, np.integer)) for c in part
+    )
 
 
 __all__ = ["NO_ACTION", "BatchActionError", "BatchGame", "StepResult", "deal_score"]

@@ -57,17 +57,34 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
     policy ``(obs, mask) -> actions``; default uniform random) and ``seed``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP,
-                                          "render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": [],
+    }
 
-    def __init__(self, num_envs: int = 1024, rules: str | Rules = "standard",
-                 variants: Sequence[str] = (), episode: str = "partie", reward: str = "result",
-                 reward_scale: float = 1.0, seat: int | str = "random",
-                 opponent: BatchPolicy | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1024,
+        rules: str | Rules = "standard",
+        variants: Sequence[str] = (),
+        episode: str = "partie",
+        reward: str = "result",
+        reward_scale: float = 1.0,
+        seat: int | str = "random",
+        opponent: BatchPolicy | None = None,
+        seed: int | None = None,
+    ) -> None:
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
-        self.batch = BatchGame(rules, num_envs, variants=variants, episode=episode,
-                               reward=reward, reward_scale=reward_scale, seed=seed)
+        self.batch = BatchGame(
+            rules,
+            num_envs,
+            variants=variants,
+            episode=episode,
+            reward=reward,
+            reward_scale=reward_scale,
+            seed=seed,
+        )
         self.num_envs = num_envs
         self.rules = self.batch.rules
         self.seat_option = seat
@@ -83,8 +100,9 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
 
     # ------------------------------------------------------------------ Gymnasium API
 
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal every game afresh (``seed`` as :meth:`BatchGame.reset`); the opponent moves
         first where it is elder. ``options`` is not used."""
         if seed is not None:
@@ -98,8 +116,9 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
         self._out = out
         return out.obs.copy(), self._infos(out, {})
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                 dict[str, Any]]:
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The learner's action in every game, then the opponent's replies until the learner is
         to act again. Returns observations, the learner's rewards, terminations, truncations
         (always false) and infos (see the module docstring)."""
@@ -110,8 +129,13 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
         self._collect(out, finals)
         out = self._opponent_moves(out, rewards, ended, finals)
         self._out = out
-        return (out.obs.copy(), rewards, ended, np.zeros(self.num_envs, dtype=bool),
-                self._infos(out, finals))
+        return (
+            out.obs.copy(),
+            rewards,
+            ended,
+            np.zeros(self.num_envs, dtype=bool),
+            self._infos(out, finals),
+        )
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions ``(num_envs, n_actions)`` bool (sb3-contrib's name)."""
@@ -137,8 +161,9 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
         if out.ended_games.size:
             self._draw_seats(out.ended_games)
 
-    def _opponent_moves(self, out: StepResult, rewards: np.ndarray, ended: np.ndarray,
-                        finals: dict) -> StepResult:
+    def _opponent_moves(
+        self, out: StepResult, rewards: np.ndarray, ended: np.ndarray, finals: dict
+    ) -> StepResult:
         """Let the opponent act wherever it is to act, until the learner is everywhere."""
         while True:
             turn = np.flatnonzero(out.seat == 1 - self.seats)
@@ -156,8 +181,10 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
 
     def _infos(self, out: StepResult, finals: dict) -> dict[str, Any]:
         infos: dict[str, Any] = {
-            "seat": self.seats.copy(), "_seat": np.ones(self.num_envs, dtype=bool),
-            "action_mask": out.mask.copy(), "_action_mask": np.ones(self.num_envs, dtype=bool),
+            "seat": self.seats.copy(),
+            "_seat": np.ones(self.num_envs, dtype=bool),
+            "action_mask": out.mask.copy(),
+            "_action_mask": np.ones(self.num_envs, dtype=bool),
         }
         if finals:
             has = np.zeros(self.num_envs, dtype=bool)

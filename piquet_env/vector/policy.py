@@ -20,8 +20,10 @@ class BatchPolicy(Protocol):
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray: ...
 
 
-_SELECT = np.array([[([i for i in range(8) if b >> i & 1] + [0] * 8)[k] for k in range(8)]
-                    for b in range(256)], dtype=np.int64)
+_SELECT = np.array(
+    [[([i for i in range(8) if b >> i & 1] + [0] * 8)[k] for k in range(8)] for b in range(256)],
+    dtype=np.int64,
+)
 """``_SELECT[byte, k]``: the position of the ``k``-th set bit of ``byte``."""
 _SELECT_FLAT = _SELECT.reshape(-1)
 

@@ -86,8 +86,9 @@ def settle(totals: np.ndarray, rules: Rules) -> np.ndarray:
     return np.stack([score, -score], axis=1).astype(np.int32)
 
 
-def trick_points(rules: Rules, leader: np.ndarray, winner: np.ndarray,
-                 last: np.ndarray) -> np.ndarray:
+def trick_points(
+    rules: Rules, leader: np.ndarray, winner: np.ndarray, last: np.ndarray
+) -> np.ndarray:
     """Points for winning each trick (the lead point is scored apart)."""
     if rules.trick_scoring == "standard":
         return 1 + last.astype(np.int16)

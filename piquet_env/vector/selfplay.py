@@ -53,12 +53,27 @@ class SelfPlayEnv:
     :class:`~piquet_env.vector.BatchGame`; ``critic_state`` adds the full state to every step;
     ``copy=False`` returns the batch's own buffers (overwritten by the next step)."""
 
-    def __init__(self, num_envs: int = 1024, rules: str | Rules = "standard",
-                 variants: Sequence[str] = (), episode: str = "partie", reward: str = "result",
-                 reward_scale: float = 1.0, seed: int | None = None, critic_state: bool = False,
-                 copy: bool = True) -> None:
-        self.batch = BatchGame(rules, num_envs, variants=variants, episode=episode,
-                               reward=reward, reward_scale=reward_scale, seed=seed)
+    def __init__(
+        self,
+        num_envs: int = 1024,
+        rules: str | Rules = "standard",
+        variants: Sequence[str] = (),
+        episode: str = "partie",
+        reward: str = "result",
+        reward_scale: float = 1.0,
+        seed: int | None = None,
+        critic_state: bool = False,
+        copy: bool = True,
+    ) -> None:
+        self.batch = BatchGame(
+            rules,
+            num_envs,
+            variants=variants,
+            episode=episode,
+            reward=reward,
+            reward_scale=reward_scale,
+            seed=seed,
+        )
         self.num_envs = num_envs
         self.critic_state = critic_state
         self.copy = copy
@@ -77,5 +92,14 @@ class SelfPlayEnv:
     def _wrap(self, out: StepResult) -> SelfPlayStep:
         obs, mask = (out.obs.copy(), out.mask.copy()) if self.copy else (out.obs, out.mask)
         state = self.batch.full_state() if self.critic_state else None
-        return SelfPlayStep(out.seat, obs, mask, out.rewards, out.ended, out.ended_games,
-                            out.results, out.final_obs, state)
+        return SelfPlayStep(
+            out.seat,
+            obs,
+            mask,
+            out.rewards,
+            out.ended,
+            out.ended_games,
+            out.results,
+            out.final_obs,
+            state,
+        )

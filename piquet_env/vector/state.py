@@ -20,22 +20,22 @@ NO_CARD = -1
 
 _FIELDS: dict[str, tuple[tuple[int, ...], str]] = {
     # per game
-    "seed": ((), "u8"),              # the game seed (see piquet_env.vector.deal)
-    "episode": ((), "i8"),           # episodes this slot started since reset
+    "seed": ((), "u8"),  # the game seed (see piquet_env.vector.deal)
+    "episode": ((), "i8"),  # episodes this slot started since reset
     "phase": ((), "i1"),
-    "current": ((), "i1"),           # player to act, -1 when over
+    "current": ((), "i1"),  # player to act, -1 when over
     "elder": ((), "i1"),
-    "deal_number": ((), "i2"),       # deals finished in this episode
-    "planned": ((), "i2"),           # deals planned (tie-break deals add 2)
-    "n_discarded": ((), "i1"),       # cards discarded in the exchange under way
-    "talon_pos": ((), "i1"),         # talon cards taken so far (the talon is talon[talon_pos:])
-    "decl_step": ((), "i1"),         # 0..5: category decl_step // 2, elder then younger
-    "lead": ((), "i1"),              # card led to the current trick, -1 if none
+    "deal_number": ((), "i2"),  # deals finished in this episode
+    "planned": ((), "i2"),  # deals planned (tie-break deals add 2)
+    "n_discarded": ((), "i1"),  # cards discarded in the exchange under way
+    "talon_pos": ((), "i1"),  # talon cards taken so far (the talon is talon[talon_pos:])
+    "decl_step": ((), "i1"),  # 0..5: category decl_step // 2, elder then younger
+    "lead": ((), "i1"),  # card led to the current trick, -1 if none
     "leader": ((), "i1"),
     "repique": ((), "i1"),
     "pique_open": ((), "?"),
     "over": ((), "?"),
-    "n_actions_taken": ((), "i2"),   # length of this episode's action history
+    "n_actions_taken": ((), "i2"),  # length of this episode's action history
     # per player
     "hands": ((2,), "u8"),
     "dealt": ((2,), "u8"),
@@ -50,18 +50,18 @@ _FIELDS: dict[str, tuple[tuple[int, ...], str]] = {
     "voids": ((2,), "u1"),
     "totals": ((2,), "i4"),
     "result": ((2,), "i4"),
-    "paid": ((2,), "i4"),            # rewards paid so far this episode (unscaled)
-    "point_height": ((2,), "i2"),    # pip total of the point declared, 0 if none
+    "paid": ((2,), "i4"),  # rewards paid so far this episode (unscaled)
+    "point_height": ((2,), "i2"),  # pip total of the point declared, 0 if none
     "scores": ((2, N_SCORE_FIELDS), "i2"),
-    "deal_points": ((2,), "i2"),     # sum of the scores: the deal score so far
+    "deal_points": ((2,), "i2"),  # sum of the scores: the deal score so far
     # per category and player
-    "best_key": ((3, 2), "i2"),      # comparison key of the best combination (0: none)
+    "best_key": ((3, 2), "i2"),  # comparison key of the best combination (0: none)
     "best_cards": ((3, 2), "u8"),
-    "won_value": ((3, 2), "i2"),     # points scored on winning the category
+    "won_value": ((3, 2), "i2"),  # points scored on winning the category
     "won_cards": ((3, 2), "u8"),
-    "best_record": ((3, 2), "u4"),   # observation bits of the best combination, declared
+    "best_record": ((3, 2), "u4"),  # observation bits of the best combination, declared
     "declared_key": ((3, 2), "i2"),  # key of the declared combination (0: passed / undecided)
-    "record": ((3, 2), "u4"),        # observation bits of the decision (0: undecided)
+    "record": ((3, 2), "u4"),  # observation bits of the decision (0: undecided)
 }
 
 

@@ -50,8 +50,13 @@ class Transitions:
     games ``g``; ``episode`` is ``"partie"`` or ``"deal"``; ``reward`` the reward mode.
     """
 
-    def __init__(self, rules: Rules, episode: str, reward: str,
-                 deal_source: Callable[[np.ndarray], np.ndarray]) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        episode: str,
+        reward: str,
+        deal_source: Callable[[np.ndarray], np.ndarray],
+    ) -> None:
         self.rules = rules
         self.episode = episode
         self.reward = reward
@@ -76,10 +81,27 @@ class Transitions:
         s.hands[g, y] = mask_of(packs[:, 12:24])
         s.talon[g] = packs[:, 24:]
         s.dealt[g] = s.hands[g]
-        for name in ("discards", "seen_talon", "shown", "blanche", "taken", "exchanged",
-                     "played", "tricks_won", "voids", "point_height", "scores", "deal_points",
-                     "best_key", "best_cards", "won_value", "won_cards", "best_record",
-                     "declared_key", "record"):
+        for name in (
+            "discards",
+            "seen_talon",
+            "shown",
+            "blanche",
+            "taken",
+            "exchanged",
+            "played",
+            "tricks_won",
+            "voids",
+            "point_height",
+            "scores",
+            "deal_points",
+            "best_key",
+            "best_cards",
+            "won_value",
+            "won_cards",
+            "best_record",
+            "declared_key",
+            "record",
+        ):
             getattr(s, name)[g] = 0
         s.n_discarded[g] = 0
         s.talon_pos[g] = 0
@@ -164,8 +186,13 @@ class Transitions:
         s.phase[g] = DECLARE
         k = g.size
         combos = all_combos(s.hands[g].reshape(-1))  # rows: game 0 player 0, player 1, game 1..
-        for name, field in (("best_key", "key"), ("best_cards", "cards"), ("won_value", "value"),
-                            ("won_cards", "won_cards"), ("best_record", "record")):
+        for name, field in (
+            ("best_key", "key"),
+            ("best_cards", "cards"),
+            ("won_value", "value"),
+            ("won_cards", "won_cards"),
+            ("best_record", "record"),
+        ):
             rows = np.stack([getattr(c, field) for c in combos], axis=1)  # (2k, 3)
             getattr(s, name)[g] = rows.reshape(k, 2, 3).transpose(0, 2, 1)
         s.decl_step[g] = 0
@@ -318,8 +345,12 @@ class Transitions:
             over = np.ones(g.size, dtype=bool)
         else:
             reached = s.deal_number[g] >= s.planned[g]
-            tie = (reached & (s.totals[g, 0] == s.totals[g, 1]) & self.rules.tie_break_deals
-                   & (s.planned[g] == self.rules.deals))
+            tie = (
+                reached
+                & (s.totals[g, 0] == s.totals[g, 1])
+                & self.rules.tie_break_deals
+                & (s.planned[g] == self.rules.deals)
+            )
             s.planned[g[tie]] += 2
             over = reached & ~tie
             result = vsc.settle(s.totals[g], self.rules)

@@ -61,8 +61,12 @@ def _build() -> dict[str, np.ndarray]:
             for length, top in runs:
                 cards |= ((1 << length) - 1) << (top - length + 1)
             seq_cards[b] = cards
-    return {"point_key": point_key, "seq_key": seq_key, "seq_value": seq_value,
-            "seq_cards": seq_cards}
+    return {
+        "point_key": point_key,
+        "seq_key": seq_key,
+        "seq_value": seq_value,
+        "seq_cards": seq_cards,
+    }
 
 
 TABLES = _build()
@@ -120,10 +124,10 @@ def sequence_combos(byts: list[np.ndarray]) -> Combos:
     cards = (run << (suit * 8)).astype(np.uint64)
     cards[key == 0] = 0
     value = sum(TABLES["seq_value"][b] for b in byts)
-    won = np.bitwise_or.reduce(
-        [TABLES["seq_cards"][b] << U64(8 * s) for s, b in enumerate(byts)])
-    record = np.where(key > 0, 3 | (1 << np.maximum(length - 1, 0)) | (1 << (8 + top))
-                      | (1 << (16 + suit)), 0)
+    won = np.bitwise_or.reduce([TABLES["seq_cards"][b] << U64(8 * s) for s, b in enumerate(byts)])
+    record = np.where(
+        key > 0, 3 | (1 << np.maximum(length - 1, 0)) | (1 << (8 + top)) | (1 << (16 + suit)), 0
+    )
     return Combos(key, cards, value, won, record.astype(np.uint64))
 
 

@@ -1,10 +1,11 @@
-"""``piquet bench engine|env``: speed on one core, printed (the measurements live in
-:mod:`piquet_env.benchmark`).
+"""``piquet bench engine|env|vector``: speed with random legal play, printed (the measurements
+live in :mod:`piquet_env.benchmark` and :mod:`piquet_env.vector.benchmark`).
 
 ``engine`` plays random legal parties through the pure engine and prints decisions/s and deals/s;
-``env`` plays through the PettingZoo env and prints agent-steps/s and the memory of 1,000 envs.
-Each target is one entry of :data:`TARGETS`: a further target (the batched engine) is one more
-function and one more entry.
+``env`` plays through the PettingZoo env and prints agent-steps/s and the memory of 1,000 envs;
+``vector`` plays the batched engine at batch sizes 256 to 16,384 on one and two threads and two
+processes, beside the engine and ``env()`` in the same run. Each target is one entry of
+:data:`TARGETS`.
 """
 
 from __future__ import annotations
@@ -21,16 +22,22 @@ from piquet_training.cli.common import (
 )
 
 from piquet_env.benchmark import bench_engine, bench_env, print_env_report
+from piquet_env.vector.benchmark import SIZES, bench_vector, print_vector_report
 
 DESCRIPTION = """\
-Measure speed on one core with random legal play.
+Measure speed with random legal play.
 
-  engine  the pure engine: decisions/s and deals/s
-  env     the PettingZoo env: agent-steps/s, and the memory of 1,000 live envs
+  engine  the pure engine on one core: decisions/s and deals/s
+  env     the PettingZoo env on one core: agent-steps/s, and the memory of 1,000 live envs
+  vector  the batched engine: agent-steps/s at batch sizes 256 to 16,384 on one and two
+          threads and two processes, beside the engine and env() in the same run, and the
+          memory of 100,000 parallel games
 
 examples:
   piquet bench engine --seconds 5
   piquet bench env --rules classic --variant normand --seconds 8
+  piquet bench vector --seconds 3
+  piquet bench vector --sizes 4096 16384 --seconds 2
 """
 
 
@@ -60,9 +67,24 @@ def _env(args: argparse.Namespace) -> None:
     print(f"  seed {args.seed} (repeat with --seed {args.seed})")
 
 
+def _vector(args: argparse.Namespace) -> None:
+    print_vector_report(
+        bench_vector(
+            args.rules,
+            tuple(args.variant),
+            sizes=tuple(args.sizes),
+            seconds=args.seconds,
+            seed=args.seed,
+            processes=(2,),
+        )
+    )
+    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+
+
 TARGETS: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {
     "engine": (_engine, "the pure engine"),
     "env": (_env, "the PettingZoo env"),
+    "vector": (_vector, "the batched engine"),
 }
 """Bench target name -> (function printing its report, one-line description)."""
 
@@ -70,6 +92,8 @@ TARGETS: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {
 def run(args: argparse.Namespace) -> int:
     """Run ``piquet bench TARGET``: check the flags, then measure and print."""
     positive("--seconds", args.seconds)
+    for size in args.sizes:
+        positive("--sizes", size)
     rules_from_args(args)  # an unknown rule set or variant fails here, before any timing
     resolve_seed(args)
     TARGETS[args.target][0](args)
@@ -80,7 +104,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet bench``."""
     p = sub.add_parser(
         "bench",
-        help="measure engine or environment speed on one core",
+        help="measure engine, environment or batched-engine speed",
         description=DESCRIPTION,
     )
     p.add_argument(
@@ -105,5 +129,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--no-pettingzoo",
         action="store_true",
         help="env: skip PettingZoo's own five-second performance_benchmark",
+    )
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(SIZES),
+        metavar="N",
+        help="vector: the batch sizes to measure (default: " + " ".join(map(str, SIZES)) + ")",
     )
     p.set_defaults(func=run)
