@@ -92,7 +92,7 @@ def test_bench_usage_names_the_target_as_its_required_message_does(capsys):
     assert rc == 0
     assert out.startswith("usage: piquet bench [-h]") and "TARGET" in out.split("\n\n")[0]
     description = out.split("\n\n")[1]
-    assert description.startswith("Measure speed on one core")
+    assert description.startswith("Measure speed with random legal play")
 
 
 def test_the_same_rules_error_is_worded_the_same_in_every_command(capsys, tmp_path):
