@@ -62,7 +62,7 @@ class Combo(NamedTuple):
         return SET_VALUES[self.size]
 
 
-def _runs(byte: int) -> tuple[tuple[int, int], ...]:
+def rank_runs(byte: int) -> tuple[tuple[int, int], ...]:
     """Maximal runs of 3+ consecutive set bits in an 8-bit rank mask, as (length, top rank)."""
     out, r = [], 0
     while r < 8:
@@ -78,7 +78,7 @@ def _runs(byte: int) -> tuple[tuple[int, int], ...]:
 
 
 _PIP_SUM = tuple(sum(PIPS[r] for r in range(8) if b >> r & 1) for b in range(256))
-_RUNS = tuple(_runs(b) for b in range(256))
+_RUNS = tuple(rank_runs(b) for b in range(256))
 
 
 def point(hand: CardMask) -> Combo | None:

@@ -20,28 +20,13 @@ from typing import NamedTuple
 import numpy as np
 
 from piquet_env.cards import COURT_MASK, PIPS, TEN
-from piquet_env.combinations import RANK_MASKS, SEQUENCE_VALUES, SET_VALUES
+from piquet_env.combinations import RANK_MASKS, SEQUENCE_VALUES, SET_VALUES, rank_runs
 
 U64 = np.uint64
 SUIT_BYTE = U64(0xFF)
 COURTS = U64(COURT_MASK)
 """Bitmask of every king, queen and jack (for carte blanche)."""
 RANK_MASKS_U64 = tuple(U64(m) for m in RANK_MASKS)
-
-
-def _runs(byte: int) -> list[tuple[int, int]]:
-    """Maximal runs of 3+ consecutive ranks in one suit's byte, as (length, top rank)."""
-    out, r = [], 0
-    while r < 8:
-        if byte >> r & 1:
-            start = r
-            while r < 8 and byte >> r & 1:
-                r += 1
-            if r - start >= 3:
-                out.append((r - start, r - 1))
-        else:
-            r += 1
-    return out
 
 
 def _build() -> dict[str, np.ndarray]:
@@ -53,7 +38,7 @@ def _build() -> dict[str, np.ndarray]:
         n = b.bit_count()
         if n:
             point_key[b] = n * 128 + sum(PIPS[r] for r in range(8) if b >> r & 1)
-        runs = _runs(b)
+        runs = rank_runs(b)
         if runs:
             seq_key[b] = max(length * 8 + top for length, top in runs)
             seq_value[b] = sum(SEQUENCE_VALUES[length] for length, _ in runs)
