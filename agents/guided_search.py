@@ -15,13 +15,18 @@ keyed by the actions since the decision, the hidden cards dealt afresh each iter
   difference. Values are in deal points divided by ``scale``, the critic's output divided by the
   checkpoint's ``reward_scale``.
 
+The exchange is planned, by default (``exchange="plan"``), as the plain search plans it
+(:meth:`piquet_agents.mcts.MCTSAgent.act`: whole discard plans weighed on heuristic playouts with
+common random numbers, ``exchange_budget`` times ``iterations`` playouts), since weighing whole
+discard sets beats discarding card by card on priors; ``exchange="search"`` searches the exchange
+card by card under the priors like every other phase.
+
 Network calls are batched: each wave runs ``batch`` iterations' selections (a virtual loss of one
 lost visit on every node of a pending path spreads them over the tree), then evaluates all their
-leaves in one forward pass. Every phase is searched (the exchange card by card, where the priors
-keep the branching small); a decision with one legal action is not.
+leaves in one forward pass. A decision with one legal action is not searched.
 
-Spec: ``mcts:N:policy=PATH`` (see :mod:`piquet_agents.registry`), with the ``c`` and ``batch``
-options.
+Spec: ``mcts:N:policy=PATH`` (see :mod:`piquet_agents.registry`), with the ``c``, ``scale``,
+``batch`` and ``exchange`` options.
 """
 
 from __future__ import annotations
@@ -34,13 +39,17 @@ import numpy as np
 import torch
 from piquet_agents.base import Turn
 from piquet_agents.checkpoint import load_policy, read_checkpoint
+from piquet_agents.mcts import MCTSAgent
 from piquet_agents.network import ActorCritic
 
-from piquet_env.game import Game, determinize
+from piquet_env.game import Game, Phase, determinize
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 
-__all__ = ["GuidedSearchAgent"]
+__all__ = ["EXCHANGES", "GuidedSearchAgent"]
+
+EXCHANGES = ("plan", "search")
+"""How the guided search decides the exchange (see the module docstring)."""
 
 
 class _Node:
@@ -63,7 +72,8 @@ class GuidedSearchAgent:
     ``model`` and ``rules``: the network and the rules it was trained for; ``iterations`` per
     decision; ``c``: the PUCT constant; ``scale``: deal points per unit of value;
     ``reward_scale``: reward per deal point in training (the critic's unit); ``batch``: leaves
-    evaluated per forward pass; ``seed``: randomness of the determinizations.
+    evaluated per forward pass; ``exchange``: ``"plan"`` or ``"search"`` (see the module
+    docstring); ``seed``: randomness of the determinizations.
     """
 
     def __init__(
@@ -76,6 +86,7 @@ class GuidedSearchAgent:
         scale: float = 30.0,
         reward_scale: float = 0.02,
         batch: int = 16,
+        exchange: str = "plan",
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -86,6 +97,8 @@ class GuidedSearchAgent:
                 raise ValueError(f"{label} must be a finite number > 0, got {x!r}")
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
             raise ValueError(f"batch must be a positive int, got {batch!r}")
+        if exchange not in EXCHANGES:
+            raise ValueError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
         enc = encoder_for(rules)
         if (model.obs_size, model.n_actions) != (enc.size, enc.n_actions):
             raise ValueError(
@@ -97,8 +110,15 @@ class GuidedSearchAgent:
         self.iterations, self.c, self.scale = iterations, float(c), float(scale)
         self.reward_scale, self.batch = float(reward_scale), batch
         self.name = name or f"mcts:{iterations}:policy"
+        self.exchange = exchange
         self.seed = seed
         self._rng = random.Random(seed)
+        self._planner = MCTSAgent(iterations, seed=self._planner_seed(seed))
+
+    @staticmethod
+    def _planner_seed(seed: int | None) -> int | None:
+        """The exchange planner's seed: its own stream, derived from ``seed``."""
+        return None if seed is None else random.Random(seed).getrandbits(63)
 
     @classmethod
     def load(cls, path: str | Path, iterations: int = 200, **kwargs: object) -> GuidedSearchAgent:
@@ -112,10 +132,12 @@ class GuidedSearchAgent:
         return cls(model, ckpt_rules, iterations, **kwargs)  # type: ignore[arg-type]
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed the determinizations (``None`` keeps the current stream)."""
+        """Reseed the determinizations (``None`` keeps the current stream) and forget any
+        exchange plan."""
         if seed is not None:
             self.seed = seed
             self._rng = random.Random(seed)
+        self._planner.reset(self._planner_seed(seed))
 
     # ------------------------------------------------------------------ network
 
@@ -155,6 +177,8 @@ class GuidedSearchAgent:
             raise ValueError(f"{self.name} asked to act with no legal action (the game is over)")
         if len(legal) == 1:
             return legal[0]
+        if self.exchange == "plan" and game.phase == Phase.EXCHANGE:
+            return self._planner.act(turn)
         kids = self._search(game, player).children
         return max(legal, key=lambda a: (kids[a].n, kids[a].w) if a in kids else (-1, 0.0))
 
@@ -237,7 +261,7 @@ class GuidedSearchAgent:
     def __repr__(self) -> str:
         return (
             f"GuidedSearchAgent(iterations={self.iterations}, c={self.c}, scale={self.scale}, "
-            f"batch={self.batch}, seed={self.seed!r})"
+            f"batch={self.batch}, exchange={self.exchange!r}, seed={self.seed!r})"
         )
 
 

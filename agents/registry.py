@@ -3,7 +3,8 @@
 Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
 ``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
 ``mcts:0:time=0.2``), ``mcts:N:policy=PATH`` (the search guided by a trained policy,
-:class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``c``, ``scale``, ``batch``;
+:class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``c``, ``scale``, ``batch``,
+``exchange``;
 ``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the package,
 :mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory (loaded by
 :meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
@@ -38,7 +39,13 @@ SPEC_FORMS = (
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
 """Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
 sets."""
-GUIDED_OPTIONS = {"policy": "policy", "c": "c", "scale": "scale", "batch": "batch"}
+GUIDED_OPTIONS = {
+    "policy": "policy",
+    "c": "c",
+    "scale": "scale",
+    "batch": "batch",
+    "exchange": "exchange",
+}
 """Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`)."""
 _ITERATIONS_RULE = "iterations must be a positive integer (or 0 with a time=SECONDS option)"
@@ -67,7 +74,8 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
 
 
 def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
-    """``mcts:N:policy=PATH[:c=X][:scale=X][:batch=K]``: the search guided by a policy."""
+    """``mcts:N:policy=PATH[:c=X][:scale=X][:batch=K][:exchange=plan|search]``: the search
+    guided by a policy."""
     from piquet_agents.guided_search import GuidedSearchAgent
 
     kwargs: dict[str, object] = {}
@@ -83,6 +91,14 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
         if key in kwargs:
             raise AgentSpecError(spec, f"option {key} given twice")
         if key == "policy":
+            kwargs[key] = value.strip()
+        elif key == "exchange":
+            from piquet_agents.guided_search import EXCHANGES
+
+            if value.strip() not in EXCHANGES:
+                raise AgentSpecError(
+                    spec, f"option exchange must be one of {', '.join(EXCHANGES)}, got {value!r}"
+                )
             kwargs[key] = value.strip()
         elif key == "batch":
             if not value.strip().isdigit() or int(value) < 1:

@@ -36,6 +36,7 @@ TRAIN_BAD: dict[str, list[str]] = {
     "activation": ["sigmoid"],
     "critic": ["both"],
     "device": ["gpu", "tpu:0"],
+    "precision": ["fp16", "half"],
     "collector": ["threads"],
     "num_envs": ["0"],
     "games_per_update": ["0"],

@@ -8,11 +8,12 @@ import torch
 from piquet_agents import checkpoint as ck
 from piquet_agents.base import Turn
 from piquet_agents.guided_search import GuidedSearchAgent
+from piquet_agents.mcts import MCTSAgent
 from piquet_agents.network import ActorCritic
 from piquet_agents.random_agent import RandomAgent
 from piquet_agents.registry import AgentSpecError, make_agent
 
-from piquet_env.game import Game
+from piquet_env.game import Game, Phase
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
 
@@ -35,10 +36,10 @@ def _play(game, agents):
 
 
 @pytest.mark.parametrize("preset", ["standard", "classic+normand"])
-@pytest.mark.parametrize("critic", [True, False])
-def test_legal_in_every_phase(preset, critic):
+@pytest.mark.parametrize("critic,exchange", [(True, "plan"), (False, "plan"), (True, "search")])
+def test_legal_in_every_phase(preset, critic, exchange):
     rules = make_rules(preset)
-    agent = GuidedSearchAgent(_net(rules, critic), rules, 6, batch=4, seed=1)
+    agent = GuidedSearchAgent(_net(rules, critic), rules, 6, batch=4, exchange=exchange, seed=1)
     _play(Game(rules, seed=2, mode="deal"), [agent, RandomAgent(3)])
     _play(Game(rules, seed=3, mode="deal"), [RandomAgent(3), agent])
 
@@ -60,6 +61,22 @@ def test_reproducible_and_visits_add_up():
     assert set(visits) <= set(g.legal_actions())
 
 
+def test_the_exchange_is_the_plain_searchs_plan():
+    rules = make_rules("standard")
+    guided = GuidedSearchAgent(_net(rules, True), rules, 20, seed=4)
+    plain = MCTSAgent(20, seed=GuidedSearchAgent._planner_seed(4))
+    g = Game(rules, seed=11, mode="deal")
+    exchanged = 0
+    while g.phase == Phase.EXCHANGE:
+        turn = Turn(g, g.current_player)
+        a = guided.act(turn)
+        if len(turn.legal_actions) > 1:
+            assert a == plain.act(turn)
+            exchanged += 1
+        g.apply(a)
+    assert exchanged >= 2
+
+
 def test_spec_builds_the_guided_search(tmp_path):
     rules = make_rules("standard")
     path = ck.save_policy(
@@ -68,11 +85,14 @@ def test_spec_builds_the_guided_search(tmp_path):
     agent = make_agent(f"mcts:12:policy={path}:c=2:batch=3", rules, seed=0)
     assert isinstance(agent, GuidedSearchAgent)
     assert (agent.iterations, agent.c, agent.batch, agent.reward_scale) == (12, 2.0, 3, 0.05)
+    assert agent.exchange == "plan"
+    assert make_agent(f"mcts:5:policy={path}:exchange=search", rules).exchange == "search"
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
         (f"mcts:5:policy={path}:rollout=greedy", "bad option"),
         (f"mcts:5:policy={path}:batch=0", "batch"),
+        (f"mcts:5:policy={path}:exchange=greedy", "exchange must be one of plan, search"),
     ]:
         with pytest.raises(AgentSpecError, match=words):
             make_agent(bad, rules)
@@ -82,5 +102,7 @@ def test_bad_arguments_are_named():
     rules = make_rules("standard")
     with pytest.raises(ValueError, match="iterations"):
         GuidedSearchAgent(_net(rules, True), rules, 0)
+    with pytest.raises(ValueError, match="exchange must be one of"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, exchange="cards")
     with pytest.raises(ValueError, match="network reads"):
         GuidedSearchAgent(_net(make_rules("standard+normand"), True), rules, 5)

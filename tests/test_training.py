@@ -240,11 +240,16 @@ def test_tiny_run_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixt
     assert meta["train"]["counters"]["update"] == 2 and meta["config"]["hidden"] == [32]
 
 
-@pytest.mark.parametrize("collector", ["vector", "game"])
-def test_resume_reproduces_the_uninterrupted_run(tmp_path: Path, collector: str) -> None:
+@pytest.mark.parametrize(
+    "collector,precision", [("vector", "bf16"), ("vector", "fp32"), ("game", "auto")]
+)
+def test_resume_reproduces_the_uninterrupted_run(
+    tmp_path: Path, collector: str, precision: str
+) -> None:
     full, part = tmp_path / "full", tmp_path / "part"
-    assert run_cli(full, "final_eval_deals=0", f"collector={collector}") == 0
-    assert run_cli(part, "updates=1", "final_eval_deals=0", f"collector={collector}") == 0
+    given = ("final_eval_deals=0", f"collector={collector}", f"precision={precision}")
+    assert run_cli(full, *given) == 0
+    assert run_cli(part, "updates=1", *given) == 0
     assert not all(
         torch.equal(a, b) for a, b in zip(latest_model(full).values(), latest_model(part).values())
     )

@@ -157,7 +157,7 @@ class _Buffer:
 
 
 @dataclass
-class _Counts:
+class CollectionCounts:
     """What a collection counts besides the decisions: see :class:`Rollout`."""
 
     env_steps: int = 0
@@ -228,7 +228,7 @@ class Collector:
         """Play ``n_games`` complete games, ``num_envs`` at a time; each game's seats come from
         ``matchup(rng)``. Returns the recorded decisions as a :class:`Rollout`."""
         buf = _Buffer(self.encoder, self.record_states)
-        stats = _Counts()
+        stats = CollectionCounts()
         started = 0
 
         def new_slot() -> _Slot:
@@ -293,7 +293,7 @@ class Collector:
         return obs, masks, states
 
     def _agent_step(
-        self, slot: _Slot, agent: Agent, record: bool, buf: _Buffer, stats: _Counts
+        self, slot: _Slot, agent: Agent, record: bool, buf: _Buffer, stats: CollectionCounts
     ) -> None:
         """One move of an :class:`~piquet_agents.base.Agent` (recorded when ``record``)."""
         g = slot.game
@@ -306,7 +306,7 @@ class Collector:
             slot.recorded(p, row, buf.rewards)
         self._apply(slot, action, buf.rewards, stats)
 
-    def _network_step(self, group: list[_Slot], buf: _Buffer, stats: _Counts) -> None:
+    def _network_step(self, group: list[_Slot], buf: _Buffer, stats: CollectionCounts) -> None:
         """One move in each game of ``group``, all played by the same network seat."""
         seat = group[0].seats[group[0].game.current_player]
         assert seat.model is not None
@@ -329,7 +329,9 @@ class Collector:
                 slot.recorded(slot.game.current_player, base + i, buf.rewards)
             self._apply(slot, int(actions_np[i]), buf.rewards, stats)
 
-    def _apply(self, slot: _Slot, action: int, rewards: list[float], stats: _Counts) -> None:
+    def _apply(
+        self, slot: _Slot, action: int, rewards: list[float], stats: CollectionCounts
+    ) -> None:
         """Play one action; pay the recorded seats what :func:`~piquet_env.rewards.reward_due`
         says they earned (on their latest decision, or pending before their first)."""
         g = slot.game

@@ -35,6 +35,7 @@ from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_training import optim_state
 from piquet_training.collector import Collector, OpponentPool, Rollout
+from piquet_training.compute import autocast, resolve_device, resolve_precision
 from piquet_training.config import TrainConfig, to_toml
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
 from piquet_training.run_log import Console, RunLogger, plot_learning_curve, summary_table
@@ -88,8 +89,11 @@ def ppo_update(
     returns: np.ndarray,
     cfg: TrainConfig,
     rng: np.random.Generator,
+    precision: str = "fp32",
 ) -> dict[str, float]:
-    """Clipped-PPO epochs over shuffled minibatches of one rollout; returns mean statistics."""
+    """Clipped-PPO epochs over shuffled minibatches of one rollout; returns mean statistics.
+    ``precision`` (``"fp32"`` or ``"bf16"``, :mod:`piquet_training.compute`) is that of the
+    forward passes and losses."""
     dev = next(model.parameters()).device
 
     def tensor(a: np.ndarray) -> torch.Tensor:
@@ -110,9 +114,11 @@ def ppo_update(
         kls = []
         for start in range(0, n, mb_size):
             idx = perm[start : start + mb_size]
-            logp, entropy, value = model.evaluate_actions(
-                obs[idx], masks[idx], actions[idx], None if states is None else states[idx]
-            )
+            with autocast(dev, precision):
+                logp, entropy, value = model.evaluate_actions(
+                    obs[idx], masks[idx], actions[idx], None if states is None else states[idx]
+                )
+            logp, entropy, value = logp.float(), entropy.float(), value.float()
             log_ratio = logp - old_logp[idx]
             ratio = log_ratio.exp()
             with torch.no_grad():
@@ -252,7 +258,7 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
 
 
 _COUNTERS = {"update": int, "env_steps": int, "train_seconds": float}
-_OPTIONAL_COUNTERS = ("bc_seconds", "eval_s_per_pair")
+_OPTIONAL_COUNTERS = ("bc_seconds", "eval_s_per_pair", "collect_seconds", "update_seconds")
 
 
 def _bad(ckpt: ck.Checkpoint, field: str, problem: str) -> ck.CheckpointError:
@@ -407,6 +413,8 @@ class Run:
     console: Console
     budget: Budget
     t_start: float
+    precision: str = "fp32"
+    """The update's resolved precision (:func:`~piquet_training.compute.resolve_precision`)."""
     counters: dict[str, Any] = field(
         default_factory=lambda: {"update": 0, "env_steps": 0, "train_seconds": 0.0}
     )
@@ -466,6 +474,7 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     enc = encoder_for(rules)
     state_size = enc.state_size if cfg.critic == "state" else 0
     device = resolve_device(cfg.device)
+    precision = resolve_precision(cfg.precision, device)
     model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size)
     model = model.to(device).eval()
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
@@ -483,32 +492,31 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         model=model,
         optimizer=optimizer,
         pool=pool,
-        collector=make_collector(cfg, rules, cfg.mode, np_rng, batched=cfg.collector == "vector"),
+        collector=make_collector(
+            cfg, rules, cfg.mode, np_rng, batched=cfg.collector == "vector", precision=precision
+        ),
         np_rng=np_rng,
         logger=RunLogger(out_dir, tensorboard=cfg.tensorboard),
         console=Console(cfg, echo=echo),
         budget=Budget(cfg.time_budget_minutes, t_start),
         t_start=t_start,
+        precision=precision,
     )
 
 
-def resolve_device(name: str) -> torch.device:
-    """The torch device of setting ``device`` (``"auto"``: CUDA when available, else CPU); a
-    device this machine lacks is a ``ValueError`` naming it."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r}: torch finds no CUDA device on this machine")
-    return device
-
-
 def make_collector(
-    cfg: TrainConfig, rules: Any, mode: str, rng: np.random.Generator, *, batched: bool = False
+    cfg: TrainConfig,
+    rules: Any,
+    mode: str,
+    rng: np.random.Generator,
+    *,
+    batched: bool = False,
+    precision: str = "fp32",
 ) -> Collector | VectorCollector:
     """The self-play collector of ``cfg`` for games in ``mode``: on the batched engine
-    (:class:`~piquet_training.vector_collector.VectorCollector`) when ``batched``, else one
-    :class:`~piquet_env.game.Game` per game (:class:`~piquet_training.collector.Collector`)."""
+    (:class:`~piquet_training.vector_collector.VectorCollector`, its value pass in ``precision``)
+    when ``batched``, else one :class:`~piquet_env.game.Game` per game
+    (:class:`~piquet_training.collector.Collector`)."""
     kwargs: dict[str, Any] = dict(
         reward=cfg.reward,
         reward_scale=cfg.reward_scale,
@@ -518,7 +526,13 @@ def make_collector(
     )
     if batched:
         return VectorCollector(
-            rules, mode, cfg.num_envs, rng, device=resolve_device(cfg.device), **kwargs
+            rules,
+            mode,
+            cfg.num_envs,
+            rng,
+            device=resolve_device(cfg.device),
+            precision=precision,
+            **kwargs,
         )
     return Collector(rules, mode, cfg.num_envs, rng, **kwargs)
 
@@ -643,7 +657,7 @@ def update_row(
 def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
     """Run (or, with ``resume``, continue) a training run; see the module docstring."""
     run = setup(cfg, echo=echo)
-    run.console.header(run.out_dir, resumed=resume is not None)
+    run.console.header(run.out_dir, resumed=resume is not None, precision=run.precision)
     start(run, resume)
     c, budget = run.counters, run.budget
     run.console.open_progress(c["update"], cfg.updates)
@@ -667,8 +681,12 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
             batch.rewards, batch.values, batch.dones, cfg.gamma, cfg.gae_lambda
         )
         # update
-        stats = ppo_update(run.model, run.optimizer, batch, advantages, returns, cfg, run.np_rng)
+        stats = ppo_update(
+            run.model, run.optimizer, batch, advantages, returns, cfg, run.np_rng, run.precision
+        )
         # log, evaluate, checkpoint
+        c["collect_seconds"] = c.get("collect_seconds", 0.0) + collect_s
+        c["update_seconds"] = c.get("update_seconds", 0.0) + time.perf_counter() - t0 - collect_s
         c["update"] += 1
         c["env_steps"] += batch.env_steps
         c["train_seconds"] = time.perf_counter() - loop_start
@@ -736,6 +754,25 @@ def final_pairs(run: Run) -> int:
     return n
 
 
+def time_split(counters: dict[str, Any]) -> str:
+    """Where the PPO time went: self-play collection, the update (advantages included), and the
+    rest (evaluations, checkpoints, snapshots, logging), as shares of ``train_seconds``.
+
+    >>> time_split({"train_seconds": 10.0, "collect_seconds": 4.0, "update_seconds": 5.0})
+    'PPO time: collection 40%, update 50%, evaluations and checkpoints 10%'
+    """
+    total = counters.get("train_seconds", 0.0)
+    if not total:
+        return "PPO time: none"
+    collect = counters.get("collect_seconds", 0.0)
+    update = counters.get("update_seconds", 0.0)
+    rest = max(0.0, total - collect - update)
+    return (
+        f"PPO time: collection {100 * collect / total:.0f}%, update {100 * update / total:.0f}%, "
+        f"evaluations and checkpoints {100 * rest / total:.0f}%"
+    )
+
+
 def write_summary(
     run: Run, finals: list[dict[str, Any]], seconds: float, steps_per_s: float, peak: float
 ) -> None:
@@ -744,10 +781,12 @@ def write_summary(
     lines = [
         f"# piquet train: {run.out_dir}",
         "",
-        f"- rules {cfg.rules}, mode {cfg.mode}, seed {cfg.seed}",
+        f"- rules {cfg.rules}, mode {cfg.mode}, seed {cfg.seed}; device {cfg.device}, "
+        f"precision {run.precision}",
         f"- {c['update']} PPO updates, {c['env_steps']:,} env steps in "
         f"{c['train_seconds'] / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
         f"- wall time {seconds / 60:.1f} min, peak resident memory {peak:,.0f} MiB",
+        f"- {time_split(c)}",
         "",
     ]
     if finals:

@@ -64,8 +64,8 @@ class Console:
         else:
             print(text, flush=True)
 
-    def header(self, out_dir: Path, *, resumed: bool) -> None:
-        """The run's output directory, key settings and device."""
+    def header(self, out_dir: Path, *, resumed: bool, precision: str = "fp32") -> None:
+        """The run's output directory, key settings, device and resolved ``precision``."""
         import torch
 
         cfg = self.cfg
@@ -91,7 +91,7 @@ class Console:
                     f"piquet train{' (resuming)' if resumed else ''}: output in {out_dir}",
                     f"  rules {cfg.rules}, {cfg.mode} mode, seed {cfg.seed}; network "
                     f"{'x'.join(map(str, cfg.hidden))} {cfg.activation}, critic {cfg.critic}; "
-                    f"device {cfg.device}, {cfg.torch_threads} torch thread(s) "
+                    f"device {cfg.device} ({precision}), {cfg.torch_threads} torch thread(s) "
                     f"(torch {torch.__version__}); {cfg.collector} collector",
                     f"  {cfg.updates} updates of {cfg.games_per_update} {cfg.mode}s; opponents: "
                     f"{opponents}; reward {cfg.reward} x {cfg.reward_scale:g}",

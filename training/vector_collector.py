@@ -26,12 +26,17 @@ step's ``deal_scores``, the settlement from ``results``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 from piquet_agents.network import ActorCritic
-from piquet_training.collector import Collector, OpponentPool, Rollout, Seat
+from piquet_training.collector import (
+    CollectionCounts,
+    Collector,
+    OpponentPool,
+    Rollout,
+    Seat,
+)
+from piquet_training.compute import autocast
 
 from piquet_env.game.state import MODES
 from piquet_env.observation import encoder_for
@@ -91,16 +96,30 @@ def concat_rollouts(parts: list[Rollout]) -> Rollout:
     )
 
 
-@dataclass
-class _Rows:
-    """Growing per-decision columns of one collection."""
+class _RowStore:
+    """Columns of rows kept from one collection to the next and grown as needed.
 
-    obs: list[np.ndarray]
-    masks: list[np.ndarray]
-    actions: list[np.ndarray]
-    logprobs: list[np.ndarray]
-    states: list[np.ndarray]
-    keys: list[np.ndarray]
+    Writing into memory a process has already touched is many times faster than into fresh
+    pages, which cost microseconds each on these machines: gathering one update's 54,000 critic
+    states (225 MB) into a new array took 0.53 s, into a reused one 0.05 s.
+    """
+
+    def __init__(self, columns: dict[str, tuple[tuple[int, ...], type]]) -> None:
+        self.columns = columns
+        self.arrays = {k: np.zeros((0, *shape), dtype) for k, (shape, dtype) in columns.items()}
+        self.n = 0
+
+    def reserve(self, extra: int) -> None:
+        """Make room for ``extra`` more rows (keeping those written)."""
+        need = self.n + extra
+        for key, arr in self.arrays.items():
+            if len(arr) < need:
+                grown = np.zeros((max(need, len(arr) * 3 // 2), *arr.shape[1:]), arr.dtype)
+                grown[: self.n] = arr[: self.n]
+                self.arrays[key] = grown
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays[key]
 
 
 class VectorCollector:
@@ -123,6 +142,7 @@ class VectorCollector:
         dense_reward: bool = True,
         record_states: bool = False,
         device: str | torch.device = "cpu",
+        precision: str = "fp32",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -134,6 +154,7 @@ class VectorCollector:
         self.dense_reward = dense_reward
         self.record_states = record_states
         self.device = torch.device(device)
+        self.precision = precision
         self.encoder = encoder_for(rules)
         enc = self.encoder
         self.size, self.n_actions, self.state_size = enc.size, enc.n_actions, enc.state_size
@@ -152,6 +173,18 @@ class VectorCollector:
             record_states=record_states,
         )
         self._batches: dict[int, BatchGame] = {}
+        columns: dict[str, tuple[tuple[int, ...], type]] = {
+            "obs": ((self.size,), np.float32),
+            "masks": ((self.n_actions,), np.int8),
+            "actions": ((), np.int64),
+            "logprobs": ((), np.float32),
+            "rewards": ((), np.float64),
+            "keys": ((), np.int64),
+        }
+        if record_states:
+            columns["states"] = ((self.state_size,), np.float32)
+        self._raw = _RowStore(columns)  # in the order decisions were made
+        self._out = _RowStore(columns)  # trajectory by trajectory
 
     def _batch(self, n: int) -> BatchGame:
         """A batch of ``n`` slots (kept between calls; every call deals it afresh)."""
@@ -182,9 +215,12 @@ class VectorCollector:
             parts.append(self._heuristic_games(n_heuristic, pool))
         keep = kinds != _HEURISTIC
         kinds, learner_seat, snap = kinds[keep], learner_seat[keep], snap[keep]
+        self._raw.n = 0
+        counts = CollectionCounts()
         for lo in range(0, len(kinds), self.num_envs):
             hi = lo + self.num_envs
-            parts.append(self._play(pool, kinds[lo:hi], learner_seat[lo:hi], snap[lo:hi]))
+            self._play(pool, kinds[lo:hi], learner_seat[lo:hi], snap[lo:hi], lo, counts)
+        parts.append(self._rollout(len(kinds), counts))
         out = concat_rollouts(parts)
         out.values = self.values(pool.learner, out.obs, out.masks, out.states)
         return out
@@ -214,16 +250,18 @@ class VectorCollector:
         states: np.ndarray | None,
         chunk: int = 16384,
     ) -> np.ndarray:
-        """The critic's values of recorded decisions, in batched passes."""
+        """The critic's values of recorded decisions, in batched passes (in the collector's
+        ``precision``)."""
         out = np.empty(len(obs), dtype=np.float32)
         dev = self.device
         for a in range(0, len(obs), chunk):
             o = torch.from_numpy(obs[a : a + chunk]).to(dev)
             s = None if states is None else torch.from_numpy(states[a : a + chunk]).to(dev)
-            if model.critic_trunk is not None:
-                v = model.value_head(model.critic_trunk(s)).squeeze(-1)
-            else:
-                v = model.value_head(model.trunk(o)).squeeze(-1)
+            with autocast(dev, self.precision):
+                if model.critic_trunk is not None:
+                    v = model.value_head(model.critic_trunk(s)).squeeze(-1)
+                else:
+                    v = model.value_head(model.trunk(o)).squeeze(-1)
             out[a : a + chunk] = v.float().cpu().numpy()
         return out
 
@@ -235,15 +273,22 @@ class VectorCollector:
         return a.cpu().numpy(), logp.float().cpu().numpy()
 
     def _play(
-        self, pool: OpponentPool, kinds: np.ndarray, learner_seat: np.ndarray, snap: np.ndarray
-    ) -> Rollout:
-        """Play one game per slot until all are over; record the learner's decisions."""
+        self,
+        pool: OpponentPool,
+        kinds: np.ndarray,
+        learner_seat: np.ndarray,
+        snap: np.ndarray,
+        first: int,
+        counts: CollectionCounts,
+    ) -> None:
+        """Play one game per slot until all are over; append the learner's decisions to the
+        row store (trajectory keys numbered from game ``first``) and add to ``counts``."""
         n = len(kinds)
         rng = self.rng
         batch = self._batch(n)
         out = batch.reset(int(rng.integers(2**63)))
         size, perm, scale = self.size, self._perm, self.reward_scale
-        rows = _Rows([], [], [], [], [], [])
+        store = self._raw
         recorded = np.zeros((n, 2), dtype=bool)  # which seats are the learner's
         recorded[kinds == _SELF] = True
         one = np.flatnonzero(kinds != _SELF)
@@ -252,11 +297,9 @@ class VectorCollector:
         pending = np.zeros((n, 2), dtype=np.float64)
         credited = np.zeros((n, 2), dtype=np.int64)
         paid = np.zeros((n, 2), dtype=np.int64)
-        rewards = np.zeros(1024, dtype=np.float64)
         live = np.ones(n, dtype=bool)
         ar = np.arange(n)
-        n_rows = env_steps = deals = 0
-        points: dict[str, list[np.ndarray]] = {}
+        points = counts.points
         labels = {_SELF: "self", _SNAPSHOT: "snapshot", _RANDOM: "random"}
         dense = self.dense_reward and self.reward == "deal_points"
         full = np.empty((n, self.state_size), dtype=np.float32) if self.record_states else None
@@ -281,24 +324,22 @@ class VectorCollector:
                 obs_g = observe(g)
                 a, logp = self._act(pool.learner, obs_g, mask[g])
                 actions[g] = a
-                rows.obs.append(obs_g)
-                rows.masks.append(mask[g].astype(np.int8))
-                rows.actions.append(a)
-                rows.logprobs.append(logp)
+                store.reserve(g.size)
+                rows = slice(store.n, store.n + g.size)
+                store["obs"][rows] = obs_g
+                store["masks"][rows] = mask[g]
+                store["actions"][rows] = a
+                store["logprobs"][rows] = logp
                 if full is not None:
-                    st = full[g]
-                    flip = seat[g] == 1
-                    st[flip] = st[flip][:, perm]
-                    rows.states.append(st)
-                keys = g * 2 + seat[g]
-                rows.keys.append(keys)
-                new = n_rows + np.arange(g.size)
-                if n_rows + g.size > len(rewards):
-                    rewards = np.concatenate([rewards, np.zeros(max(len(rewards), g.size))])
-                rewards[new] = pending[g, seat[g]]
+                    states = store["states"][rows]
+                    states[:] = full[g]
+                    flip = np.flatnonzero(seat[g] == 1)
+                    states[flip] = full[g[flip]][:, perm]
+                store["keys"][rows] = (first + g) * 2 + seat[g]
+                store["rewards"][rows] = pending[g, seat[g]]
                 pending[g, seat[g]] = 0.0
-                last_row[g, seat[g]] = new
-                n_rows += g.size
+                last_row[g, seat[g]] = np.arange(rows.start, rows.stop)
+                store.n = rows.stop
             other = live & ~learner_turn
             rand = np.flatnonzero(other & (kinds == _RANDOM))
             if rand.size:
@@ -307,7 +348,7 @@ class VectorCollector:
             for j in np.unique(snap[snaps]).tolist():
                 h = np.flatnonzero(snaps & (snap == j))
                 actions[h] = self._act(pool.snapshots[j], observe(h), mask[h])[0]
-            env_steps += int(live.sum())
+            counts.env_steps += int(live.sum())
             out = batch.step(actions)
             # --- rewards of this step (player 0's difference, then each seat's share)
             if full is not None:
@@ -350,59 +391,45 @@ class VectorCollector:
                     due[eg] += np.sign(res)
             if out.deal_games.size:
                 dg = out.deal_games[live[out.deal_games]]
-                deals += dg.size
+                counts.deals += dg.size
                 for k in np.unique(kinds[dg]).tolist():
                     d = dg[kinds[dg] == k]
                     for p in (0, 1):
                         mine = d[recorded[d, p]]
                         if mine.size:
-                            points.setdefault(labels[k], []).append(diff[mine, p])
+                            points.setdefault(labels[k], []).extend(diff[mine, p].tolist())
             due *= scale
             has = (due != 0) & recorded & live[:, None]
             gi, pi = np.nonzero(has & (last_row >= 0))
-            rewards[last_row[gi, pi]] += due[gi, pi]
+            store["rewards"][last_row[gi, pi]] += due[gi, pi]
             gi, pi = np.nonzero(has & (last_row < 0))
             pending[gi, pi] += due[gi, pi]
             live &= ~ended
-        return self._rollout(rows, rewards[:n_rows], n, env_steps, deals, points)
 
-    def _rollout(
-        self,
-        rows: _Rows,
-        rewards: np.ndarray,
-        n_games: int,
-        env_steps: int,
-        deals: int,
-        points: dict[str, list[np.ndarray]],
-    ) -> Rollout:
-        """The recorded rows, trajectory by trajectory in time order."""
-        size, na = self.size, self.n_actions
-        if rows.keys:
-            keys = np.concatenate(rows.keys)
-            order = np.argsort(keys, kind="stable")
-        else:
-            keys = order = np.zeros(0, dtype=np.int64)
-
-        def cat(xs: list[np.ndarray], shape: tuple[int, ...], dtype: type) -> np.ndarray:
-            if not xs:
-                return np.zeros((0, *shape), dtype=dtype)
-            return np.concatenate(xs).astype(dtype, copy=False)[order]
-
-        sorted_keys = keys[order]
-        dones = np.ones(len(order), dtype=bool)
-        if len(order) > 1:
-            dones[:-1] = sorted_keys[1:] != sorted_keys[:-1]
+    def _rollout(self, n_games: int, counts: CollectionCounts) -> Rollout:
+        """The stored rows, trajectory by trajectory in time order, gathered into the output
+        store (so the rollout's columns are views that the next collection overwrites)."""
+        raw, dst = self._raw, self._out
+        n = raw.n
+        order = np.argsort(raw["keys"][:n], kind="stable")
+        dst.n = 0
+        dst.reserve(n)
+        for key in dst.columns:
+            np.take(raw[key][:n], order, axis=0, out=dst[key][:n], mode="clip")  # unbuffered
+        dones = np.ones(n, dtype=bool)
+        keys = dst["keys"][:n]
+        dones[:-1] = keys[1:] != keys[:-1]
         return Rollout(
-            obs=cat(rows.obs, (size,), np.float32),
-            masks=cat(rows.masks, (na,), np.int8),
-            actions=cat(rows.actions, (), np.int64),
-            logprobs=cat(rows.logprobs, (), np.float32),
-            values=np.zeros(len(order), dtype=np.float32),
-            rewards=rewards[order].astype(np.float32),
+            obs=dst["obs"][:n],
+            masks=dst["masks"][:n],
+            actions=dst["actions"][:n],
+            logprobs=dst["logprobs"][:n],
+            values=np.zeros(n, dtype=np.float32),
+            rewards=dst["rewards"][:n].astype(np.float32),
             dones=dones,
-            states=cat(rows.states, (self.state_size,), np.float32) if self.record_states else None,
-            env_steps=env_steps,
+            states=dst["states"][:n] if self.record_states else None,
+            env_steps=counts.env_steps,
             games=n_games,
-            deals=deals,
-            points={k: np.concatenate(v).tolist() for k, v in points.items()},
+            deals=counts.deals,
+            points=counts.points,
         )

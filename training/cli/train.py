@@ -74,7 +74,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
-    from piquet_training.ppo import resolve_device, train
+    from piquet_training.compute import resolve_device
+    from piquet_training.ppo import train
 
     try:
         resolve_device(cfg.device)

@@ -1,0 +1,84 @@
+"""Device and precision: ``precision`` resolves as documented, bfloat16 autocast changes only the
+arithmetic of the forward passes, and a bf16 update moves the weights as a float32 one does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from piquet_agents.network import ActorCritic
+from piquet_training.collector import OpponentPool
+from piquet_training.compute import autocast, bf16_is_native, resolve_precision
+from piquet_training.config import TrainConfig
+from piquet_training.ppo import gae, ppo_update
+from piquet_training.vector_collector import VectorCollector
+
+from piquet_env.observation import encoder_for
+from piquet_env.rules import make_rules
+
+CPU = torch.device("cpu")
+RULES = make_rules("standard")
+ENC = encoder_for(RULES)
+
+
+def test_precision_resolves_as_documented() -> None:
+    assert resolve_precision("fp32", CPU) == "fp32"
+    assert resolve_precision("bf16", CPU) == "bf16"
+    assert resolve_precision("auto", CPU) == ("bf16" if bf16_is_native(CPU) else "fp32")
+    with pytest.raises(ValueError, match="precision must be one of"):
+        resolve_precision("fp16", CPU)
+    with pytest.raises(ValueError, match="once resolved"):
+        autocast(CPU, "auto")
+
+
+def test_autocast_changes_the_products_only_inside() -> None:
+    a, b = torch.ones(2, 3), torch.ones(3, 4)
+    with autocast(CPU, "bf16"):
+        assert (a @ b).dtype == torch.bfloat16
+    with autocast(CPU, "fp32"):
+        assert (a @ b).dtype == torch.float32
+    assert (a @ b).dtype == torch.float32
+
+
+def _rollout(seed: int):
+    torch.manual_seed(seed)
+    model = ActorCritic(ENC.size, ENC.n_actions, (64, 64), "tanh", ENC.state_size).eval()
+    vc = VectorCollector(
+        RULES, "deal", 16, np.random.default_rng(seed), record_states=True, precision="bf16"
+    )
+    return model, vc, vc.collect(16, OpponentPool(model, {"self": 1.0}))
+
+
+def test_bf16_values_and_log_probabilities_are_close_to_float32() -> None:
+    model, _, out = _rollout(0)
+    obs, masks = torch.from_numpy(out.obs), torch.from_numpy(out.masks)
+    states, actions = torch.from_numpy(out.states), torch.from_numpy(out.actions)
+    with torch.no_grad():
+        logp32, _, v32 = model.evaluate_actions(obs, masks, actions, states)
+        with autocast(CPU, "bf16"):
+            logp16, _, _ = model.evaluate_actions(obs, masks, actions, states)
+    # the behaviour policy acted in float32: its log-probabilities are recorded exactly
+    assert torch.allclose(torch.from_numpy(out.logprobs), logp32, atol=1e-5)
+    assert (logp16.float() - logp32).abs().max() < 0.05
+    # the collector's value pass ran in bf16, close to the float32 critic
+    assert np.allclose(out.values, v32.numpy(), atol=0.05)
+    assert not np.array_equal(out.values, v32.numpy())  # and it really was bf16
+
+
+def test_a_bf16_update_moves_the_weights_as_float32_does() -> None:
+    model, _, out = _rollout(1)
+    adv, ret = gae(out.rewards, out.values, out.dones, 1.0, 0.8)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    moved = {}
+    for precision in ("fp32", "bf16"):
+        model.load_state_dict(start)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-5)
+        stats = ppo_update(
+            model, opt, out, adv, ret, TrainConfig(), np.random.default_rng(0), precision
+        )
+        assert all(np.isfinite(v) for v in stats.values())
+        assert all(p.dtype == torch.float32 for p in model.parameters())
+        moved[precision] = torch.cat([(model.state_dict()[k] - start[k]).flatten() for k in start])
+    cosine = torch.nn.functional.cosine_similarity(moved["fp32"], moved["bf16"], dim=0)
+    assert cosine > 0.9
+    assert not torch.equal(moved["fp32"], moved["bf16"])
