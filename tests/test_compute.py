@@ -57,8 +57,10 @@ def test_bf16_values_and_log_probabilities_are_close_to_float32() -> None:
         logp32, _, v32 = model.evaluate_actions(obs, masks, actions, states)
         with autocast(CPU, "bf16"):
             logp16, _, _ = model.evaluate_actions(obs, masks, actions, states)
-    # the behaviour policy acted in float32: its log-probabilities are recorded exactly
-    assert torch.allclose(torch.from_numpy(out.logprobs), logp32, atol=1e-5)
+    # the behaviour policy acted in bf16: its log-probabilities are recorded as it computed them
+    recorded = torch.from_numpy(out.logprobs)
+    assert (recorded - logp16.float()).abs().max() < 0.02
+    assert not torch.allclose(recorded, logp32, atol=1e-6)
     assert (logp16.float() - logp32).abs().max() < 0.05
     # the collector's value pass ran in bf16, close to the float32 critic
     assert np.allclose(out.values, v32.numpy(), atol=0.05)

@@ -17,7 +17,8 @@ The asymmetric critic's input is :meth:`ObservationEncoder.state(game, player)
 ``state(game)`` (player 0's view); :func:`seat_relative` turns it into player 1's view by the
 column permutation that trades the two players' blocks (tested equal to the per-game encoder).
 Values are computed after collection in one batched pass (the weights do not change during a
-collection, so they are those of the acting network).
+collection, so they are those of the acting network). Acting and the value pass run in the
+collector's ``precision`` (:mod:`piquet_training.compute`).
 
 Rewards follow :func:`piquet_env.rewards.reward_due` (tested against it): the running deal-point
 difference is read from the observation's ``deal_total`` field, the deal's difference from the
@@ -266,10 +267,13 @@ class VectorCollector:
         return out
 
     def _act(self, model: ActorCritic, obs: np.ndarray, mask: np.ndarray) -> tuple:
+        """Sampled actions and their log-probabilities (in the collector's ``precision``: the
+        recorded log-probabilities are those of the policy that acted)."""
         dev = self.device
-        a, logp, _ = model.act(
-            torch.from_numpy(obs).to(dev), torch.from_numpy(mask).to(dev), with_value=False
-        )
+        with autocast(dev, self.precision):
+            a, logp, _ = model.act(
+                torch.from_numpy(obs).to(dev), torch.from_numpy(mask).to(dev), with_value=False
+            )
         return a.cpu().numpy(), logp.float().cpu().numpy()
 
     def _play(
