@@ -8,10 +8,13 @@ keyed by the actions since the decision, the hidden cards dealt afresh each iter
   act there (his observation in that determinization) are stored, and children are chosen by PUCT,
   ``Q + c * P(a) * sqrt(N) / (1 + n(a))``, the prior renormalised over the actions legal in the
   current determinization;
-- **values**: a new leaf is not played out; its value is the deal points scored since the decision
-  plus the critic's estimate of the points to come (an asymmetric critic reads the determinized
-  game's full state, seen from the player to act; the value is negated when that player is the
-  opponent: the rewards are zero-sum). A leaf where the deal is over is worth its final
+- **values**: a new leaf's value is the deal points scored since the decision plus the critic's
+  estimate of the points to come (an asymmetric critic reads the determinized game's full state,
+  seen from the player to act; the value is negated when that player is the opponent: the rewards
+  are zero-sum), mixed, as AlphaGo mixed its value network with rollouts, with the outcome of one
+  heuristic playout of the deal from the leaf (:mod:`piquet_agents.playouts`):
+  ``(1 - mix) * critic + mix * playout``. ``mix=0`` trusts the critic alone (no playouts, the
+  fastest), ``mix=1`` the playouts alone. A leaf where the deal is over is worth its final
   difference. Values are in deal points divided by ``scale``, the critic's output divided by the
   checkpoint's ``reward_scale``.
 
@@ -26,7 +29,7 @@ lost visit on every node of a pending path spreads them over the tree), then eva
 leaves in one forward pass. A decision with one legal action is not searched.
 
 Spec: ``mcts:N:policy=PATH`` (see :mod:`piquet_agents.registry`), with the ``c``, ``scale``,
-``batch`` and ``exchange`` options.
+``batch``, ``exchange`` and ``mix`` options.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from piquet_agents.base import Turn
 from piquet_agents.checkpoint import load_policy, read_checkpoint
 from piquet_agents.mcts import MCTSAgent
 from piquet_agents.network import ActorCritic
+from piquet_agents.playouts import rollout
 
 from piquet_env.game import Game, Phase, determinize
 from piquet_env.observation import encoder_for
@@ -72,8 +76,9 @@ class GuidedSearchAgent:
     ``model`` and ``rules``: the network and the rules it was trained for; ``iterations`` per
     decision; ``c``: the PUCT constant; ``scale``: deal points per unit of value;
     ``reward_scale``: reward per deal point in training (the critic's unit); ``batch``: leaves
-    evaluated per forward pass; ``exchange``: ``"plan"`` or ``"search"`` (see the module
-    docstring); ``seed``: randomness of the determinizations.
+    evaluated per forward pass; ``exchange``: ``"plan"`` or ``"search"``; ``mix``: the playouts'
+    weight in a leaf's value, in [0, 1] (see the module docstring); ``seed``: randomness of the
+    determinizations and playouts.
     """
 
     def __init__(
@@ -87,6 +92,7 @@ class GuidedSearchAgent:
         reward_scale: float = 0.02,
         batch: int = 16,
         exchange: str = "plan",
+        mix: float = 0.5,
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -97,6 +103,8 @@ class GuidedSearchAgent:
                 raise ValueError(f"{label} must be a finite number > 0, got {x!r}")
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
             raise ValueError(f"batch must be a positive int, got {batch!r}")
+        if not (isinstance(mix, (int, float)) and not isinstance(mix, bool) and 0 <= mix <= 1):
+            raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
         if exchange not in EXCHANGES:
             raise ValueError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
         enc = encoder_for(rules)
@@ -110,7 +118,7 @@ class GuidedSearchAgent:
         self.iterations, self.c, self.scale = iterations, float(c), float(scale)
         self.reward_scale, self.batch = float(reward_scale), batch
         self.name = name or f"mcts:{iterations}:policy"
-        self.exchange = exchange
+        self.exchange, self.mix = exchange, float(mix)
         self.seed = seed
         self._rng = random.Random(seed)
         self._planner = MCTSAgent(iterations, seed=self._planner_seed(seed))
@@ -251,7 +259,13 @@ class GuidedSearchAgent:
                     mover_value = v / self.reward_scale / self.scale
                     own = mover_value if g.current_player == player else -mover_value
                     diff = (self._diff(g, player, deal_index) - base) / self.scale
-                    pending[i] = (path, g, diff + own)
+                    value = diff + own
+                    if self.mix:
+                        played = g.clone()
+                        rollout(played, rng, deal_index, "heuristic")
+                        outcome = (self._diff(played, player, deal_index) - base) / self.scale
+                        value = (1 - self.mix) * value + self.mix * outcome
+                    pending[i] = (path, g, value)
             for path, _, value in pending:
                 for nd, loss in zip(path, _losses(path, player)):  # undo it, back up the value
                     nd.w += loss + value
@@ -261,7 +275,7 @@ class GuidedSearchAgent:
     def __repr__(self) -> str:
         return (
             f"GuidedSearchAgent(iterations={self.iterations}, c={self.c}, scale={self.scale}, "
-            f"batch={self.batch}, exchange={self.exchange!r}, seed={self.seed!r})"
+            f"batch={self.batch}, exchange={self.exchange!r}, mix={self.mix}, seed={self.seed!r})"
         )
 
 

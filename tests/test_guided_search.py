@@ -36,10 +36,14 @@ def _play(game, agents):
 
 
 @pytest.mark.parametrize("preset", ["standard", "classic+normand"])
-@pytest.mark.parametrize("critic,exchange", [(True, "plan"), (False, "plan"), (True, "search")])
-def test_legal_in_every_phase(preset, critic, exchange):
+@pytest.mark.parametrize(
+    "critic,exchange,mix", [(True, "plan", 0.5), (False, "plan", 1.0), (True, "search", 0.0)]
+)
+def test_legal_in_every_phase(preset, critic, exchange, mix):
     rules = make_rules(preset)
-    agent = GuidedSearchAgent(_net(rules, critic), rules, 6, batch=4, exchange=exchange, seed=1)
+    agent = GuidedSearchAgent(
+        _net(rules, critic), rules, 6, batch=4, exchange=exchange, mix=mix, seed=1
+    )
     _play(Game(rules, seed=2, mode="deal"), [agent, RandomAgent(3)])
     _play(Game(rules, seed=3, mode="deal"), [RandomAgent(3), agent])
 
@@ -87,12 +91,15 @@ def test_spec_builds_the_guided_search(tmp_path):
     assert (agent.iterations, agent.c, agent.batch, agent.reward_scale) == (12, 2.0, 3, 0.05)
     assert agent.exchange == "plan"
     assert make_agent(f"mcts:5:policy={path}:exchange=search", rules).exchange == "search"
+    assert (agent.mix, make_agent(f"mcts:5:policy={path}:mix=0", rules).mix) == (0.5, 0.0)
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
         (f"mcts:5:policy={path}:rollout=greedy", "bad option"),
         (f"mcts:5:policy={path}:batch=0", "batch"),
         (f"mcts:5:policy={path}:exchange=greedy", "exchange must be one of plan, search"),
+        (f"mcts:5:policy={path}:mix=1.5", "mix must be a number in"),
+        (f"mcts:5:policy={path}:mix=-0.1", "mix must be a finite number >= 0"),
     ]:
         with pytest.raises(AgentSpecError, match=words):
             make_agent(bad, rules)
@@ -102,6 +109,8 @@ def test_bad_arguments_are_named():
     rules = make_rules("standard")
     with pytest.raises(ValueError, match="iterations"):
         GuidedSearchAgent(_net(rules, True), rules, 0)
+    with pytest.raises(ValueError, match="mix must be a number in"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, mix=2)
     with pytest.raises(ValueError, match="exchange must be one of"):
         GuidedSearchAgent(_net(rules, True), rules, 5, exchange="cards")
     with pytest.raises(ValueError, match="network reads"):
