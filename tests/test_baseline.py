@@ -44,3 +44,18 @@ def test_write_baseline_records_the_command(tmp_path):
     assert info["config"]["seed"] == 4
     loaded = PolicyAgent.load(out).model.state_dict()
     assert all(torch.equal(loaded[k], v) for k, v in net.state_dict().items())
+
+
+def test_the_writer_runs_as_a_module(tmp_path):
+    import subprocess
+    import sys
+
+    enc = encoder_for(STANDARD)
+    src = ck.save_policy(
+        tmp_path / "p.safetensors", ActorCritic(enc.size, enc.n_actions, (8,)), STANDARD, {}
+    )
+    out = tmp_path / "b.safetensors"
+    cmd = [sys.executable, "-m", "piquet_agents.baseline", str(src), "--command", "piquet train"]
+    done = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert baseline_info(out)["baseline"]["command"] == "piquet train"
