@@ -203,7 +203,8 @@ class VectorCollector:
 
     def collect(self, n_games: int, pool: OpponentPool) -> Rollout:
         """Play ``n_games`` complete games with opponents drawn from ``pool`` (its kinds and
-        weights); return the learner's decisions as a :class:`Rollout`."""
+        weights); return the learner's decisions as a :class:`Rollout`, whose wide columns are
+        views of this collector's buffers: the next call overwrites them."""
         rng = self.rng
         codes = np.array([_KIND_CODES[k] for k in pool.kinds])
         kinds = codes[rng.choice(len(codes), size=n_games, p=pool.probs)]

@@ -53,7 +53,3 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     print(write_baseline(args.policy, args.command, args.note, args.out))
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
