@@ -3,6 +3,8 @@ arithmetic of the forward passes, and a bf16 update moves the weights as a float
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -84,3 +86,65 @@ def test_a_bf16_update_moves_the_weights_as_float32_does() -> None:
     cosine = torch.nn.functional.cosine_similarity(moved["fp32"], moved["bf16"], dim=0)
     assert cosine > 0.9
     assert not torch.equal(moved["fp32"], moved["bf16"])
+
+
+def test_idle_threads_spin_briefly_unless_the_user_chose() -> None:
+    """Importing the training package shortens the OpenMP threads' spinning (the default spin
+    made two-thread training 14x slower on busy cores), unless the user set the spin or the wait
+    policy."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, piquet_training; print(os.environ.get('GOMP_SPINCOUNT'))"
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    for preset, expected in (
+        ({}, "1000"),
+        ({"GOMP_SPINCOUNT": "5"}, "5"),
+        ({"OMP_WAIT_POLICY": "ACTIVE"}, "None"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**base, **preset},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert out.stdout.strip() == expected, preset
+
+
+def test_evaluation_runs_on_one_thread_and_restores_the_run_s(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Batch-1 inference runs on one thread (two were 12x slower on busy cores); worker
+    processes get their share of ``torch_threads``; both settings are restored after."""
+    import os
+
+    import piquet_training.evaluation.duplicate as duplicate
+    from piquet_agents.checkpoint import save_policy
+    from piquet_training.ppo import evaluate_policy
+
+    seen: list[tuple[int, str | None]] = []
+    real = duplicate.evaluate
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append((torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")))
+        return real(*args, **{**kwargs, "workers": 1})  # spare the test the worker processes
+
+    monkeypatch.setattr(duplicate, "evaluate", spy)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        model = ActorCritic(ENC.size, ENC.n_actions, (16,), "tanh")
+        cfg = TrainConfig(torch_threads=4, eval_opponents="random", eval_mode="deal")
+        rows = evaluate_policy(model, cfg, 1, seed=0, workers=2)
+        assert len(rows) == 1
+        path = tmp_path / "policy.safetensors"
+        save_policy(path, model, RULES, cfg.to_dict())
+        evaluate_policy(str(path), cfg, 1, seed=0, workers=2)
+        # In-process (a network) one worker takes all four; two worker processes two each.
+        assert seen == [(1, "4"), (1, "2")]
+        assert torch.get_num_threads() == 2 and "OMP_NUM_THREADS" not in os.environ
+    finally:
+        torch.set_num_threads(before)

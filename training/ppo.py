@@ -55,7 +55,10 @@ class TrainResult:
     seconds: float
     steps_per_s: float
     peak_rss_mib: float
+    """Peak resident memory of the training process."""
     evaluations: list[dict[str, Any]] = field(default_factory=list)
+    worker_peak_rss_mib: float = 0.0
+    """Peak resident memory of the largest evaluation worker process (0 if none ran)."""
 
 
 def gae(
@@ -185,10 +188,12 @@ def evaluate_policy(
     else:
         agent = model
     rows = []
-    # Worker processes start a fresh torch: give it the run's thread count (batch-1 inference
-    # gains nothing from more, and oversubscribed cores make it many times slower).
-    saved = os.environ.get("OMP_NUM_THREADS")
-    os.environ["OMP_NUM_THREADS"] = str(cfg.torch_threads)
+    # Worker processes start a fresh torch: give each its share of the run's threads (batch-1
+    # inference gains nothing from more, and oversubscribed cores make it many times slower).
+    # In this process, one thread: batch-1 inference on two was 12x slower on busy cores.
+    saved, saved_threads = os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads()
+    os.environ["OMP_NUM_THREADS"] = str(max(1, cfg.torch_threads // workers))
+    torch.set_num_threads(1)
     try:
         for opponent in [o.strip() for o in cfg.eval_opponents.split(",") if o.strip()]:
             rep = evaluate(
@@ -209,6 +214,7 @@ def evaluate_policy(
                 }
             )
     finally:
+        torch.set_num_threads(saved_threads)
         if saved is None:
             del os.environ["OMP_NUM_THREADS"]
         else:
@@ -723,14 +729,13 @@ def finish(run: Run) -> TrainResult:
         finals = run.evaluate("final", n_final, seed=cfg.seed + 1, workers=cfg.eval_workers)
     run.logger.close()
     plot_learning_curve(run.out_dir)
-    peak = (
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    ) / 1024
+    # ru_maxrss is in KiB; the children's is the largest single worker's, not a sum.
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     seconds = time.perf_counter() - run.t_start
     train_seconds = c["train_seconds"]
     steps_per_s = c["env_steps"] / train_seconds if train_seconds else 0.0
-    write_summary(run, finals, seconds, steps_per_s, peak)
+    write_summary(run, finals, seconds, steps_per_s, peak, worker_peak)
     return TrainResult(
         run.out_dir,
         c["update"],
@@ -739,6 +744,7 @@ def finish(run: Run) -> TrainResult:
         steps_per_s,
         peak,
         [{k: v for k, v in r.items() if k != "summary"} for r in finals],
+        worker_peak,
     )
 
 
@@ -774,7 +780,12 @@ def time_split(counters: dict[str, Any]) -> str:
 
 
 def write_summary(
-    run: Run, finals: list[dict[str, Any]], seconds: float, steps_per_s: float, peak: float
+    run: Run,
+    finals: list[dict[str, Any]],
+    seconds: float,
+    steps_per_s: float,
+    peak: float,
+    worker_peak: float = 0.0,
 ) -> None:
     """Write ``summary.md`` and print it."""
     cfg, c = run.cfg, run.counters
@@ -785,7 +796,8 @@ def write_summary(
         f"precision {run.precision}",
         f"- {c['update']} PPO updates, {c['env_steps']:,} env steps in "
         f"{c['train_seconds'] / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
-        f"- wall time {seconds / 60:.1f} min, peak resident memory {peak:,.0f} MiB",
+        f"- wall time {seconds / 60:.1f} min, peak resident memory {peak:,.0f} MiB"
+        + (f" (each evaluation worker at most {worker_peak:,.0f} MiB)" if worker_peak else ""),
         f"- {time_split(c)}",
         "",
     ]

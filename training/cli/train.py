@@ -83,7 +83,13 @@ def _run(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
     result = train(cfg, resume=args.resume)
     print(
-        f"peak resident memory: {result.peak_rss_mib:,.0f} MiB; "
+        f"peak resident memory: {result.peak_rss_mib:,.0f} MiB"
+        + (
+            f" (evaluation workers: {result.worker_peak_rss_mib:,.0f} MiB each at most)"
+            if result.worker_peak_rss_mib
+            else ""
+        )
+        + "; "
         f"throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}"
     )
     return 0
