@@ -114,3 +114,48 @@ def test_observation_and_mask_from_turn_reach_the_network() -> None:
     turn = Turn(g, g.current_player)
     assert agent.act(turn) in g.legal_actions()
     assert np.asarray(turn.action_mask).sum() == len(g.legal_actions())
+
+
+# ---------------------------------------------------------------------------- ActorStack
+
+
+def _nets(n: int, hidden: tuple[int, ...] = (16, 8), activation: str = "tanh") -> list:
+    torch.manual_seed(0)
+    return [ActorCritic(6, 5, hidden, activation) for _ in range(n)]
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_actor_stack_gives_each_row_its_own_network_s_logits(activation: str) -> None:
+    from piquet_agents.network import ActorStack
+
+    nets = _nets(4, activation=activation)
+    obs = torch.randn(9, 6)
+    mask = torch.randint(0, 2, (9, 5), dtype=torch.int8)
+    mask[:, 0] = 1
+    which = torch.tensor([3, 3, 0, 3, 1, 0, 3, 3, 1])  # uneven groups; network 2 plays no row
+    stacked = ActorStack(nets).logits(which, obs, mask)
+    alone = torch.cat(
+        [nets[int(w)](obs[i : i + 1], mask[i : i + 1])[0] for i, w in enumerate(which)]
+    )
+    assert torch.allclose(stacked, alone, atol=1e-5)
+    half = ActorStack(nets, torch.bfloat16).logits(which, obs, mask).float()
+    legal = mask == 1
+    assert torch.allclose(half[legal], alone[legal], atol=0.05)
+    assert (half[~legal] < -1e8).all()
+
+
+def test_actor_stack_routes_samples_and_refuses_mixed_networks() -> None:
+    from piquet_agents.network import ActorStack
+
+    nets = _nets(3)
+    with torch.no_grad():
+        for j, net in enumerate(nets):  # network j plays action j + 1, always
+            net.policy_head.bias.fill_(0.0)
+            net.policy_head.bias[j + 1] = 100.0
+    which = torch.tensor([2, 0, 1, 1, 2, 0])
+    acts = ActorStack(nets).act(which, torch.randn(6, 6), torch.ones(6, 5, dtype=torch.int8))
+    assert acts.tolist() == (which + 1).tolist()
+    with pytest.raises(ValueError, match="one architecture"):
+        ActorStack([*nets, ActorCritic(6, 5, (4,))])
+    with pytest.raises(ValueError, match="at least one"):
+        ActorStack([])

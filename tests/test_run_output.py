@@ -85,7 +85,7 @@ def test_console_lines_without_a_progress_bar(capsys: pytest.CaptureFixture) -> 
     console.stopping(180.0, 3.0)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "piquet train: output in /tmp/somewhere"
-    assert "device cpu" in out[1] and "every 25 updates (30 pairs)" in out[3]
+    assert "device cpu" in out[1] and "every 50 updates (30 pairs)" in out[3]
     assert "time budget 14 min" in out[3]
     assert out[4].startswith("update 2/20: 1,000 env steps, 500 steps/s") and "+1.2" in out[4]
     assert out[5] == (

@@ -195,3 +195,20 @@ def test_bad_arguments_are_named():
         VectorCollector(RULES, "rubber", 4, np.random.default_rng(0))
     with pytest.raises(ValueError, match="num_envs"):
         VectorCollector(RULES, "deal", 0, np.random.default_rng(0))
+
+
+def test_snapshots_act_in_one_stack_rebuilt_when_the_pool_changes():
+    torch.manual_seed(0)
+    model = ActorCritic(ENC.size, ENC.n_actions, (32,), "tanh").eval()
+    pool = OpponentPool(model, {"snapshot": 1.0})
+    vc = VectorCollector(RULES, "deal", 4, np.random.default_rng(0))
+    pool.add_snapshot(0)
+    vc.collect(4, pool)
+    first = vc._stack
+    assert first is not None and vc._stack_of == pool.snapshots
+    vc.collect(4, pool)
+    assert vc._stack is first  # unchanged pool: the same stack
+    pool.add_snapshot(1)
+    out = vc.collect(4, pool)
+    assert vc._stack is not first and len(vc._stack_of) == 2
+    assert out.games == 4 and set(out.points) == {"snapshot"}

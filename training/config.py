@@ -451,7 +451,7 @@ class TrainConfig(Settings):
     """``"partie"`` (6 deals with rubicon settlement) or ``"deal"`` (single deals)."""
     out_dir: str = setting("runs/piquet", OUTPUT_DIR)
     """Directory for checkpoints, logs, the learning curve and the summary."""
-    updates: int = setting(780, integer(0), aliases=("iterations",))
+    updates: int = setting(700, integer(0), aliases=("iterations",))
     """PPO updates (each one collects ``games_per_update`` complete games)."""
     time_budget_minutes: float = setting(14.0, at_least(0), aliases=("max_minutes",))
     """Wall-time budget of the whole run, warm start and final evaluation included (0: none).
@@ -565,7 +565,7 @@ class TrainConfig(Settings):
     bc_batch_size: int = setting(256, integer(1, 1_000_000))
 
     # --- evaluation and checkpoints ------------------------------------------------------------
-    eval_every: int = setting(25, integer(0))
+    eval_every: int = setting(50, integer(0))
     """Evaluate against ``eval_opponents`` every this many updates, and before the first (0:
     only at the end)."""
     eval_deals: int = setting(30, integer(1, 1_000_000))
