@@ -42,18 +42,21 @@ import numpy as np
 import torch
 from piquet_agents.base import Turn
 from piquet_agents.checkpoint import load_policy, read_checkpoint
-from piquet_agents.mcts import MCTSAgent
+from piquet_agents.mcts import MCTSAgent, halve, play_plan
 from piquet_agents.network import ActorCritic
 from piquet_agents.playouts import rollout
 
+from piquet_env.cards import cards_of
 from piquet_env.game import Game, Phase, determinize
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 
-__all__ = ["EXCHANGES", "GuidedSearchAgent"]
+__all__ = ["EXCHANGES", "PLAYOUTS", "GuidedSearchAgent"]
 
-EXCHANGES = ("plan", "search")
+EXCHANGES = ("plan", "value", "search")
 """How the guided search decides the exchange (see the module docstring)."""
+PLAYOUTS = ("heuristic", "policy")
+"""Who plays the playouts mixed into a leaf's value (see the module docstring)."""
 
 
 class _Node:
@@ -93,6 +96,7 @@ class GuidedSearchAgent:
         batch: int = 16,
         exchange: str = "plan",
         mix: float = 0.5,
+        playout: str = "heuristic",
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -105,6 +109,8 @@ class GuidedSearchAgent:
             raise ValueError(f"batch must be a positive int, got {batch!r}")
         if not (isinstance(mix, (int, float)) and not isinstance(mix, bool) and 0 <= mix <= 1):
             raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
+        if playout not in PLAYOUTS:
+            raise ValueError(f"playout must be one of {PLAYOUTS}, got {playout!r}")
         if exchange not in EXCHANGES:
             raise ValueError(f"exchange must be one of {EXCHANGES}, got {exchange!r}")
         enc = encoder_for(rules)
@@ -118,7 +124,7 @@ class GuidedSearchAgent:
         self.iterations, self.c, self.scale = iterations, float(c), float(scale)
         self.reward_scale, self.batch = float(reward_scale), batch
         self.name = name or f"mcts:{iterations}:policy"
-        self.exchange, self.mix = exchange, float(mix)
+        self.exchange, self.mix, self.playout = exchange, float(mix), playout
         self.seed = seed
         self._rng = random.Random(seed)
         self._planner = MCTSAgent(iterations, seed=self._planner_seed(seed))
@@ -171,6 +177,114 @@ class GuidedSearchAgent:
         )
         return torch.softmax(logits, -1).numpy(), value.numpy()
 
+    def _leaf_values(
+        self,
+        games: list[Game],
+        player: int,
+        base: int,
+        rngs: list[random.Random] | None = None,
+    ) -> tuple[np.ndarray, list[float]]:
+        """The priors of the player to act in each game (none of them over), and each game's value
+        for ``player`` in units of ``scale``: the deal points he has gained since the decision
+        (``base``: his difference then) plus the critic's estimate of those to come, mixed with
+        one heuristic playout's outcome (``rngs``: each playout's randomness, by default the
+        agent's)."""
+        priors, values = self._evaluate(games)
+        out = []
+        for g, v in zip(games, values.tolist()):
+            deal_index = len(g.deal_scores)
+            mover_value = v / self.reward_scale / self.scale
+            own = mover_value if g.current_player == player else -mover_value
+            value = (self._diff(g, player, deal_index) - base) / self.scale + own
+            out.append(value)
+        if self.mix:
+            played = [g.clone() for g in games]
+            if self.playout == "policy":
+                self._policy_playouts(played)
+            else:
+                for i, g in enumerate(played):
+                    rollout(g, rngs[i] if rngs else self._rng, len(g.deal_scores), "heuristic")
+            for i, (g, p) in enumerate(zip(games, played)):
+                outcome = (self._diff(p, player, len(g.deal_scores)) - base) / self.scale
+                out[i] = (1 - self.mix) * out[i] + self.mix * outcome
+        return priors, out
+
+    @torch.no_grad()
+    def _policy_playouts(self, games: list[Game]) -> None:
+        """Play each game (a determinized copy) to the end of its deal, both seats by the policy's
+        most probable action from their own observations: one forward pass per step for all the
+        games still playing; forced actions are applied without it."""
+        enc, m = self.enc, self.model
+        ends = [len(g.deal_scores) for g in games]
+        live = list(range(len(games)))
+        obs = np.empty((len(games), enc.size), np.float32)
+        mask = np.empty((len(games), enc.n_actions), np.int8)
+        while live:
+            asking, still = [], []
+            for i in live:
+                g = games[i]
+                if len(g.deal_scores) > ends[i] or g.current_player < 0:
+                    continue
+                still.append(i)
+                legal = g.legal_actions()
+                if len(legal) == 1:
+                    g.apply(legal[0])
+                    continue
+                k = len(asking)
+                enc.encode_into(g, g.current_player, obs[k])
+                enc.action_mask_into(g, g.current_player, mask[k])
+                asking.append(i)
+            if asking:
+                k = len(asking)
+                actions, _, _ = m.act(
+                    torch.from_numpy(obs[:k]),
+                    torch.from_numpy(mask[:k]),
+                    greedy=True,
+                    with_value=False,
+                )
+                for i, a in zip(asking, actions.tolist()):
+                    games[i].apply(a)
+            live = still
+
+    # ------------------------------------------------------------------ exchange
+
+    def _policy_plan(self, game: Game, player: int) -> list[int]:
+        """The discards the policy makes, most probable action first, until it ends its discard
+        (its observation during its own exchange holds no hidden card, so any determinization
+        gives the same plan)."""
+        g = determinize(game, player, self._rng)
+        plan = cards_of(game.discards[player])
+        n = self.rules.n_cards
+        while g.current_player == player and g.phase == Phase.EXCHANGE:
+            prior = self._evaluate([g])[0][0]
+            a = max(g.legal_actions(), key=lambda x: prior[x])
+            if a >= n:
+                break
+            g.apply(a)
+            plan.append(a)
+        return plan
+
+    def _choose_plan(self, game: Game, player: int) -> list[int]:
+        """The exchange for ``exchange="value"``: the plain search's candidate plans and the
+        policy's own, weighed by their leaf values (see the module docstring) on common
+        determinizations, by successive halving with ``exchange_budget`` times ``iterations``
+        evaluations."""
+        plans = self._planner.exchange_candidates(game, player)
+        own = self._policy_plan(game, player)
+        if frozenset(own) not in {frozenset(p) for p in plans}:
+            plans.append(own)
+        base = self._diff(game, player, len(game.deal_scores))
+        rng = self._rng
+
+        def weigh(alive: list[int]) -> list[float]:
+            world = determinize(game, player, rng)
+            seed = rng.getrandbits(32)
+            games = [play_plan(world, player, plans[i]) for i in alive]
+            return self._leaf_values(games, player, base, [random.Random(seed) for _ in alive])[1]
+
+        limit = int(self.iterations * self._planner.exchange_budget)
+        return plans[halve(len(plans), limit, weigh)]
+
     # ------------------------------------------------------------------ search
 
     def act(self, turn: Turn) -> int:
@@ -187,6 +301,8 @@ class GuidedSearchAgent:
             return legal[0]
         if self.exchange == "plan" and game.phase == Phase.EXCHANGE:
             return self._planner.act(turn)
+        if self.exchange == "value" and game.phase == Phase.EXCHANGE:
+            return self._planner._exchange(game, player, legal, self._choose_plan)
         kids = self._search(game, player).children
         return max(legal, key=lambda a: (kids[a].n, kids[a].w) if a in kids else (-1, 0.0))
 
@@ -252,19 +368,10 @@ class GuidedSearchAgent:
                     nd.w -= loss
             leaves = [(i, g) for i, (_, g, v) in enumerate(pending) if math.isnan(v)]
             if leaves:
-                priors, values = self._evaluate([g for _, g in leaves])
-                for (i, g), pr, v in zip(leaves, priors, values.tolist()):
+                priors, values = self._leaf_values([g for _, g in leaves], player, base)
+                for (i, g), pr, value in zip(leaves, priors, values):
                     path, _, _ = pending[i]
                     path[-1].prior = pr
-                    mover_value = v / self.reward_scale / self.scale
-                    own = mover_value if g.current_player == player else -mover_value
-                    diff = (self._diff(g, player, deal_index) - base) / self.scale
-                    value = diff + own
-                    if self.mix:
-                        played = g.clone()
-                        rollout(played, rng, deal_index, "heuristic")
-                        outcome = (self._diff(played, player, deal_index) - base) / self.scale
-                        value = (1 - self.mix) * value + self.mix * outcome
                     pending[i] = (path, g, value)
             for path, _, value in pending:
                 for nd, loss in zip(path, _losses(path, player)):  # undo it, back up the value
@@ -275,7 +382,8 @@ class GuidedSearchAgent:
     def __repr__(self) -> str:
         return (
             f"GuidedSearchAgent(iterations={self.iterations}, c={self.c}, scale={self.scale}, "
-            f"batch={self.batch}, exchange={self.exchange!r}, mix={self.mix}, seed={self.seed!r})"
+            f"batch={self.batch}, exchange={self.exchange!r}, mix={self.mix}, "
+            f"playout={self.playout!r}, seed={self.seed!r})"
         )
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 
 from piquet_agents.base import Turn
 from piquet_agents.hand_value import greedy_discards
@@ -261,7 +262,16 @@ class MCTSAgent:
                     add([*order[:i], *order[i + 1 : k], alt])
         return plans
 
-    def _exchange(self, game: Game, player: int, legal: list[int]) -> int:
+    def _exchange(
+        self,
+        game: Game,
+        player: int,
+        legal: list[int],
+        choose: Callable[[Game, int], list[int]] | None = None,
+    ) -> int:
+        """The next card of the exchange plan (``choose(game, player)``, by default
+        :meth:`_choose_plan`, picks a new plan whenever the exchange is not the planned one), or
+        the end of the discard once the plan is played out."""
         full = game.hands[player] | game.discards[player]
         key = (player, full, game.deal_number)
         done = game.discards[player]
@@ -271,7 +281,7 @@ class MCTSAgent:
             or not all(done >> c & 1 or game.hands[player] >> c & 1 for c in self._plan[1])
             or (done & ~sum(1 << c for c in self._plan[1]))
         ):
-            self._plan = (key, self._choose_plan(game, player))
+            self._plan = (key, (choose or self._choose_plan)(game, player))
         for c in self._plan[1]:
             if game.hands[player] >> c & 1:
                 return c
@@ -281,39 +291,64 @@ class MCTSAgent:
     def _choose_plan(self, game: Game, player: int) -> list[int]:
         """Weigh the candidate plans on common determinizations (successive halving)."""
         plans = self.exchange_candidates(game, player)
-        if len(plans) == 1:
-            return plans[0]
-        n = game.rules.n_cards
         deal_index = len(game.deal_scores)
-        totals = [0.0] * len(plans)
-        alive = list(range(len(plans)))
         limit, deadline = self._budget()
-        rng = self._rng
-        spent, rounds = 0, 0
         if self.iterations:
             limit = int(limit * self.exchange_budget)
-        while len(alive) > 1 and spent + len(alive) <= max(limit, len(plans)):
-            if rounds and time.perf_counter() >= deadline:
-                break
-            rounds += 1
+        rng = self._rng
+
+        def weigh(alive: list[int]) -> list[float]:
             world = determinize(game, player, rng)
             roll_seed = rng.getrandbits(32)
-            for i in alive:
-                g = world.clone()
-                for card in plans[i]:
-                    if g.current_player == player and g.hands[player] >> card & 1:
-                        g.apply(card)
-                if g.current_player == player and g.phase == Phase.EXCHANGE:
-                    g.apply(n)
-                totals[i] += self._value(g, player, deal_index, random.Random(roll_seed))
-            spent += len(alive)
-            if rounds in HALVING_ROUNDS and len(alive) > 2:
-                alive.sort(key=lambda j: -totals[j])
-                alive = alive[: max(2, len(alive) // 2)]
-        return plans[max(alive, key=lambda j: totals[j])]
+            return [
+                self._value(
+                    play_plan(world, player, plans[i]), player, deal_index, random.Random(roll_seed)
+                )
+                for i in alive
+            ]
+
+        return plans[halve(len(plans), limit, weigh, deadline)]
 
     def __repr__(self) -> str:
         return (
             f"MCTSAgent(iterations={self.iterations!r}, time_limit={self.time_limit!r}, "
             f"c={self.c}, scale={self.scale}, seed={self.seed!r})"
         )
+
+
+def play_plan(world: Game, player: int, plan: list[int]) -> Game:
+    """A copy of ``world`` in which ``player`` has discarded the cards of ``plan`` still in his
+    hand and ended his discard."""
+    g = world.clone()
+    for card in plan:
+        if g.current_player == player and g.hands[player] >> card & 1:
+            g.apply(card)
+    if g.current_player == player and g.phase == Phase.EXCHANGE:
+        g.apply(g.rules.n_cards)
+    return g
+
+
+def halve(
+    n_plans: int,
+    limit: int,
+    weigh: Callable[[list[int]], list[float]],
+    deadline: float = math.inf,
+) -> int:
+    """The best of ``n_plans`` plans by successive halving: each round ``weigh(alive)`` scores the
+    plans still in the running on one common determinization (one unit of ``limit`` per plan),
+    and the worse half is dropped after the rounds of :data:`HALVING_ROUNDS`, until one plan is
+    left, ``limit`` is spent (at least one round per plan is allowed) or ``deadline`` passes."""
+    totals = [0.0] * n_plans
+    alive = list(range(n_plans))
+    spent, rounds = 0, 0
+    while len(alive) > 1 and spent + len(alive) <= max(limit, n_plans):
+        if rounds and time.perf_counter() >= deadline:
+            break
+        rounds += 1
+        for i, v in zip(alive, weigh(alive)):
+            totals[i] += v
+        spent += len(alive)
+        if rounds in HALVING_ROUNDS and len(alive) > 2:
+            alive.sort(key=lambda j: -totals[j])
+            alive = alive[: max(2, len(alive) // 2)]
+    return max(alive, key=lambda j: totals[j])

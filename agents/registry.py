@@ -4,7 +4,7 @@ Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally fo
 ``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
 ``mcts:0:time=0.2``), ``mcts:N:policy=PATH`` (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``c``, ``scale``, ``batch``,
-``exchange``, ``mix``;
+``exchange``, ``mix``, ``playout``;
 ``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the package,
 :mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory (loaded by
 :meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
@@ -46,6 +46,7 @@ GUIDED_OPTIONS = {
     "batch": "batch",
     "exchange": "exchange",
     "mix": "mix",
+    "playout": "playout",
 }
 """Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`)."""
@@ -75,7 +76,7 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
 
 
 def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
-    """``mcts:N:policy=PATH[:c=X][:scale=X][:batch=K][:exchange=plan|search][:mix=X]``: the
+    """``mcts:N:policy=PATH[:c=X][:scale=X][:batch=K][:exchange=E][:mix=X][:playout=P]``: the
     search guided by a policy."""
     from piquet_agents.guided_search import GuidedSearchAgent
 
@@ -99,6 +100,14 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
             if value.strip() not in EXCHANGES:
                 raise AgentSpecError(
                     spec, f"option exchange must be one of {', '.join(EXCHANGES)}, got {value!r}"
+                )
+            kwargs[key] = value.strip()
+        elif key == "playout":
+            from piquet_agents.guided_search import PLAYOUTS
+
+            if value.strip() not in PLAYOUTS:
+                raise AgentSpecError(
+                    spec, f"option playout must be one of {', '.join(PLAYOUTS)}, got {value!r}"
                 )
             kwargs[key] = value.strip()
         elif key == "mix":

@@ -89,6 +89,10 @@ def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
         (["ladder", "random", "bogus", "--deals", "2"], "agent spec 'bogus'"),
         (["ladder", "random", "heuristic", "--deals", "0"], "--deals must be at least 1"),
         (["ladder", "random", "heuristic", "--rules", "x"], "unknown rules preset 'x'"),
+        (
+            ["ladder", "random", "heuristic", "--deals", "4", "--neighbour-deals", "4"],
+            "--neighbour-deals must exceed --deals (4), got 4",
+        ),
     ],
 )
 def test_bad_arguments_give_a_clear_error_and_exit_2(argv, message, capsys, tmp_path):

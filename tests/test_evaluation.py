@@ -324,3 +324,37 @@ def test_ladder_matrix_text_marks_significance():
     assert f"{sign * m.points.mean:+.1f}±{half:.1f}*" in h  # heuristic beats random, significantly
     r = next(line for line in text if line.startswith("2. random"))
     assert f"{-sign * m.points.mean:+.1f}±{half:.1f}*" in r
+
+
+def test_a_match_extended_from_a_later_pair_is_the_match_played_in_one_go():
+    from piquet_training.evaluation.duplicate import play_games
+
+    whole = play_games("heuristic", "random", STANDARD, 6, seed=3)
+    parts = play_games("heuristic", "random", STANDARD, 2, seed=3) + play_games(
+        "heuristic", "random", STANDARD, 4, seed=3, workers=2, start=2
+    )
+    assert parts == whole
+    assert [g.pair for g in parts] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    with pytest.raises(ValueError, match="first pair's number"):
+        play_games("random", "random", STANDARD, 2, start=-1)
+
+
+def test_ladder_extends_only_the_matches_between_neighbours():
+    agents = ["random", "heuristic", "mcts:3"]
+    res = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5)
+    ranked = [r["agent"] for r in res.table()]
+    plain = run_ladder(agents, STANDARD, n=3, seed=4)
+    first = [r["agent"] for r in plain.table()]  # the round robin's ranking picks the neighbours
+    assert res.neighbours == [(first[0], first[1]), (first[1], first[2])]
+    assert set(ranked) == set(agents)
+    for a, b in [(first[0], first[1]), (first[1], first[2])]:
+        m, _ = res.match(a, b)
+        assert m.n_pairs == 5
+        whole = evaluate(m.agent_a, m.agent_b, STANDARD, 5, seed=4)
+        assert m.points.mean == pytest.approx(whole.points.mean)  # as if played in one go
+    m, _ = res.match(first[0], first[2])
+    assert m.n_pairs == 3
+    assert res.to_dict()["neighbour_pairs"] == 5
+    assert "3 duplicate pairs per pairing, 5 between neighbours" in res.summary()
+    with pytest.raises(ValueError, match="must exceed"):
+        run_ladder(agents, STANDARD, n=3, neighbour_pairs=3)

@@ -10,6 +10,7 @@ from piquet_agents.base import Turn
 from piquet_agents.guided_search import GuidedSearchAgent
 from piquet_agents.mcts import MCTSAgent
 from piquet_agents.network import ActorCritic
+from piquet_agents.policy import PolicyAgent
 from piquet_agents.random_agent import RandomAgent
 from piquet_agents.registry import AgentSpecError, make_agent
 
@@ -37,12 +38,26 @@ def _play(game, agents):
 
 @pytest.mark.parametrize("preset", ["standard", "classic+normand"])
 @pytest.mark.parametrize(
-    "critic,exchange,mix", [(True, "plan", 0.5), (False, "plan", 1.0), (True, "search", 0.0)]
+    "critic,exchange,mix,playout",
+    [
+        (True, "plan", 0.5, "heuristic"),
+        (False, "plan", 1.0, "heuristic"),
+        (True, "search", 0.0, "heuristic"),
+        (True, "value", 0.5, "policy"),
+        (False, "value", 1.0, "policy"),
+    ],
 )
-def test_legal_in_every_phase(preset, critic, exchange, mix):
+def test_legal_in_every_phase(preset, critic, exchange, mix, playout):
     rules = make_rules(preset)
     agent = GuidedSearchAgent(
-        _net(rules, critic), rules, 6, batch=4, exchange=exchange, mix=mix, seed=1
+        _net(rules, critic),
+        rules,
+        6,
+        batch=4,
+        exchange=exchange,
+        mix=mix,
+        playout=playout,
+        seed=1,
     )
     _play(Game(rules, seed=2, mode="deal"), [agent, RandomAgent(3)])
     _play(Game(rules, seed=3, mode="deal"), [RandomAgent(3), agent])
@@ -81,6 +96,60 @@ def test_the_exchange_is_the_plain_searchs_plan():
     assert exchanged >= 2
 
 
+def _greedy_to_the_end(game, policy):
+    """``game`` played by the greedy policy in both seats until its deal ends."""
+    deal = len(game.deal_scores)
+    while len(game.deal_scores) == deal and game.current_player >= 0:
+        game.apply(policy.act(Turn(game, game.current_player)))
+    return game
+
+
+@pytest.mark.parametrize("preset", ["standard", "classic+saison"])
+def test_policy_playouts_are_the_greedy_policy_in_both_seats(preset):
+    rules = make_rules(preset)
+    net = _net(rules, True)
+    agent = GuidedSearchAgent(net, rules, 4, playout="policy", seed=0)
+    policy = PolicyAgent(net, rules)
+    starts = []
+    for seed in range(6):  # games stopped in every phase: exchange, declarations, tricks
+        g = Game(rules, seed=seed, mode="partie")
+        for _ in range(seed * 5):
+            g.apply(RandomAgent(seed).act(Turn(g, g.current_player)))
+        starts.append(g)
+    played = [g.clone() for g in starts]
+    agent._policy_playouts(played)  # all six in lockstep
+    for start, got in zip(starts, played):
+        want = _greedy_to_the_end(start.clone(), policy)
+        assert (
+            got.deal_scores == want.deal_scores
+            and len(got.deal_scores) == len(start.deal_scores) + 1
+        )
+        assert got.totals == want.totals
+
+
+def test_value_exchange_weighs_the_policys_own_plan():
+    rules = make_rules("standard")
+    net = _net(rules, True)
+    agent = GuidedSearchAgent(net, rules, 8, exchange="value", playout="policy", seed=3)
+    policy = PolicyAgent(net, rules)
+    g = Game(rules, seed=5, mode="deal")
+    p = g.current_player
+    own = agent._policy_plan(g, p)
+    h = g.clone()
+    while h.current_player == p and h.phase == Phase.EXCHANGE:
+        a = policy.act(Turn(h, p))
+        if a >= rules.n_cards:
+            break
+        h.apply(a)
+    assert sorted(own) == sorted(c for c in range(rules.n_cards) if h.discards[p] >> c & 1)
+    plan = agent._choose_plan(g, p)
+    candidates = [sorted(c) for c in agent._planner.exchange_candidates(g, p)] + [sorted(own)]
+    assert sorted(plan) in candidates
+    while g.current_player == p and g.phase == Phase.EXCHANGE:  # a plan, played card by card
+        g.apply(agent.act(Turn(g, p)))
+    assert sorted(c for c in range(rules.n_cards) if g.discards[p] >> c & 1) in candidates
+
+
 def test_spec_builds_the_guided_search(tmp_path):
     rules = make_rules("standard")
     path = ck.save_policy(
@@ -92,14 +161,18 @@ def test_spec_builds_the_guided_search(tmp_path):
     assert agent.exchange == "plan"
     assert make_agent(f"mcts:5:policy={path}:exchange=search", rules).exchange == "search"
     assert (agent.mix, make_agent(f"mcts:5:policy={path}:mix=0", rules).mix) == (0.5, 0.0)
+    assert agent.playout == "heuristic"
+    assert make_agent(f"mcts:5:policy={path}:playout=policy", rules).playout == "policy"
+    assert make_agent(f"mcts:5:policy={path}:exchange=value", rules).exchange == "value"
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
         (f"mcts:5:policy={path}:rollout=greedy", "bad option"),
         (f"mcts:5:policy={path}:batch=0", "batch"),
-        (f"mcts:5:policy={path}:exchange=greedy", "exchange must be one of plan, search"),
+        (f"mcts:5:policy={path}:exchange=greedy", "exchange must be one of plan, value, search"),
         (f"mcts:5:policy={path}:mix=1.5", "mix must be a number in"),
         (f"mcts:5:policy={path}:mix=-0.1", "mix must be a finite number >= 0"),
+        (f"mcts:5:policy={path}:playout=random", "playout must be one of heuristic, policy"),
     ]:
         with pytest.raises(AgentSpecError, match=words):
             make_agent(bad, rules)
@@ -113,5 +186,7 @@ def test_bad_arguments_are_named():
         GuidedSearchAgent(_net(rules, True), rules, 5, mix=2)
     with pytest.raises(ValueError, match="exchange must be one of"):
         GuidedSearchAgent(_net(rules, True), rules, 5, exchange="cards")
+    with pytest.raises(ValueError, match="playout must be one of"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, playout="greedy")
     with pytest.raises(ValueError, match="network reads"):
         GuidedSearchAgent(_net(make_rules("standard+normand"), True), rules, 5)

@@ -104,6 +104,10 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         raise CLIError("a ladder needs at least two agents")
     if len(set(args.agents)) != len(args.agents):
         raise CLIError(f"ladder agents must be distinct, got {args.agents}")
+    if args.neighbour_deals is not None and args.neighbour_deals <= args.deals:
+        raise CLIError(
+            f"--neighbour-deals must exceed --deals ({args.deals}), got {args.neighbour_deals}"
+        )
     rules = _prepare(args, args.agents)
     res = run_ladder(
         args.agents,
@@ -113,6 +117,7 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         args.seed,
         args.workers,
         progress=not args.no_progress,
+        neighbour_pairs=args.neighbour_deals or 0,
     )
     print(res.summary())
     json_path, png_path = write_ladder(res, out)
@@ -153,6 +158,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("agents", nargs="+", metavar="AGENT", help=f"two or more agents: {SPEC_HELP}")
     _common(q, "duplicate pairs per pairing (default: 200)")
+    q.add_argument(
+        "--neighbour-deals",
+        type=int,
+        default=None,
+        metavar="M",
+        help="then extend the matches between neighbours of the round robin's ranking to M "
+        "duplicate pairs each, where agents close in strength need them (default: none)",
+    )
     q.add_argument("--out", default="ladder", metavar="DIR", help="output folder (default: ladder)")
     q.set_defaults(func=run_ladder_cmd)
 

@@ -393,14 +393,19 @@ def play_games(
     progress: bool = False,
     save_dir: str | None = None,
     desc: str | None = None,
+    start: int = 0,
 ) -> list[GameResult]:
-    """Play ``n`` duplicate pairs and return their games, sorted by pair then game.
+    """Play ``n`` duplicate pairs, numbers ``start`` to ``start + n - 1``, and return their
+    games, sorted by pair then game (pairs are numbered: a match extended from ``start`` equals
+    one played from 0 in one go).
 
     With ``save_dir`` every game's log is written there; a log that cannot be is written to a
     fresh temporary folder instead (a warning says where), so no game and no log is lost.
     """
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"the number of duplicate pairs must be a positive int, got {n!r}")
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"the first pair's number must be an int >= 0, got {start!r}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if workers < 1:
@@ -422,7 +427,7 @@ def play_games(
                 from piquet_agents.registry import make_agent
 
                 b = make_agent(agent_b, rules) if isinstance(agent_b, str) else b
-            for i in range(n):
+            for i in range(start, start + n):
                 results.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir))
                 if bar is not None:
                     bar.update(1)
@@ -439,7 +444,7 @@ def play_games(
                         rules,
                         mode,
                         seed,
-                        list(c),
+                        [start + i for i in c],
                         save_dir,
                         fallback_dir,
                     ): len(c)

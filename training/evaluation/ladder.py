@@ -1,5 +1,12 @@
 """A round-robin ladder: every pair of agents plays a duplicate-deal match; openskill ratings.
 
+A round robin spends as many pairs on a pairing whose result is plain after a few dozen pairs
+(anything against ``random``) as on two agents a point per deal apart, which need about a thousand
+to separate. With ``neighbour_pairs`` the matches between *neighbours*, the agents next to each
+other in the round robin's ranking, are then extended to that many pairs (pairs are numbered, so
+an extended match is the match that many pairs would have played in one go), and the ratings are
+computed again from all the games: the pairs go where the ranking is decided.
+
 Each match is :func:`piquet_training.evaluation.duplicate.evaluate` (so every pairing sees the same
 cards for the same seed). The ratings are openskill Plackett-Luce ratings updated game by game, the
 games of all pairings interleaved pair by pair so that the order of the pairings does not favour
@@ -23,7 +30,14 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from piquet_training.evaluation.duplicate import AgentLike, MatchReport, agent_name, evaluate
+from piquet_training.evaluation.duplicate import (
+    AgentLike,
+    MatchReport,
+    agent_name,
+    evaluate,
+    play_games,
+    report,
+)
 
 from piquet_env.rules import Rules
 
@@ -40,6 +54,18 @@ class LadderResult:
     matches: list[MatchReport] = field(default_factory=list)
     ratings: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     """Agent name -> (mu, sigma, ordinal)."""
+    neighbour_pairs: int = 0
+    """Pairs each match between neighbours of the round robin's ranking was extended to (0:
+    none was)."""
+    neighbours: list[tuple[str, str]] = field(default_factory=list)
+    """The pairings extended to :attr:`neighbour_pairs`, best agent first."""
+
+    def pairs_text(self) -> str:
+        """How many pairs each pairing played, in words."""
+        text = f"{self.n_pairs} duplicate pairs per pairing"
+        if self.neighbours:
+            text += f", {self.neighbour_pairs} between neighbours"
+        return text
 
     def table(self) -> list[dict]:
         """One row per agent, best ordinal rating first: rating, mean points per deal, win rate."""
@@ -112,6 +138,8 @@ class LadderResult:
             "rules": self.rules,
             "mode": self.mode,
             "n_pairs": self.n_pairs,
+            "neighbour_pairs": self.neighbour_pairs,
+            "neighbours": [list(p) for p in self.neighbours],
             "seed": self.seed,
             "ranked_by": "ordinal = mu - 3 sigma",
             "table": self.table(),
@@ -125,8 +153,7 @@ class LadderResult:
     def summary(self) -> str:
         """The ranking and the head-to-head matrix as readable lines."""
         lines = [
-            f"ladder: {self.rules}, {self.mode} mode, {self.n_pairs} duplicate pairs per pairing, "
-            f"seed {self.seed}",
+            f"ladder: {self.rules}, {self.mode} mode, {self.pairs_text()}, seed {self.seed}",
             "ranked by rating = mu - 3 sigma (openskill: a conservative skill estimate)",
         ]
         for k, r in enumerate(self.table(), 1):
@@ -262,7 +289,7 @@ class LadderResult:
         ax2.set_title("head to head: row − column\n(* 95% interval excludes 0; ? too few pairs)")
         bar = fig.colorbar(im, ax=ax2, shrink=0.85)
         bar.set_label("mean points per deal, row − column")
-        fig.suptitle(f"piquet ladder: {self.rules}, {self.mode} mode, {self.n_pairs} pairs each")
+        fig.suptitle(f"piquet ladder: {self.rules}, {self.mode} mode, {self.pairs_text()}")
         fig.tight_layout()
         return fig
 
@@ -308,18 +335,46 @@ def run_ladder(
     seed: int = 0,
     workers: int = 1,
     progress: bool = False,
+    neighbour_pairs: int = 0,
 ) -> LadderResult:
     """Play every pairing of ``agents`` (specs or agents) for ``n`` duplicate pairs and rate
-    them."""
+    them; with ``neighbour_pairs`` (more than ``n``), extend the matches between neighbours of
+    that ranking to that many pairs and rate again (see the module docstring)."""
     names = [agent_name(a) for a in agents]
     if len(agents) < 2:
         raise ValueError("a ladder needs at least two agents")
     if len(set(names)) != len(names):
         raise ValueError(f"ladder agents must have distinct names, got {names}")
+    if neighbour_pairs and neighbour_pairs <= n:
+        raise ValueError(
+            f"neighbour_pairs must exceed the round robin's {n} pairs, got {neighbour_pairs}"
+        )
     matches = [
         evaluate(agents[i], agents[j], rules, n, mode, seed, workers, progress)
         for i, j in itertools.combinations(range(len(agents)), 2)
     ]
     res = LadderResult(names, rules.name, mode, n, seed, matches)
     res.ratings = rate(names, matches)
+    if neighbour_pairs:
+        ranked = [row["agent"] for row in res.table()]
+        res.neighbour_pairs = neighbour_pairs
+        res.neighbours = list(itertools.pairwise(ranked))
+        for better, worse in res.neighbours:
+            m, _ = res.match(better, worse)
+            i, j = names.index(m.agent_a), names.index(m.agent_b)
+            more = play_games(
+                agents[i],
+                agents[j],
+                rules,
+                neighbour_pairs - m.n_pairs,
+                mode,
+                seed,
+                workers,
+                progress,
+                desc=f"{m.agent_a} vs {m.agent_b} (neighbours)",
+                start=m.n_pairs,
+            )
+            k = next(k for k, x in enumerate(res.matches) if x is m)
+            res.matches[k] = report(m.games + more, m.agent_a, m.agent_b, rules, mode, seed)
+        res.ratings = rate(names, res.matches)
     return res
