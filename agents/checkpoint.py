@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,12 @@ from piquet_agents.network import ACTIVATIONS, ActorCritic, param_shapes
 
 try:
     from safetensors import SafetensorError
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
+    from safetensors.torch import save as safetensors_bytes
 except ModuleNotFoundError as err:  # the train extra is not installed
     raise ImportError('safetensors is missing: pip install "piquet-env[train]"') from err
 
+from piquet_env.files import temp_beside
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 
@@ -166,11 +167,12 @@ def save_checkpoint(
     header = dict(meta, format=FORMAT, format_version=FORMAT_VERSION)
     header["sha256"] = _digest(clean, header)  # raises TypeError for metadata that is not JSON
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    data = safetensors_bytes(clean, metadata={"piquet": json.dumps(header)})
+    fd, tmp = temp_beside(path, prefix=path.name + ".")  # named as resume's cleanup expects
     try:
-        save_file(clean, tmp, metadata={"piquet": json.dumps(header)})
-        with open(tmp, "rb") as f:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

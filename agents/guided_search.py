@@ -12,24 +12,29 @@ keyed by the actions since the decision, the hidden cards dealt afresh each iter
   estimate of the points to come (an asymmetric critic reads the determinized game's full state,
   seen from the player to act; the value is negated when that player is the opponent: the rewards
   are zero-sum), mixed, as AlphaGo mixed its value network with rollouts, with the outcome of one
-  heuristic playout of the deal from the leaf (:mod:`piquet_agents.playouts`):
-  ``(1 - mix) * critic + mix * playout``. ``mix=0`` trusts the critic alone (no playouts, the
-  fastest), ``mix=1`` the playouts alone. A leaf where the deal is over is worth its final
-  difference. Values are in deal points divided by ``scale``, the critic's output divided by the
-  checkpoint's ``reward_scale``.
+  playout of the deal from the leaf: ``(1 - mix) * critic + mix * playout``. The playout is
+  played by the heuristic rollout policy (``playout="heuristic"``, :mod:`piquet_agents.playouts`)
+  or by the policy itself in both seats, its most probable action from each seat's own
+  observation (``playout="policy"``: the value of the policy's own continuation, which its critic
+  estimates; the wave's playouts advance in lockstep, one forward pass per step). ``mix=0``
+  trusts the critic alone (no playouts, the fastest), ``mix=1`` the playouts alone. A leaf where
+  the deal is over is worth its final difference. Values are in deal points divided by
+  ``scale``, the critic's output divided by the checkpoint's ``reward_scale``.
 
 The exchange is planned, by default (``exchange="plan"``), as the plain search plans it
 (:meth:`piquet_agents.mcts.MCTSAgent.act`: whole discard plans weighed on heuristic playouts with
 common random numbers, ``exchange_budget`` times ``iterations`` playouts), since weighing whole
-discard sets beats discarding card by card on priors; ``exchange="search"`` searches the exchange
-card by card under the priors like every other phase.
+discard sets beats discarding card by card on priors. ``exchange="value"`` weighs the same
+candidate plans and the policy's own (its most probable discards) by the leaf value above, on
+common determinizations with successive halving; ``exchange="search"`` searches the exchange card
+by card under the priors like every other phase.
 
 Network calls are batched: each wave runs ``batch`` iterations' selections (a virtual loss of one
 lost visit on every node of a pending path spreads them over the tree), then evaluates all their
 leaves in one forward pass. A decision with one legal action is not searched.
 
 Spec: ``mcts:N:policy=PATH`` (see :mod:`piquet_agents.registry`), with the ``c``, ``scale``,
-``batch``, ``exchange`` and ``mix`` options.
+``batch``, ``exchange``, ``mix`` and ``playout`` options.
 """
 
 from __future__ import annotations
@@ -79,8 +84,9 @@ class GuidedSearchAgent:
     ``model`` and ``rules``: the network and the rules it was trained for; ``iterations`` per
     decision; ``c``: the PUCT constant; ``scale``: deal points per unit of value;
     ``reward_scale``: reward per deal point in training (the critic's unit); ``batch``: leaves
-    evaluated per forward pass; ``exchange``: ``"plan"`` or ``"search"``; ``mix``: the playouts'
-    weight in a leaf's value, in [0, 1] (see the module docstring); ``seed``: randomness of the
+    evaluated per forward pass; ``exchange``: ``"plan"``, ``"value"`` or ``"search"``; ``mix``:
+    the playouts' weight in a leaf's value, in [0, 1]; ``playout``: ``"heuristic"`` or
+    ``"policy"``, who plays them (see the module docstring); ``seed``: randomness of the
     determinizations and playouts.
     """
 

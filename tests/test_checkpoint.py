@@ -162,3 +162,19 @@ def test_optimizer_state_round_trip() -> None:
     for idx in a["state"]:
         for key, value in a["state"][idx].items():
             assert torch.equal(value, b["state"][idx][key])
+
+
+def test_a_checkpoint_is_as_readable_as_any_new_file(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    path = ck.save_policy(tmp_path / "c.safetensors", model(0), STANDARD)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # not mkstemp's 0o600
+    old = os.umask(0o077)
+    try:
+        private = ck.save_policy(tmp_path / "p.safetensors", model(0), STANDARD)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600  # the user's umask is respected

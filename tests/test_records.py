@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -243,6 +244,10 @@ def test_the_valid_record_replays(tmp_path: Path) -> None:
     path = save_record(tmp_path / "ok.json", replay(VALID), ["random", "heuristic"])
     assert replay(load_record(path)).result == replay(VALID).result
     assert main(["replay", str(path), "--all", "--ascii"]) == 0
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # readable like any new file
+    assert [p.name for p in tmp_path.iterdir()] == ["ok.json"]  # no temporary left behind
 
 
 def test_every_bad_record_is_a_clear_error(

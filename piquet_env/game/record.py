@@ -26,10 +26,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from piquet_env.cards import parse_card
+from piquet_env.files import temp_beside
 from piquet_env.game.state import MODES, Game, check_deal
 from piquet_env.rules import Rules
 
@@ -76,7 +76,7 @@ def save_record(
     path = Path(path)
     text = json.dumps(record_of(game, agents, **extra)) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

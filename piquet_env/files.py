@@ -1,0 +1,27 @@
+"""Files written whole or not at all, with the permissions of an ordinary new file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["temp_beside"]
+
+
+def temp_beside(path: str | Path, prefix: str | None = None) -> tuple[int, str]:
+    """A new temporary file in ``path``'s folder, to be written and then renamed onto ``path``
+    (``os.replace``) so that ``path`` is never seen half written: ``(fd, name)``, the name
+    ``prefix`` (by default ``.<name>.``, hidden), random letters and ``.tmp``.
+
+    Its mode is that of a file made by ``open()``, ``0o666`` less the umask, rather than
+    ``tempfile.mkstemp``'s owner-only ``0o600``: a checkpoint or game record is as readable as any
+    other file its user writes."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}." if prefix is None else prefix, suffix=".tmp", dir=path.parent
+    )
+    umask = os.umask(0o022)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
+    return fd, tmp
