@@ -29,6 +29,14 @@ candidate plans and the policy's own (its most probable discards) by the leaf va
 common determinizations with successive halving; ``exchange="search"`` searches the exchange card
 by card under the priors like every other phase.
 
+The tree may be cut at ``depth`` actions from the decision: a node that deep is a leaf every
+time it is reached, valued afresh in each determinization. At ``depth=1`` with
+``playout="policy"`` the search is a rollout improvement of the policy (Tesauro and Galperin's):
+each action the root tries is weighed by the policy's own play from there on, both seats acting
+from their own observations of the determinized deal, so no player's choice is made knowing
+cards he cannot see; below the root the single-observer tree makes the opponent's choices from
+statistics pooled over all his possible hands.
+
 Network calls are batched: each wave runs ``batch`` iterations' selections (a virtual loss of one
 lost visit on every node of a pending path spreads them over the tree), then evaluates all their
 leaves in one forward pass. A decision with one legal action is not searched.
@@ -86,8 +94,8 @@ class GuidedSearchAgent:
     ``reward_scale``: reward per deal point in training (the critic's unit); ``batch``: leaves
     evaluated per forward pass; ``exchange``: ``"plan"``, ``"value"`` or ``"search"``; ``mix``:
     the playouts' weight in a leaf's value, in [0, 1]; ``playout``: ``"heuristic"`` or
-    ``"policy"``, who plays them (see the module docstring); ``seed``: randomness of the
-    determinizations and playouts.
+    ``"policy"``, who plays them; ``depth``: the tree's greatest depth in actions (``None``: no
+    limit; see the module docstring); ``seed``: randomness of the determinizations and playouts.
     """
 
     def __init__(
@@ -103,6 +111,7 @@ class GuidedSearchAgent:
         exchange: str = "plan",
         mix: float = 0.5,
         playout: str = "heuristic",
+        depth: int | None = None,
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -115,6 +124,10 @@ class GuidedSearchAgent:
             raise ValueError(f"batch must be a positive int, got {batch!r}")
         if not (isinstance(mix, (int, float)) and not isinstance(mix, bool) and 0 <= mix <= 1):
             raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
+        if depth is not None and (
+            isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
+        ):
+            raise ValueError(f"depth must be a positive int or None, got {depth!r}")
         if playout not in PLAYOUTS:
             raise ValueError(f"playout must be one of {PLAYOUTS}, got {playout!r}")
         if exchange not in EXCHANGES:
@@ -131,6 +144,7 @@ class GuidedSearchAgent:
         self.reward_scale, self.batch = float(reward_scale), batch
         self.name = name or f"mcts:{iterations}:policy"
         self.exchange, self.mix, self.playout = exchange, float(mix), playout
+        self.depth = depth
         self.seed = seed
         self._rng = random.Random(seed)
         self._planner = MCTSAgent(iterations, seed=self._planner_seed(seed))
@@ -325,6 +339,7 @@ class GuidedSearchAgent:
 
     def _search(self, game: Game, player: int) -> _Node:
         rng, c = self._rng, self.c
+        depth = self.depth or math.inf
         deal_index = len(game.deal_scores)
         base = self._diff(game, player, deal_index)
         root = _Node()
@@ -343,7 +358,7 @@ class GuidedSearchAgent:
                         value = (self._diff(g, player, deal_index) - base) / self.scale
                         pending.append((path, g, value))
                         break
-                    if node.prior is None:
+                    if node.prior is None or len(path) > depth:
                         node.mover = g.current_player
                         pending.append((path, g, math.nan))
                         break
@@ -389,7 +404,7 @@ class GuidedSearchAgent:
         return (
             f"GuidedSearchAgent(iterations={self.iterations}, c={self.c}, scale={self.scale}, "
             f"batch={self.batch}, exchange={self.exchange!r}, mix={self.mix}, "
-            f"playout={self.playout!r}, seed={self.seed!r})"
+            f"playout={self.playout!r}, depth={self.depth!r}, seed={self.seed!r})"
         )
 
 

@@ -4,7 +4,7 @@ Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally fo
 ``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
 ``mcts:0:time=0.2``), ``mcts:N:policy=PATH`` (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``c``, ``scale``, ``batch``,
-``exchange``, ``mix``, ``playout``;
+``exchange``, ``mix``, ``playout``, ``depth``;
 ``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the package,
 :mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory (loaded by
 :meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
@@ -47,6 +47,7 @@ GUIDED_OPTIONS = {
     "exchange": "exchange",
     "mix": "mix",
     "playout": "playout",
+    "depth": "depth",
 }
 """Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`)."""
@@ -76,8 +77,8 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
 
 
 def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
-    """``mcts:N:policy=PATH[:c=X][:scale=X][:batch=K][:exchange=E][:mix=X][:playout=P]``: the
-    search guided by a policy."""
+    """``mcts:N:policy=PATH`` with options ``c``, ``scale``, ``batch``, ``exchange``, ``mix``,
+    ``playout`` and ``depth`` (``:KEY=VALUE`` each): the search guided by a policy."""
     from piquet_agents.guided_search import GuidedSearchAgent
 
     kwargs: dict[str, object] = {}
@@ -114,10 +115,10 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
             kwargs[key] = _number(spec, key, value, 0.0, strict=False)
             if float(kwargs[key]) > 1:  # type: ignore[arg-type]
                 raise AgentSpecError(spec, f"option mix must be a number in [0, 1], got {value!r}")
-        elif key == "batch":
+        elif key in ("batch", "depth"):
             if not value.strip().isdigit() or int(value) < 1:
                 raise AgentSpecError(
-                    spec, f"option batch must be a positive integer, got {value!r}"
+                    spec, f"option {key} must be a positive integer, got {value!r}"
                 )
             kwargs[key] = int(value)
         else:

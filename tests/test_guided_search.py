@@ -96,6 +96,23 @@ def test_the_exchange_is_the_plain_searchs_plan():
     assert exchanged >= 2
 
 
+@pytest.mark.parametrize("depth", [1, 2])
+def test_the_tree_stops_at_its_depth(depth):
+    rules = make_rules("standard")
+    agent = GuidedSearchAgent(_net(rules, True), rules, 40, batch=8, depth=depth, seed=0)
+    g = Game(rules, seed=8, mode="deal")
+    while g.phase == Phase.EXCHANGE or len(g.legal_actions()) < 2:
+        g.apply(g.legal_actions()[0])
+    root = agent._search(g, g.current_player)
+    assert sum(ch.n for ch in root.children.values()) == 40
+    level = list(root.children.values())
+    for _ in range(depth - 1):
+        level = [gc for ch in level for gc in ch.children.values()]
+    assert level and all(not ch.children for ch in level)  # nothing below the cut
+    unlimited = GuidedSearchAgent(_net(rules, True), rules, 40, batch=8, seed=0)
+    assert any(ch.children for ch in unlimited._search(g, g.current_player).children.values())
+
+
 def _greedy_to_the_end(game, policy):
     """``game`` played by the greedy policy in both seats until its deal ends."""
     deal = len(game.deal_scores)
@@ -164,6 +181,7 @@ def test_spec_builds_the_guided_search(tmp_path):
     assert agent.playout == "heuristic"
     assert make_agent(f"mcts:5:policy={path}:playout=policy", rules).playout == "policy"
     assert make_agent(f"mcts:5:policy={path}:exchange=value", rules).exchange == "value"
+    assert (agent.depth, make_agent(f"mcts:5:policy={path}:depth=1", rules).depth) == (None, 1)
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
@@ -173,6 +191,7 @@ def test_spec_builds_the_guided_search(tmp_path):
         (f"mcts:5:policy={path}:mix=1.5", "mix must be a number in"),
         (f"mcts:5:policy={path}:mix=-0.1", "mix must be a finite number >= 0"),
         (f"mcts:5:policy={path}:playout=random", "playout must be one of heuristic, policy"),
+        (f"mcts:5:policy={path}:depth=0", "depth must be a positive integer"),
     ]:
         with pytest.raises(AgentSpecError, match=words):
             make_agent(bad, rules)
@@ -186,6 +205,8 @@ def test_bad_arguments_are_named():
         GuidedSearchAgent(_net(rules, True), rules, 5, mix=2)
     with pytest.raises(ValueError, match="exchange must be one of"):
         GuidedSearchAgent(_net(rules, True), rules, 5, exchange="cards")
+    with pytest.raises(ValueError, match="depth must be a positive int"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, depth=0)
     with pytest.raises(ValueError, match="playout must be one of"):
         GuidedSearchAgent(_net(rules, True), rules, 5, playout="greedy")
     with pytest.raises(ValueError, match="network reads"):
