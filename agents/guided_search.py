@@ -37,6 +37,15 @@ from their own observations of the determinized deal, so no player's choice is m
 cards he cannot see; below the root the single-observer tree makes the opponent's choices from
 statistics pooled over all his possible hands.
 
+``search="flat"`` weighs the root's actions side by side instead of growing a tree: the actions
+the policy gives at least :data:`FLAT_PRIOR` (at least its two most probable) are each applied
+in the same determinizations, ``iterations`` leaves in all, and valued as leaves are above. The
+policy's own choice is played unless another action beats it, over those determinizations, by
+more than ``margin`` standard errors of their paired difference: the luck of the hidden cards
+cancels between actions tried on the same ones, and a difference within the noise leaves the
+policy's choice. With ``playout="policy"`` and ``exchange="search"`` this is a rollout
+improvement of the policy in every phase.
+
 Network calls are batched: each wave runs ``batch`` iterations' selections (a virtual loss of one
 lost visit on every node of a pending path spreads them over the tree), then evaluates all their
 leaves in one forward pass. A decision with one legal action is not searched.
@@ -64,10 +73,14 @@ from piquet_env.game import Game, Phase, determinize
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 
-__all__ = ["EXCHANGES", "PLAYOUTS", "GuidedSearchAgent"]
+__all__ = ["EXCHANGES", "PLAYOUTS", "SEARCHES", "GuidedSearchAgent", "overrule"]
 
 EXCHANGES = ("plan", "value", "search")
 """How the guided search decides the exchange (see the module docstring)."""
+SEARCHES = ("tree", "flat")
+"""The search's two forms (see the module docstring)."""
+FLAT_PRIOR = 0.01
+"""The flat search weighs the actions of at least this prior probability (at least two)."""
 PLAYOUTS = ("heuristic", "policy")
 """Who plays the playouts mixed into a leaf's value (see the module docstring)."""
 
@@ -95,7 +108,9 @@ class GuidedSearchAgent:
     evaluated per forward pass; ``exchange``: ``"plan"``, ``"value"`` or ``"search"``; ``mix``:
     the playouts' weight in a leaf's value, in [0, 1]; ``playout``: ``"heuristic"`` or
     ``"policy"``, who plays them; ``depth``: the tree's greatest depth in actions (``None``: no
-    limit; see the module docstring); ``seed``: randomness of the determinizations and playouts.
+    limit; see the module docstring); ``search``: ``"tree"`` or ``"flat"``; ``margin``: how
+    many standard errors the flat search needs to overrule the policy; ``seed``: randomness of the
+    determinizations and playouts.
     """
 
     def __init__(
@@ -112,6 +127,8 @@ class GuidedSearchAgent:
         mix: float = 0.5,
         playout: str = "heuristic",
         depth: int | None = None,
+        search: str = "tree",
+        margin: float = 1.0,
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -128,6 +145,12 @@ class GuidedSearchAgent:
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
         ):
             raise ValueError(f"depth must be a positive int or None, got {depth!r}")
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+        if not (isinstance(margin, (int, float)) and not isinstance(margin, bool)) or not (
+            math.isfinite(margin) and margin >= 0
+        ):
+            raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
         if playout not in PLAYOUTS:
             raise ValueError(f"playout must be one of {PLAYOUTS}, got {playout!r}")
         if exchange not in EXCHANGES:
@@ -144,7 +167,7 @@ class GuidedSearchAgent:
         self.reward_scale, self.batch = float(reward_scale), batch
         self.name = name or f"mcts:{iterations}:policy"
         self.exchange, self.mix, self.playout = exchange, float(mix), playout
-        self.depth = depth
+        self.depth, self.search, self.margin = depth, search, float(margin)
         self.seed = seed
         self._rng = random.Random(seed)
         self._planner = MCTSAgent(iterations, seed=self._planner_seed(seed))
@@ -323,8 +346,65 @@ class GuidedSearchAgent:
             return self._planner.act(turn)
         if self.exchange == "value" and game.phase == Phase.EXCHANGE:
             return self._planner._exchange(game, player, legal, self._choose_plan)
+        if self.search == "flat":
+            return self._flat(game, player, legal)
         kids = self._search(game, player).children
         return max(legal, key=lambda a: (kids[a].n, kids[a].w) if a in kids else (-1, 0.0))
+
+    def _flat(self, game: Game, player: int, legal: list[int]) -> int:
+        """``search="flat"``: every candidate action weighed on the same determinizations, the
+        policy's own choice kept unless another beats it by ``margin`` standard errors of the
+        paired difference (see the module docstring)."""
+        rng = self._rng
+        deal_index = len(game.deal_scores)
+        base = self._diff(game, player, deal_index)
+        prior = self._evaluate([determinize(game, player, rng)])[0][0]
+        order = sorted(legal, key=lambda a: -prior[a])
+        cands = order[: max(2, sum(prior[a] >= FLAT_PRIOR for a in order))]
+        worlds = max(2, self.iterations // len(cands))
+        per_wave = max(1, self.batch // len(cands))
+        values = np.empty((worlds, len(cands)))
+        done = 0
+        while done < worlds:
+            wave = min(per_wave, worlds - done)
+            games, rngs = [], []
+            for _ in range(wave):
+                world = determinize(game, player, rng)
+                seed = rng.getrandbits(32)
+                for a in cands:
+                    g = world.clone()
+                    g.apply(a)
+                    games.append(g)
+                    rngs.append(random.Random(seed))
+            vals = self._values(games, player, deal_index, base, rngs)
+            values[done : done + wave] = np.asarray(vals).reshape(wave, len(cands))
+            done += wave
+        return cands[overrule(values, self.margin)]
+
+    def _values(
+        self,
+        games: list[Game],
+        player: int,
+        deal_index: int,
+        base: int,
+        rngs: list[random.Random],
+    ) -> list[float]:
+        """Each game's value for ``player`` (see :meth:`_leaf_values`); a game whose deal
+        ``deal_index`` is over is worth its final difference."""
+        out = [0.0] * len(games)
+        live = []
+        for i, g in enumerate(games):
+            if len(g.deal_scores) > deal_index or g.current_player < 0:
+                out[i] = (self._diff(g, player, deal_index) - base) / self.scale
+            else:
+                live.append(i)
+        if live:
+            vals = self._leaf_values(
+                [games[i] for i in live], player, base, [rngs[i] for i in live]
+            )
+            for i, v in zip(live, vals[1]):
+                out[i] = v
+        return out
 
     def visits(self, turn: Turn) -> dict[int, int]:
         """Search from the turn's information set; the root visits of each action tried."""
@@ -404,7 +484,8 @@ class GuidedSearchAgent:
         return (
             f"GuidedSearchAgent(iterations={self.iterations}, c={self.c}, scale={self.scale}, "
             f"batch={self.batch}, exchange={self.exchange!r}, mix={self.mix}, "
-            f"playout={self.playout!r}, depth={self.depth!r}, seed={self.seed!r})"
+            f"playout={self.playout!r}, depth={self.depth!r}, search={self.search!r}, "
+            f"margin={self.margin}, seed={self.seed!r})"
         )
 
 
@@ -412,3 +493,22 @@ def _losses(path: list[_Node], player: int) -> list[float]:
     """The virtual loss of each node of a pending path, from the searcher's side: a lost visit
     for whoever chose the action leading there (+1 when the opponent chose it)."""
     return [0.0] + [1.0 if parent.mover == player else -1.0 for parent in path[:-1]]
+
+
+def overrule(values: np.ndarray, margin: float) -> int:
+    """The flat search's choice among candidate actions, column 0 the policy's, from their values
+    in the same determinizations (rows): the column of the best mean if its gain over column 0,
+    world by world, has a mean above ``margin`` standard errors (a gain that never varies is
+    certain); else 0.
+
+    >>> overrule(np.array([[0.0, 1.0], [0.0, 3.0]]), 1.0)  # +2 +- 1: overruled
+    1
+    >>> overrule(np.array([[0.0, 1.0], [0.0, -0.5]]), 1.0)  # +0.25 +- 0.75: kept
+    0
+    """
+    best = int(values.mean(0).argmax())
+    if best == 0:
+        return 0
+    gain = values[:, best] - values[:, 0]
+    se = float(gain.std(ddof=1)) / math.sqrt(len(gain)) if len(gain) > 1 else math.inf
+    return best if gain.mean() > margin * se else 0

@@ -4,7 +4,7 @@ Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally fo
 ``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
 ``mcts:0:time=0.2``), ``mcts:N:policy=PATH`` (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``c``, ``scale``, ``batch``,
-``exchange``, ``mix``, ``playout``, ``depth``;
+``exchange``, ``mix``, ``playout``, ``depth``, ``search``, ``margin``;
 ``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the package,
 :mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory (loaded by
 :meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
@@ -48,6 +48,8 @@ GUIDED_OPTIONS = {
     "mix": "mix",
     "playout": "playout",
     "depth": "depth",
+    "search": "search",
+    "margin": "margin",
 }
 """Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`)."""
@@ -78,7 +80,8 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
 
 def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
     """``mcts:N:policy=PATH`` with options ``c``, ``scale``, ``batch``, ``exchange``, ``mix``,
-    ``playout`` and ``depth`` (``:KEY=VALUE`` each): the search guided by a policy."""
+    ``playout``, ``depth``, ``search`` and ``margin`` (``:KEY=VALUE`` each): the search guided by
+    a policy."""
     from piquet_agents.guided_search import GuidedSearchAgent
 
     kwargs: dict[str, object] = {}
@@ -95,22 +98,21 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
             raise AgentSpecError(spec, f"option {key} given twice")
         if key == "policy":
             kwargs[key] = value.strip()
-        elif key == "exchange":
-            from piquet_agents.guided_search import EXCHANGES
+        elif key in ("playout", "search", "exchange"):
+            from piquet_agents import guided_search
 
-            if value.strip() not in EXCHANGES:
+            choices = {
+                "playout": guided_search.PLAYOUTS,
+                "search": guided_search.SEARCHES,
+                "exchange": guided_search.EXCHANGES,
+            }[key]
+            if value.strip() not in choices:
                 raise AgentSpecError(
-                    spec, f"option exchange must be one of {', '.join(EXCHANGES)}, got {value!r}"
+                    spec, f"option {key} must be one of {', '.join(choices)}, got {value!r}"
                 )
             kwargs[key] = value.strip()
-        elif key == "playout":
-            from piquet_agents.guided_search import PLAYOUTS
-
-            if value.strip() not in PLAYOUTS:
-                raise AgentSpecError(
-                    spec, f"option playout must be one of {', '.join(PLAYOUTS)}, got {value!r}"
-                )
-            kwargs[key] = value.strip()
+        elif key == "margin":
+            kwargs[key] = _number(spec, key, value, 0.0, strict=False)
         elif key == "mix":
             kwargs[key] = _number(spec, key, value, 0.0, strict=False)
             if float(kwargs[key]) > 1:  # type: ignore[arg-type]

@@ -3,11 +3,12 @@ spec checked (``mcts:N:policy=PATH``). Budgets are tiny: strength is measured by
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from piquet_agents import checkpoint as ck
 from piquet_agents.base import Turn
-from piquet_agents.guided_search import GuidedSearchAgent
+from piquet_agents.guided_search import GuidedSearchAgent, overrule
 from piquet_agents.mcts import MCTSAgent
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
@@ -45,6 +46,7 @@ def _play(game, agents):
         (True, "search", 0.0, "heuristic"),
         (True, "value", 0.5, "policy"),
         (False, "value", 1.0, "policy"),
+        (True, "search", 0.5, "flat"),
     ],
 )
 def test_legal_in_every_phase(preset, critic, exchange, mix, playout):
@@ -56,7 +58,8 @@ def test_legal_in_every_phase(preset, critic, exchange, mix, playout):
         batch=4,
         exchange=exchange,
         mix=mix,
-        playout=playout,
+        playout="policy" if playout == "flat" else playout,
+        search="flat" if playout == "flat" else "tree",
         seed=1,
     )
     _play(Game(rules, seed=2, mode="deal"), [agent, RandomAgent(3)])
@@ -111,6 +114,28 @@ def test_the_tree_stops_at_its_depth(depth):
     assert level and all(not ch.children for ch in level)  # nothing below the cut
     unlimited = GuidedSearchAgent(_net(rules, True), rules, 40, batch=8, seed=0)
     assert any(ch.children for ch in unlimited._search(g, g.current_player).children.values())
+
+
+def test_flat_search_keeps_the_policys_choice_unless_another_is_clearly_better():
+    v = np.array([[1.0, 2.0, 0.0], [1.0, 4.0, 5.0], [1.0, 3.0, 1.0]])
+    # column 1: mean gain +2 over column 0, standard error 1/sqrt(3) = 0.577
+    assert overrule(v, 1.0) == 1 and overrule(v, 3.4) == 1 and overrule(v, 3.5) == 0
+    assert overrule(np.array([[2.0, 1.0], [2.0, 1.5]]), 0.0) == 0  # the policy's is best
+    assert overrule(np.array([[0.0, 1.0], [0.0, 1.0]]), 1e9) == 1  # a certain gain
+    assert overrule(np.array([[0.0, 1.0]]), 0.0) == 0  # one world: no error to judge by
+    rules = make_rules("standard")
+    net = _net(rules, True)
+    policy = PolicyAgent(net, rules)
+    bold = GuidedSearchAgent(net, rules, 12, search="flat", margin=0, exchange="search", seed=2)
+    g = Game(rules, seed=9, mode="deal")
+    differ = 0
+    while not g.is_over:
+        turn = Turn(g, g.current_player)
+        a = policy.act(turn)
+        if len(turn.legal_actions) > 1:
+            differ += bold.act(turn) != a
+        g.apply(a)
+    assert differ > 0  # with no margin the search does overrule an untrained policy
 
 
 def _greedy_to_the_end(game, policy):
@@ -182,6 +207,8 @@ def test_spec_builds_the_guided_search(tmp_path):
     assert make_agent(f"mcts:5:policy={path}:playout=policy", rules).playout == "policy"
     assert make_agent(f"mcts:5:policy={path}:exchange=value", rules).exchange == "value"
     assert (agent.depth, make_agent(f"mcts:5:policy={path}:depth=1", rules).depth) == (None, 1)
+    flat = make_agent(f"mcts:5:policy={path}:search=flat:margin=0.5", rules)
+    assert (agent.search, flat.search, agent.margin, flat.margin) == ("tree", "flat", 1.0, 0.5)
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
@@ -192,6 +219,8 @@ def test_spec_builds_the_guided_search(tmp_path):
         (f"mcts:5:policy={path}:mix=-0.1", "mix must be a finite number >= 0"),
         (f"mcts:5:policy={path}:playout=random", "playout must be one of heuristic, policy"),
         (f"mcts:5:policy={path}:depth=0", "depth must be a positive integer"),
+        (f"mcts:5:policy={path}:search=wide", "search must be one of tree, flat"),
+        (f"mcts:5:policy={path}:margin=-1", "margin must be a finite number >= 0"),
     ]:
         with pytest.raises(AgentSpecError, match=words):
             make_agent(bad, rules)
@@ -205,6 +234,10 @@ def test_bad_arguments_are_named():
         GuidedSearchAgent(_net(rules, True), rules, 5, mix=2)
     with pytest.raises(ValueError, match="exchange must be one of"):
         GuidedSearchAgent(_net(rules, True), rules, 5, exchange="cards")
+    with pytest.raises(ValueError, match="search must be one of"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, search="wide")
+    with pytest.raises(ValueError, match="margin must be a finite number"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, margin=float("nan"))
     with pytest.raises(ValueError, match="depth must be a positive int"):
         GuidedSearchAgent(_net(rules, True), rules, 5, depth=0)
     with pytest.raises(ValueError, match="playout must be one of"):
