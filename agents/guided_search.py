@@ -1,57 +1,55 @@
 """Information-set search guided by a trained policy: priors from its actor, values from its critic.
 
-:class:`GuidedSearchAgent` runs the single-observer ISMCTS of :mod:`piquet_agents.mcts` (one tree
-keyed by the actions since the decision, the hidden cards dealt afresh each iteration by
-:func:`piquet_env.game.determinize`), with two changes, as in AlphaZero-style search:
+Every form of :class:`GuidedSearchAgent` deals the cards hidden from the searching player afresh
+for each sample, consistently with what he knows (:func:`piquet_env.game.determinize`), and
+values a position reached in such a *determinization* as a **leaf**: the deal points scored since
+the decision plus the critic's estimate of the points to come (an asymmetric critic reads the
+determinized game's full state, seen from the player to act; the value is negated when that
+player is the opponent: the rewards are zero-sum), mixed, as AlphaGo mixed its value network with
+rollouts, with the outcome of one playout of the deal from the leaf:
+``(1 - mix) * critic + mix * playout``. The playout is played by the policy itself in both seats,
+each seat's most probable action from its own observation (``playout="policy"``, the default: the
+value of the policy's own continuation, which its critic estimates; the playouts of a batch of
+leaves advance in lockstep, one forward pass per step), or by the heuristic rollout policy
+(``playout="heuristic"``, :mod:`piquet_agents.playouts`). ``mix=0`` trusts the critic alone (no
+playouts, the fastest), ``mix=1`` the playouts alone. A leaf where the deal is over is worth its
+final difference. Values are in deal points divided by ``scale``, the critic's output divided by
+the checkpoint's ``reward_scale``.
 
-- **priors**: when a node is first reached, the network's action probabilities for the player to
-  act there (his observation in that determinization) are stored, and children are chosen by PUCT,
-  ``Q + c * P(a) * sqrt(N) / (1 + n(a))``, the prior renormalised over the actions legal in the
-  current determinization;
-- **values**: a new leaf's value is the deal points scored since the decision plus the critic's
-  estimate of the points to come (an asymmetric critic reads the determinized game's full state,
-  seen from the player to act; the value is negated when that player is the opponent: the rewards
-  are zero-sum), mixed, as AlphaGo mixed its value network with rollouts, with the outcome of one
-  playout of the deal from the leaf: ``(1 - mix) * critic + mix * playout``. The playout is
-  played by the heuristic rollout policy (``playout="heuristic"``, :mod:`piquet_agents.playouts`)
-  or by the policy itself in both seats, its most probable action from each seat's own
-  observation (``playout="policy"``: the value of the policy's own continuation, which its critic
-  estimates; the wave's playouts advance in lockstep, one forward pass per step). ``mix=0``
-  trusts the critic alone (no playouts, the fastest), ``mix=1`` the playouts alone. A leaf where
-  the deal is over is worth its final difference. Values are in deal points divided by
-  ``scale``, the critic's output divided by the checkpoint's ``reward_scale``.
+Two forms of search:
 
-The exchange is planned, by default (``exchange="plan"``), as the plain search plans it
+- ``search="flat"`` (the default) weighs the root's actions side by side: the actions the policy
+  gives at least :data:`FLAT_PRIOR` (at least its two most probable) are each applied in the same
+  determinizations, ``iterations`` leaves in all. The policy's own choice is played unless another
+  action beats it, over those determinizations, by more than ``margin`` standard errors of their
+  paired difference (:func:`overrule`): the luck of the hidden cards cancels between actions tried
+  on the same ones, and a difference within the noise leaves the policy's choice. With policy
+  playouts this is a rollout improvement of the policy (Tesauro and Galperin's): each action is
+  weighed by the policy's own play from there on, both seats acting from their own observations
+  of the determinized deal, so no player's choice is made knowing cards he cannot see.
+- ``search="tree"`` runs the single-observer ISMCTS of :mod:`piquet_agents.mcts` (one tree keyed
+  by the actions since the decision) as AlphaZero does: when a node is first reached the
+  network's action probabilities for the player to act there (his observation in that
+  determinization) are stored, children are chosen by PUCT, ``Q + c * P(a) * sqrt(N) / (1 +
+  n(a))``, the prior renormalised over the actions legal in the current determinization, and a
+  new node is a leaf, valued as above. ``depth`` cuts the tree that many actions deep (a node that
+  deep is valued afresh each time it is reached). Below the root the single-observer tree makes
+  the opponent's choices from statistics pooled over all his possible hands. Network calls are
+  batched: each wave runs ``batch`` iterations' selections (a virtual loss of one lost visit on
+  every node of a pending path spreads them over the tree), then evaluates all their leaves in
+  one pass.
+
+The exchange is searched card by card like every other decision by default
+(``exchange="search"``). ``exchange="plan"`` plans it as the plain search does
 (:meth:`piquet_agents.mcts.MCTSAgent.act`: whole discard plans weighed on heuristic playouts with
-common random numbers, ``exchange_budget`` times ``iterations`` playouts), since weighing whole
-discard sets beats discarding card by card on priors. ``exchange="value"`` weighs the same
-candidate plans and the policy's own (its most probable discards) by the leaf value above, on
-common determinizations with successive halving; ``exchange="search"`` searches the exchange card
-by card under the priors like every other phase.
+common random numbers, ``exchange_budget`` times ``iterations`` playouts); ``exchange="value"``
+weighs the same candidate plans and the policy's own (its most probable discards) by the leaf
+value, on common determinizations with successive halving.
 
-The tree may be cut at ``depth`` actions from the decision: a node that deep is a leaf every
-time it is reached, valued afresh in each determinization. At ``depth=1`` with
-``playout="policy"`` the search is a rollout improvement of the policy (Tesauro and Galperin's):
-each action the root tries is weighed by the policy's own play from there on, both seats acting
-from their own observations of the determinized deal, so no player's choice is made knowing
-cards he cannot see; below the root the single-observer tree makes the opponent's choices from
-statistics pooled over all his possible hands.
-
-``search="flat"`` weighs the root's actions side by side instead of growing a tree: the actions
-the policy gives at least :data:`FLAT_PRIOR` (at least its two most probable) are each applied
-in the same determinizations, ``iterations`` leaves in all, and valued as leaves are above. The
-policy's own choice is played unless another action beats it, over those determinizations, by
-more than ``margin`` standard errors of their paired difference: the luck of the hidden cards
-cancels between actions tried on the same ones, and a difference within the noise leaves the
-policy's choice. With ``playout="policy"`` and ``exchange="search"`` this is a rollout
-improvement of the policy in every phase.
-
-Network calls are batched: each wave runs ``batch`` iterations' selections (a virtual loss of one
-lost visit on every node of a pending path spreads them over the tree), then evaluates all their
-leaves in one forward pass. A decision with one legal action is not searched.
-
-Spec: ``mcts:N:policy=PATH`` (see :mod:`piquet_agents.registry`), with the ``c``, ``scale``,
-``batch``, ``exchange``, ``mix`` and ``playout`` options.
+A decision with one legal action is not searched. Spec: ``mcts:N:policy=PATH`` (see
+:mod:`piquet_agents.registry`), with the ``c``, ``scale``, ``batch``, ``exchange``, ``mix``,
+``playout``, ``depth``, ``search`` and ``margin`` options; the README has the measurements behind
+the defaults.
 """
 
 from __future__ import annotations
@@ -100,7 +98,7 @@ class _Node:
 
 
 class GuidedSearchAgent:
-    """ISMCTS with a policy network's priors and critic values (see the module docstring).
+    """Search with a policy network's priors and critic values (see the module docstring).
 
     ``model`` and ``rules``: the network and the rules it was trained for; ``iterations`` per
     decision; ``c``: the PUCT constant; ``scale``: deal points per unit of value;
@@ -123,11 +121,11 @@ class GuidedSearchAgent:
         scale: float = 30.0,
         reward_scale: float = 0.02,
         batch: int = 16,
-        exchange: str = "plan",
+        exchange: str = "search",
         mix: float = 0.5,
-        playout: str = "heuristic",
+        playout: str = "policy",
         depth: int | None = None,
-        search: str = "tree",
+        search: str = "flat",
         margin: float = 1.0,
         seed: int | None = None,
         name: str | None = None,
@@ -331,7 +329,8 @@ class GuidedSearchAgent:
     # ------------------------------------------------------------------ search
 
     def act(self, turn: Turn) -> int:
-        """Search from the turn's information set and return the most visited action."""
+        """Search from the turn's information set and return the chosen action (the flat
+        search's, or the tree's most visited)."""
         game, player = turn.game, turn.player
         if game.rules != self.rules:
             raise ValueError(
@@ -407,7 +406,8 @@ class GuidedSearchAgent:
         return out
 
     def visits(self, turn: Turn) -> dict[int, int]:
-        """Search from the turn's information set; the root visits of each action tried."""
+        """Grow the tree search from the turn's information set (whatever ``search`` is); the
+        root visits of each action tried."""
         return {a: ch.n for a, ch in self._search(turn.game, turn.player).children.items()}
 
     def _diff(self, g: Game, player: int, deal_index: int) -> int:

@@ -85,7 +85,7 @@ def test_reproducible_and_visits_add_up():
 
 def test_the_exchange_is_the_plain_searchs_plan():
     rules = make_rules("standard")
-    guided = GuidedSearchAgent(_net(rules, True), rules, 20, seed=4)
+    guided = GuidedSearchAgent(_net(rules, True), rules, 20, exchange="plan", seed=4)
     plain = MCTSAgent(20, seed=GuidedSearchAgent._planner_seed(4))
     g = Game(rules, seed=11, mode="deal")
     exchanged = 0
@@ -200,15 +200,15 @@ def test_spec_builds_the_guided_search(tmp_path):
     agent = make_agent(f"mcts:12:policy={path}:c=2:batch=3", rules, seed=0)
     assert isinstance(agent, GuidedSearchAgent)
     assert (agent.iterations, agent.c, agent.batch, agent.reward_scale) == (12, 2.0, 3, 0.05)
-    assert agent.exchange == "plan"
-    assert make_agent(f"mcts:5:policy={path}:exchange=search", rules).exchange == "search"
+    assert (agent.exchange, agent.search, agent.playout) == ("search", "flat", "policy")
+    assert make_agent(f"mcts:5:policy={path}:exchange=plan", rules).exchange == "plan"
     assert (agent.mix, make_agent(f"mcts:5:policy={path}:mix=0", rules).mix) == (0.5, 0.0)
-    assert agent.playout == "heuristic"
-    assert make_agent(f"mcts:5:policy={path}:playout=policy", rules).playout == "policy"
+    assert make_agent(f"mcts:5:policy={path}:playout=heuristic", rules).playout == "heuristic"
     assert make_agent(f"mcts:5:policy={path}:exchange=value", rules).exchange == "value"
     assert (agent.depth, make_agent(f"mcts:5:policy={path}:depth=1", rules).depth) == (None, 1)
     flat = make_agent(f"mcts:5:policy={path}:search=flat:margin=0.5", rules)
-    assert (agent.search, flat.search, agent.margin, flat.margin) == ("tree", "flat", 1.0, 0.5)
+    tree = make_agent(f"mcts:5:policy={path}:search=tree", rules)
+    assert (tree.search, flat.search, agent.margin, flat.margin) == ("tree", "flat", 1.0, 0.5)
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
