@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["temp_beside"]
+__all__ = ["temp_beside", "write_text"]
 
 
 def temp_beside(path: str | Path, prefix: str | None = None) -> tuple[int, str]:
@@ -25,3 +25,19 @@ def temp_beside(path: str | Path, prefix: str | None = None) -> tuple[int, str]:
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)
     return fd, tmp
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all: into :func:`temp_beside`, then
+    renamed onto ``path``; on any error the temporary is removed and the error raised, and an
+    earlier ``path`` is left as it was. Return the path."""
+    path = Path(path)
+    fd, tmp = temp_beside(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

@@ -29,7 +29,7 @@ import stat
 from pathlib import Path
 
 from piquet_env.cards import parse_card
-from piquet_env.files import temp_beside
+from piquet_env.files import write_text
 from piquet_env.game.state import MODES, Game, check_deal
 from piquet_env.rules import Rules
 
@@ -76,15 +76,7 @@ def save_record(
     path = Path(path)
     text = json.dumps(record_of(game, agents, **extra)) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temp_beside(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text(path, text)
 
 
 def load_record(path: str | Path) -> dict:

@@ -51,6 +51,7 @@ from piquet_training.evaluation.stats import (
     verdict_word,
 )
 
+from piquet_env.files import write_text
 from piquet_env.game import Game, to_json
 from piquet_env.game.state import MODES
 from piquet_env.rules import Rules
@@ -310,16 +311,14 @@ def save_game_log(text: str, name: str, save_dir: str, fallback_dir: str | None 
     """
     path = os.path.join(save_dir, name)
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(path, text)  # whole or not at all: no half-written log is left behind
         return path
     except OSError as err:
         if fallback_dir is None:
             raise
         os.makedirs(fallback_dir, exist_ok=True)
         alt = os.path.join(fallback_dir, name)
-        with open(alt, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(alt, text)
         if save_dir not in _WARNED_DIRS:
             _WARNED_DIRS.add(save_dir)
             print(
