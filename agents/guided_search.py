@@ -228,8 +228,8 @@ class GuidedSearchAgent:
         """The priors of the player to act in each game (none of them over), and each game's value
         for ``player`` in units of ``scale``: the deal points he has gained since the decision
         (``base``: his difference then) plus the critic's estimate of those to come, mixed with
-        one heuristic playout's outcome (``rngs``: each playout's randomness, by default the
-        agent's)."""
+        one playout's outcome (by ``playout``; ``rngs``: each heuristic playout's randomness, by
+        default the agent's)."""
         priors, values = self._evaluate(games)
         out = []
         for g, v in zip(games, values.tolist()):
@@ -264,7 +264,7 @@ class GuidedSearchAgent:
             asking, still = [], []
             for i in live:
                 g = games[i]
-                if len(g.deal_scores) > ends[i] or g.current_player < 0:
+                if _deal_over(g, ends[i]):
                     continue
                 still.append(i)
                 legal = g.legal_actions()
@@ -344,7 +344,7 @@ class GuidedSearchAgent:
         if self.exchange == "plan" and game.phase == Phase.EXCHANGE:
             return self._planner.act(turn)
         if self.exchange == "value" and game.phase == Phase.EXCHANGE:
-            return self._planner._exchange(game, player, legal, self._choose_plan)
+            return self._planner.exchange_step(game, player, legal, self._choose_plan)
         if self.search == "flat":
             return self._flat(game, player, legal)
         kids = self._search(game, player).children
@@ -393,7 +393,7 @@ class GuidedSearchAgent:
         out = [0.0] * len(games)
         live = []
         for i, g in enumerate(games):
-            if len(g.deal_scores) > deal_index or g.current_player < 0:
+            if _deal_over(g, deal_index):
                 out[i] = (self._diff(g, player, deal_index) - base) / self.scale
             else:
                 live.append(i)
@@ -434,7 +434,7 @@ class GuidedSearchAgent:
                 g = determinize(game, player, rng)
                 node, path = root, [root]
                 while True:
-                    if len(g.deal_scores) > deal_index or g.current_player < 0:
+                    if _deal_over(g, deal_index):
                         value = (self._diff(g, player, deal_index) - base) / self.scale
                         pending.append((path, g, value))
                         break
@@ -512,3 +512,8 @@ def overrule(values: np.ndarray, margin: float) -> int:
     gain = values[:, best] - values[:, 0]
     se = float(gain.std(ddof=1)) / math.sqrt(len(gain)) if len(gain) > 1 else math.inf
     return best if gain.mean() > margin * se else 0
+
+
+def _deal_over(g: Game, deal_index: int) -> bool:
+    """Whether deal ``deal_index`` of ``g`` is over (the game with it, or the next deal begun)."""
+    return len(g.deal_scores) > deal_index or g.current_player < 0

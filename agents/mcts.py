@@ -174,7 +174,7 @@ class MCTSAgent:
         if len(legal) == 1:
             return legal[0]
         if game.phase == Phase.EXCHANGE:
-            return self._exchange(game, p, legal)
+            return self.exchange_step(game, p, legal)
         return self._search(game, p, legal)
 
     def _search(self, game: Game, player: int, legal: list[int]) -> int:
@@ -262,7 +262,7 @@ class MCTSAgent:
                     add([*order[:i], *order[i + 1 : k], alt])
         return plans
 
-    def _exchange(
+    def exchange_step(
         self,
         game: Game,
         player: int,
