@@ -184,6 +184,40 @@ def _parse_mcts(spec: str, seed: int | None, rules: Rules | None = None) -> Agen
         raise AgentSpecError(spec, str(exc)) from None
 
 
+def spec_files(spec: str) -> list[str]:
+    """The checkpoint files an agent spec loads, as :func:`make_agent` would resolve them (the
+    shipped file for ``baseline``, a run directory's policy file): none for ``random``,
+    ``heuristic`` and the plain ``mcts``. What identifies a trained agent beyond its spec.
+
+    >>> spec_files("mcts:100")
+    []
+    >>> [os.path.basename(f) for f in spec_files("mcts:200:policy=baseline")]
+    ['baseline.safetensors']
+    """
+    from piquet_agents.checkpoint import resolve
+
+    spec = spec.strip()
+    low = spec.lower()
+    if low == "baseline" and not os.path.exists(spec):
+        from piquet_agents.baseline import BASELINE_PATH
+
+        return [str(BASELINE_PATH)]
+    if low.split(":")[0] == "mcts" and not os.path.exists(spec):
+        for part in spec.split(":")[2:]:
+            key, _, value = part.partition("=")
+            if key.strip().lower() == "policy":
+                path = value.strip()
+                if path == "baseline" and not os.path.exists(path):
+                    from piquet_agents.baseline import BASELINE_PATH
+
+                    return [str(BASELINE_PATH)]
+                return [str(resolve(path))]
+        return []
+    if os.path.exists(spec):
+        return [str(resolve(spec))]
+    return []
+
+
 def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
     """An agent from its spec (see the module docstring); ``seed`` seeds its randomness.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -165,6 +166,7 @@ def test_ladder_falls_back_when_its_folder_cannot_be_written(tmp_path, capsys, m
 
     def run_then_block(*args, **kwargs):
         res = real(*args, **kwargs)
+        shutil.rmtree(out)  # the folder (with the ladder's record) gives way to a file
         out.write_text("now a file")
         return res
 
@@ -271,3 +273,28 @@ def test_ladder_without_its_optional_packages_fails_before_any_game(tmp_path, ca
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == "piquet ladder: needs openskill: pip install 'piquet-env[train]'\n"
+
+
+def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, monkeypatch):
+    from piquet_training.evaluation import ladder
+
+    out = tmp_path / "lad"
+    argv = ["ladder", "random", "heuristic", "mcts:2", "--deals", "2", "--no-progress",
+            "--seed", "5", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "  random vs heuristic: " in printed and "points per deal, 2 pairs" in printed
+    assert printed.index("heuristic vs mcts:2: ") < printed.index("ladder:")  # as each ends
+    first = json.loads((out / "ladder.json").read_text())
+    assert len((out / "matches.jsonl").read_text().splitlines()) == 3
+
+    def no_play(*args, **kwargs):
+        raise AssertionError("a recorded pair was played again")
+
+    monkeypatch.setattr(ladder, "play_games", no_play)
+    assert main([*argv, "--resume"]) == 0
+    assert json.loads((out / "ladder.json").read_text()) == first
+    (out / "matches.jsonl").write_text("[1, 2]\n")
+    assert main([*argv, "--resume"]) == 2
+    assert "piquet ladder: --resume: " in capsys.readouterr().err
+    assert (out / "matches.jsonl").read_text() == "[1, 2]\n"  # a bad record is left as it was

@@ -358,3 +358,105 @@ def test_ladder_extends_only_the_matches_between_neighbours():
     assert "3 duplicate pairs per pairing, 5 between neighbours" in res.summary()
     with pytest.raises(ValueError, match="must exceed"):
         run_ladder(agents, STANDARD, n=3, neighbour_pairs=3)
+
+
+# ---------------------------------------------------------------------------- the ladder's record
+
+
+def _games_of(res):
+    return {(m.agent_a, m.agent_b): [g.to_dict() for g in m.games] for m in res.matches}
+
+
+def _no_play(*args, **kwargs):
+    raise AssertionError("a recorded pair was played again")
+
+
+def test_a_resumed_ladder_takes_the_recorded_pairs_and_plays_only_the_rest(tmp_path, monkeypatch):
+    from piquet_training.evaluation import ladder
+
+    agents, path = ["random", "heuristic", "mcts:3"], tmp_path / "matches.jsonl"
+    whole = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5)
+    first = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5,
+                       record=ladder.MatchRecord(path))  # fmt: skip
+    assert _games_of(first) == _games_of(whole)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 5  # 3 pairings, then 2 neighbours' extensions (pairs 3 and 4)
+    assert [len(json.loads(x)["games"]) for x in lines] == [6, 6, 6, 4, 4]
+    # everything recorded: nothing is played, the same ladder comes out
+    monkeypatch.setattr(ladder, "play_games", _no_play)
+    again = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5,
+                       record=ladder.MatchRecord(path, resume=True))  # fmt: skip
+    assert _games_of(again) == _games_of(whole) and again.ratings == whole.ratings
+    # a ladder stopped after two matches: the third and the extensions are played, the same
+    monkeypatch.undo()
+    path.write_text("\n".join(lines[:2]) + "\n")
+    played = []
+    real = ladder.play_games
+
+    def counting(a, b, rules, n, *args, start=0, **kwargs):
+        played.append((a, b, start, n))
+        return real(a, b, rules, n, *args, start=start, **kwargs)
+
+    monkeypatch.setattr(ladder, "play_games", counting)
+    seen = []
+    record = ladder.MatchRecord(path, resume=True)
+    resumed = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5,
+                         record=record, on_match=seen.append)  # fmt: skip
+    assert _games_of(resumed) == _games_of(whole)
+    assert (
+        played[0] == ("heuristic", "mcts:3", 0, 3) and [p[2:] for p in played[1:]] == [(3, 2)] * 2
+    )
+    assert len(seen) == 5 and [m.n_pairs for m in seen] == [3, 3, 3, 5, 5]
+    # without resume the record starts anew
+    ladder.MatchRecord(path)
+    assert path.read_text() == ""
+
+
+def test_the_record_knows_a_checkpoint_by_its_bytes(tmp_path):
+    from piquet_agents.registry import spec_files
+    from piquet_training.evaluation.ladder import MatchRecord, agent_id
+
+    ckpt = tmp_path / "run" / "policy.safetensors"
+    ckpt.parent.mkdir()
+    ckpt.write_bytes(b"first")
+    assert spec_files(str(ckpt.parent)) == [str(ckpt)]  # a run directory: its policy file
+    assert spec_files(f"mcts:50:policy={ckpt.parent}:c=2") == [str(ckpt)]
+    assert spec_files("heuristic") == [] and agent_id("heuristic") == agent_id(" heuristic ")
+    before = agent_id(str(ckpt))
+    key = MatchRecord.key(str(ckpt), "random", STANDARD, "deal", 1)
+    ckpt.write_bytes(b"retrained")
+    assert agent_id(str(ckpt)) != before  # so its recorded games are not taken
+    assert MatchRecord.key(str(ckpt), "random", STANDARD, "deal", 1) != key
+    assert MatchRecord.key(str(ckpt), "random", STANDARD, "deal", 2) != key
+    assert agent_id("baseline") != agent_id("mcts:100:policy=baseline")
+    from piquet_agents.random_agent import RandomAgent
+
+    assert MatchRecord.key(RandomAgent(seed=0), "random", STANDARD, "deal", 1) is None
+
+
+def test_a_record_cut_short_drops_its_last_line_and_a_corrupt_one_is_an_error(tmp_path, capsys):
+    from piquet_training.evaluation.ladder import LadderRecordError, MatchRecord
+
+    path = tmp_path / "matches.jsonl"
+    run_ladder(["random", "heuristic"], STANDARD, n=2, seed=0, record=MatchRecord(path))
+    line = path.read_text()
+    path.write_text(line + line[:30])  # killed while writing a second line
+    rec = MatchRecord(path, resume=True)
+    assert "dropping its last line, cut short (30 bytes)" in capsys.readouterr().err
+    assert path.read_text() == line
+    key = MatchRecord.key("random", "heuristic", STANDARD, "deal", 0)
+    assert sorted(rec.recorded(key)) == [0, 1]
+    path.write_text(line + "{not json\n")
+    with pytest.raises(LadderRecordError, match="line 2: not a recorded batch"):
+        MatchRecord(path, resume=True)
+    entry = json.loads(line)
+    entry["games"] = entry["games"][:3]  # pair 1 lost a game
+    path.write_text(json.dumps(entry) + "\n")
+    with pytest.raises(LadderRecordError, match="line 1: pair 1 lacks one of its two games"):
+        MatchRecord(path, resume=True)
+    entry = json.loads(line)
+    other = json.loads(line)
+    other["games"][0]["points"] += 1
+    path.write_text(json.dumps(entry) + "\n" + json.dumps(other) + "\n")
+    with pytest.raises(LadderRecordError, match="line 2: pair 0 recorded twice, differently"):
+        MatchRecord(path, resume=True)

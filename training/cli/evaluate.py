@@ -8,6 +8,7 @@ An agent spec is ``random``, ``heuristic``, ``mcts:ITERATIONS`` (options:
     piquet eval heuristic random --deals 2000 --workers 2
     piquet eval mcts:200 heuristic --deals 500 --mode partie --json out.json
     piquet ladder random heuristic mcts:100 --deals 200 --out ladder/
+    piquet ladder random heuristic mcts:100 --deals 200 --out ladder/ --resume  # after a stop
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ from piquet_training.cli.common import (
     rules_from_args,
     write_or_fall_back,
 )
-from piquet_training.evaluation.duplicate import MODES, evaluate
-from piquet_training.evaluation.ladder import LadderResult, run_ladder
+from piquet_training.evaluation.duplicate import MODES, MatchReport, evaluate
+from piquet_training.evaluation.ladder import (
+    RECORD_FILE,
+    LadderRecordError,
+    LadderResult,
+    MatchRecord,
+    run_ladder,
+)
 
 from piquet_env.rules import Rules
 
@@ -109,6 +116,10 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
             f"--neighbour-deals must exceed --deals ({args.deals}), got {args.neighbour_deals}"
         )
     rules = _prepare(args, args.agents)
+    try:
+        record = MatchRecord(out / RECORD_FILE, resume=args.resume)
+    except LadderRecordError as exc:
+        raise CLIError(f"--resume: {exc}") from None
     res = run_ladder(
         args.agents,
         rules,
@@ -118,11 +129,24 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         args.workers,
         progress=not args.no_progress,
         neighbour_pairs=args.neighbour_deals or 0,
+        record=record,
+        on_match=_print_match,
     )
     print(res.summary())
     json_path, png_path = write_ladder(res, out)
     print(f"ladder written to {json_path} and {png_path}")
     return 0
+
+
+def _print_match(m: MatchReport) -> None:
+    """One line per finished match of a ladder, as it ends."""
+    p = m.points
+    mark = "*" if p.excludes(0.0) else ""
+    print(
+        f"  {m.agent_a} vs {m.agent_b}: {p.mean:+.2f} [{p.low:+.2f}, {p.high:+.2f}]{mark} "
+        f"points per deal, {m.n_pairs} pairs",
+        flush=True,
+    )
 
 
 def write_ladder(res: LadderResult, out: Path) -> tuple[Path, Path]:
@@ -167,6 +191,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "duplicate pairs each, where agents close in strength need them (default: none)",
     )
     q.add_argument("--out", default="ladder", metavar="DIR", help="output folder (default: ladder)")
+    q.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"take the games recorded in DIR/{RECORD_FILE} by an earlier run of this ladder "
+        "instead of playing them again (only for the same agents, checkpoints, rules, mode and "
+        "seed); without it the record starts anew",
+    )
     q.set_defaults(func=run_ladder_cmd)
 
 

@@ -7,14 +7,18 @@ other in the round robin's ranking, are then extended to that many pairs (pairs 
 an extended match is the match that many pairs would have played in one go), and the ratings are
 computed again from all the games: the pairs go where the ranking is decided.
 
-Each match is :func:`piquet_training.evaluation.duplicate.evaluate` (so every pairing sees the same
-cards for the same seed). The ratings are openskill Plackett-Luce ratings updated game by game, the
-games of all pairings interleaved pair by pair so that the order of the pairings does not favour
-anyone; each agent is ranked by the conservative ``ordinal`` (mu - 3 sigma), and the picture and
-the terminal show that same number. :meth:`LadderResult.save` writes ``ladder.json`` and
-:meth:`LadderResult.plot` draws ``ladder.png`` (the ranking with mu ± 3 sigma, and the head-to-head
-matrix of mean points per deal with each cell's 95% interval and significance);
-:meth:`LadderResult.matrix_text` is that matrix for a terminal.
+Each match is played by :func:`piquet_training.evaluation.duplicate.play_games` (so every pairing
+sees the same cards for the same seed). With a :class:`MatchRecord` every batch of pairs played is
+appended to ``matches.jsonl`` as it ends, and a ladder run again with the same record (``piquet
+ladder --resume``) takes the pairs recorded there instead of playing them again.
+
+The ratings are openskill Plackett-Luce ratings updated game by game, the games of all pairings
+interleaved pair by pair so that the order of the pairings does not favour anyone; each agent is
+ranked by the conservative ``ordinal`` (mu - 3 sigma), and the picture and the terminal show that
+same number. :meth:`LadderResult.save` writes ``ladder.json`` and :meth:`LadderResult.plot` draws
+``ladder.png`` (the ranking with mu ± 3 sigma, and the head-to-head matrix of mean points per deal
+with each cell's 95% interval and significance); :meth:`LadderResult.matrix_text` is that matrix for
+a terminal.
 
 >>> from piquet_env.rules import STANDARD
 >>> res = run_ladder(["random", "heuristic"], STANDARD, n=10, seed=0)
@@ -24,22 +28,29 @@ matrix of mean points per deal with each cell's 95% interval and significance);
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from piquet_training.evaluation.duplicate import (
     AgentLike,
+    GameResult,
     MatchReport,
     agent_name,
-    evaluate,
     play_games,
     report,
 )
 
+import piquet_env
 from piquet_env.rules import Rules
+
+RECORD_FILE = "matches.jsonl"
+"""Name of a ladder's record of played games in its output folder (see :class:`MatchRecord`)."""
 
 
 @dataclass
@@ -304,6 +315,148 @@ class LadderResult:
             plt.close(fig)
 
 
+def agent_id(agent: AgentLike) -> str | None:
+    """What identifies an agent across runs: a digest of the package version, its spec and the
+    bytes of every checkpoint file the spec loads (:func:`~piquet_agents.registry.spec_files`);
+    ``None`` for an agent given as an object, whose games are not recorded."""
+    if not isinstance(agent, str):
+        return None
+    from piquet_agents.registry import spec_files
+
+    digest = hashlib.sha256(f"{piquet_env.__version__}\n{agent.strip()}".encode())
+    for path in spec_files(agent):
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:20]
+
+
+class LadderRecordError(ValueError):
+    """A ladder's record of played games that cannot be read (names the file and line)."""
+
+
+MatchKey = tuple[str, str, str, str, str, str, int]
+"""(agent A, A's id, agent B, B's id, rules, mode, seed): what a recorded game belongs to."""
+
+
+class MatchRecord:
+    """The games a ladder has played, appended to a JSON-lines file as each batch of pairs ends.
+
+    Pairs are numbered and each is played the same way for the same agents, rules, mode and seed,
+    so a ladder that is stopped and run again with ``resume`` takes the recorded pairs instead of
+    playing them again: only the pairs missing from the record are played. A game is reused only
+    for agents with the same :func:`agent_id` (a retrained checkpoint is played again); after
+    changing an agent's code, start a new record. A last line cut short (the process killed while
+    writing it) is dropped with a warning; any other unreadable line is an error.
+    """
+
+    def __init__(self, path: str | os.PathLike, resume: bool = False) -> None:
+        self.path = Path(path)
+        self._games: dict[MatchKey, dict[int, list[GameResult]]] = {}
+        self.failed = False
+        """Whether writing the file failed (nothing more is written to it then)."""
+        if resume and self.path.exists():
+            self._load()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
+
+    def _load(self) -> None:
+        raw = self.path.read_bytes()
+        if raw and not raw.endswith(b"\n"):
+            cut = raw.rfind(b"\n") + 1
+            print(
+                f"warning: {self.path}: dropping its last line, cut short "
+                f"({len(raw) - cut} bytes); those pairs are played again",
+                file=sys.stderr,
+            )
+            with open(self.path, "r+b") as f:
+                f.truncate(cut)
+            raw = raw[:cut]
+        for number, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                key: MatchKey = (
+                    str(entry["agent_a"]),
+                    str(entry["id_a"]),
+                    str(entry["agent_b"]),
+                    str(entry["id_b"]),
+                    str(entry["rules"]),
+                    str(entry["mode"]),
+                    int(entry["seed"]),
+                )
+                games = [GameResult(**{k: int(g[k]) for k in GAME_FIELDS}) for g in entry["games"]]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise LadderRecordError(
+                    f"{self.path} line {number}: not a recorded batch of games ({exc})"
+                ) from None
+            self._merge(key, games, f"{self.path} line {number}")
+
+    def _merge(self, key: MatchKey, games: Sequence[GameResult], where: str) -> None:
+        by_pair: dict[int, list[GameResult]] = {}
+        for g in games:
+            by_pair.setdefault(g.pair, []).append(g)
+        have = self._games.setdefault(key, {})
+        for pair, both in by_pair.items():
+            both.sort(key=lambda g: g.game)
+            if [g.game for g in both] != [0, 1]:
+                raise LadderRecordError(f"{where}: pair {pair} lacks one of its two games")
+            if pair in have and have[pair] != both:
+                raise LadderRecordError(f"{where}: pair {pair} recorded twice, differently")
+            have[pair] = both
+
+    @staticmethod
+    def key(
+        agent_a: AgentLike, agent_b: AgentLike, rules: Rules, mode: str, seed: int
+    ) -> MatchKey | None:
+        """The key of the match of ``agent_a`` against ``agent_b``; ``None`` if either is an
+        agent object (not recorded)."""
+        id_a, id_b = agent_id(agent_a), agent_id(agent_b)
+        if id_a is None or id_b is None:
+            return None
+        return (agent_name(agent_a), id_a, agent_name(agent_b), id_b, rules.name, mode, seed)
+
+    def recorded(self, key: MatchKey) -> dict[int, list[GameResult]]:
+        """The recorded games of a match, by pair number (both games of each pair)."""
+        return self._games.get(key, {})
+
+    def add(self, key: MatchKey, games: Sequence[GameResult]) -> None:
+        """Record the games of a batch of pairs: one line, appended and synced to disk (if the
+        file cannot be written, a warning says so and nothing more is recorded)."""
+        self._merge(key, games, str(self.path))
+        a, id_a, b, id_b, rules, mode, seed = key
+        entry = {
+            "agent_a": a,
+            "id_a": id_a,
+            "agent_b": b,
+            "id_b": id_b,
+            "rules": rules,
+            "mode": mode,
+            "seed": seed,
+            "games": [g.to_dict() for g in games],
+        }
+        if self.failed:
+            return
+        try:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(entry, separators=(",", ":")) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as err:  # the ladder goes on; only a resume would miss these pairs
+            self.failed = True
+            print(
+                f"warning: could not record games in {self.path} ({err.strerror or err}); "
+                "the ladder goes on without its record",
+                file=sys.stderr,
+            )
+
+
+GAME_FIELDS = ("pair", "game", "a_seat", "result", "points", "deals")
+"""The fields of a recorded :class:`~piquet_training.evaluation.duplicate.GameResult`."""
+
+
 def rate(
     agents: Sequence[str], matches: Sequence[MatchReport]
 ) -> dict[str, tuple[float, float, float]]:
@@ -336,10 +489,16 @@ def run_ladder(
     workers: int = 1,
     progress: bool = False,
     neighbour_pairs: int = 0,
+    record: MatchRecord | None = None,
+    on_match: Callable[[MatchReport], None] | None = None,
 ) -> LadderResult:
     """Play every pairing of ``agents`` (specs or agents) for ``n`` duplicate pairs and rate
     them; with ``neighbour_pairs`` (more than ``n``), extend the matches between neighbours of
-    that ranking to that many pairs and rate again (see the module docstring)."""
+    that ranking to that many pairs and rate again (see the module docstring).
+
+    With ``record``, pairs already recorded there are taken instead of played and every batch
+    played is recorded (:class:`MatchRecord`); ``on_match`` is called with each match's report
+    as it is complete (an extended match again when extended)."""
     names = [agent_name(a) for a in agents]
     if len(agents) < 2:
         raise ValueError("a ladder needs at least two agents")
@@ -349,10 +508,31 @@ def run_ladder(
         raise ValueError(
             f"neighbour_pairs must exceed the round robin's {n} pairs, got {neighbour_pairs}"
         )
-    matches = [
-        evaluate(agents[i], agents[j], rules, n, mode, seed, workers, progress)
-        for i, j in itertools.combinations(range(len(agents)), 2)
-    ]
+
+    def match(i: int, j: int, pairs: int, desc: str) -> MatchReport:
+        """The match of agents i and j over pairs 0 to ``pairs - 1``: recorded pairs taken,
+        the others played (and recorded)."""
+        key = None if record is None else record.key(agents[i], agents[j], rules, mode, seed)
+        have = {} if key is None or record is None else record.recorded(key)
+        missing = [p for p in range(pairs) if p not in have]
+        games = [g for p in range(pairs) if p in have for g in have[p]]
+        for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
+            todo = [p for _, p in run]
+            more = play_games(
+                agents[i], agents[j], rules, len(todo), mode, seed, workers, progress,
+                desc=desc, start=todo[0],
+            )  # fmt: skip
+            if key is not None and record is not None:
+                record.add(key, more)
+            games += more
+        games.sort(key=lambda g: (g.pair, g.game))
+        m = report(games, names[i], names[j], rules, mode, seed)
+        if on_match is not None:
+            on_match(m)
+        return m
+
+    pairings = list(itertools.combinations(range(len(agents)), 2))
+    matches = [match(i, j, n, f"{names[i]} vs {names[j]}") for i, j in pairings]
     res = LadderResult(names, rules.name, mode, n, seed, matches)
     res.ratings = rate(names, matches)
     if neighbour_pairs:
@@ -362,19 +542,9 @@ def run_ladder(
         for better, worse in res.neighbours:
             m, _ = res.match(better, worse)
             i, j = names.index(m.agent_a), names.index(m.agent_b)
-            more = play_games(
-                agents[i],
-                agents[j],
-                rules,
-                neighbour_pairs - m.n_pairs,
-                mode,
-                seed,
-                workers,
-                progress,
-                desc=f"{m.agent_a} vs {m.agent_b} (neighbours)",
-                start=m.n_pairs,
-            )
             k = next(k for k, x in enumerate(res.matches) if x is m)
-            res.matches[k] = report(m.games + more, m.agent_a, m.agent_b, rules, mode, seed)
+            res.matches[k] = match(
+                i, j, neighbour_pairs, f"{m.agent_a} vs {m.agent_b} (neighbours)"
+            )
         res.ratings = rate(names, res.matches)
     return res
