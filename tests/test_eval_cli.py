@@ -94,6 +94,24 @@ def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
             ["ladder", "random", "heuristic", "--deals", "4", "--neighbour-deals", "4"],
             "--neighbour-deals must exceed --deals (4), got 4",
         ),
+        (
+            ["ladder", "random", "heuristic", "--deals", "4", "--neighbour-max-deals", "9"],
+            "--neighbour-max-deals needs --neighbour-deals",
+        ),
+        (
+            [
+                "ladder",
+                "random",
+                "heuristic",
+                "--deals",
+                "4",
+                "--neighbour-deals",
+                "8",
+                "--neighbour-max-deals",
+                "8",
+            ],
+            "--neighbour-max-deals must exceed --neighbour-deals (8), got 8",
+        ),
     ],
 )
 def test_bad_arguments_give_a_clear_error_and_exit_2(argv, message, capsys, tmp_path):

@@ -460,3 +460,34 @@ def test_a_record_cut_short_drops_its_last_line_and_a_corrupt_one_is_an_error(tm
     path.write_text(json.dumps(entry) + "\n" + json.dumps(other) + "\n")
     with pytest.raises(LadderRecordError, match="line 2: pair 0 recorded twice, differently"):
         MatchRecord(path, resume=True)
+
+
+def test_neighbours_double_their_pairs_until_they_separate():
+    from piquet_training.evaluation.ladder import looks
+
+    agents = ["heuristic", "mcts:2", "random"]
+    res = run_ladder(agents, STANDARD, n=2, seed=6, neighbour_pairs=3, neighbour_max=12)
+    assert res.neighbour_looks == looks(3, 12) == [3, 6, 12]
+    assert res.neighbour_alpha == pytest.approx(0.05 / 3)
+    extended = 0
+    for a, b in res.neighbours:
+        m, _ = res.match(a, b)
+        assert m.n_pairs in (3, 6, 12)
+        # it stopped at the first look where it separated, or at the most pairs
+        assert res.separated(a, b) == (m.p_value < 0.05 / 3)
+        assert res.separated(a, b) or m.n_pairs == 12
+        for earlier in (k for k in (3, 6) if k < m.n_pairs):
+            part = report([g for g in m.games if g.pair < earlier], a, b, STANDARD, "deal", 6)
+            assert part.p_value >= 0.05 / 3  # not yet separated at that look
+        whole = evaluate(m.agent_a, m.agent_b, STANDARD, m.n_pairs, seed=6)
+        assert [g.to_dict() for g in m.games] == [g.to_dict() for g in whole.games]
+        extended += m.n_pairs > 3
+    assert extended  # the seed gives a pair of neighbours that needed more than one look
+    text = res.summary()
+    assert "2 duplicate pairs per pairing, 3 to 12 between neighbours" in text
+    assert "judged at 3, 6, 12 pairs: 0.05 over 3 looks" in text
+    assert res.to_dict()["neighbours_separated"] == [res.separated(a, b) for a, b in res.neighbours]
+    with pytest.raises(ValueError, match="needs neighbour_pairs"):
+        run_ladder(agents, STANDARD, n=2, neighbour_max=12)
+    with pytest.raises(ValueError, match="must exceed the first look's 3"):
+        run_ladder(agents, STANDARD, n=2, neighbour_pairs=3, neighbour_max=3)

@@ -9,6 +9,7 @@ An agent spec is ``random``, ``heuristic``, ``mcts:ITERATIONS`` (options:
     piquet eval mcts:200 heuristic --deals 500 --mode partie --json out.json
     piquet ladder random heuristic mcts:100 --deals 200 --out ladder/
     piquet ladder random heuristic mcts:100 --deals 200 --out ladder/ --resume  # after a stop
+    piquet ladder heuristic baseline --deals 100 --neighbour-deals 500 --neighbour-max-deals 4000
 """
 
 from __future__ import annotations
@@ -115,6 +116,14 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         raise CLIError(
             f"--neighbour-deals must exceed --deals ({args.deals}), got {args.neighbour_deals}"
         )
+    if args.neighbour_max_deals is not None:
+        if args.neighbour_deals is None:
+            raise CLIError("--neighbour-max-deals needs --neighbour-deals (the first look)")
+        if args.neighbour_max_deals <= args.neighbour_deals:
+            raise CLIError(
+                f"--neighbour-max-deals must exceed --neighbour-deals ({args.neighbour_deals}), "
+                f"got {args.neighbour_max_deals}"
+            )
     rules = _prepare(args, args.agents)
     try:
         record = MatchRecord(out / RECORD_FILE, resume=args.resume)
@@ -129,6 +138,7 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         args.workers,
         progress=not args.no_progress,
         neighbour_pairs=args.neighbour_deals or 0,
+        neighbour_max=args.neighbour_max_deals or 0,
         record=record,
         on_match=_print_match,
     )
@@ -189,6 +199,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="M",
         help="then extend the matches between neighbours of the round robin's ranking to M "
         "duplicate pairs each, where agents close in strength need them (default: none)",
+    )
+    q.add_argument(
+        "--neighbour-max-deals",
+        type=int,
+        default=None,
+        metavar="MAX",
+        help="and double the pairs of a neighbours' match that does not separate them, up to "
+        "MAX, until it does; judged at every look at 0.05 shared out over the looks "
+        "(default: one look, at M)",
     )
     q.add_argument("--out", default="ladder", metavar="DIR", help="output folder (default: ladder)")
     q.add_argument(

@@ -5,7 +5,12 @@ A round robin spends as many pairs on a pairing whose result is plain after a fe
 to separate. With ``neighbour_pairs`` the matches between *neighbours*, the agents next to each
 other in the round robin's ranking, are then extended to that many pairs (pairs are numbered, so
 an extended match is the match that many pairs would have played in one go), and the ratings are
-computed again from all the games: the pairs go where the ranking is decided.
+computed again from all the games: the pairs go where the ranking is decided. With
+``neighbour_max`` a neighbours' match that does not yet separate them doubles its pairs, up to
+that many, until it does (two agents half a point per deal apart need a few thousand pairs, and
+two policies play them in a minute where two searches take an hour). Each is judged at every look,
+so the level is 0.05 shared out over the looks (Bonferroni): the chance that two equal agents are
+ever called separated stays under 5%.
 
 Each match is played by :func:`piquet_training.evaluation.duplicate.play_games` (so every pairing
 sees the same cards for the same seed). With a :class:`MatchRecord` every batch of pairs played is
@@ -49,6 +54,10 @@ from piquet_training.evaluation.duplicate import (
 import piquet_env
 from piquet_env.rules import Rules
 
+ALPHA = 0.05
+"""The ladder's level: a match separates two agents when its ``p`` is under this (shared out
+over the looks for neighbours judged at several pair counts)."""
+
 RECORD_FILE = "matches.jsonl"
 """Name of a ladder's record of played games in its output folder (see :class:`MatchRecord`)."""
 
@@ -70,11 +79,55 @@ class LadderResult:
     none was)."""
     neighbours: list[tuple[str, str]] = field(default_factory=list)
     """The pairings extended to :attr:`neighbour_pairs`, best agent first."""
+    neighbour_looks: list[int] = field(default_factory=list)
+    """The pair counts at which a neighbours' match is judged (:func:`looks`): ``[M]`` for a
+    plain extension to M pairs, ``[M, 2M, 4M, ..., MAX]`` when doubling up to MAX."""
+
+    @property
+    def neighbour_alpha(self) -> float:
+        """The level a neighbours' match must reach to count as separated: 0.05 shared out over
+        the looks (Bonferroni), so that judging at every look keeps the chance of a false
+        separation under 5%."""
+        return ALPHA / max(1, len(self.neighbour_looks))
+
+    def separated(self, a: str, b: str) -> bool:
+        """Whether the match between ``a`` and ``b`` separates them: ``p`` under
+        :attr:`neighbour_alpha` for neighbours, under 0.05 otherwise."""
+        m, _ = self.match(a, b)
+        level = (
+            self.neighbour_alpha
+            if (a, b) in self.neighbours or (b, a) in self.neighbours
+            else ALPHA
+        )
+        return m.p_value < level
+
+    def neighbours_text(self) -> list[str]:
+        """The neighbours' matches, one line each: points per deal of the better-ranked agent,
+        the pairs played, ``p`` and whether they separate at :attr:`neighbour_alpha`."""
+        if not self.neighbours:
+            return []
+        rule = f"p < {self.neighbour_alpha:.3g}"
+        if len(self.neighbour_looks) > 1:
+            looks = ", ".join(str(k) for k in self.neighbour_looks)
+            rule += f", judged at {looks} pairs: 0.05 over {len(self.neighbour_looks)} looks"
+        out = [f"neighbours (separated at {rule}):"]
+        for a, b in self.neighbours:
+            m, sign = self.match(a, b)
+            lo, hi = sorted((sign * m.points.low, sign * m.points.high))
+            verdict = "separated" if self.separated(a, b) else "not separated"
+            out.append(
+                f"  {a} - {b}: {sign * m.points.mean:+.2f} [{lo:+.2f}, {hi:+.2f}] points per "
+                f"deal, {m.n_pairs} pairs, p = {m.p_value:.2g}: {verdict}"
+            )
+        return out
 
     def pairs_text(self) -> str:
         """How many pairs each pairing played, in words."""
         text = f"{self.n_pairs} duplicate pairs per pairing"
-        if self.neighbours:
+        if len(self.neighbour_looks) > 1:
+            looks = self.neighbour_looks
+            text += f", {looks[0]} to {looks[-1]} between neighbours"
+        elif self.neighbours:
             text += f", {self.neighbour_pairs} between neighbours"
         return text
 
@@ -151,6 +204,9 @@ class LadderResult:
             "n_pairs": self.n_pairs,
             "neighbour_pairs": self.neighbour_pairs,
             "neighbours": [list(p) for p in self.neighbours],
+            "neighbour_looks": self.neighbour_looks,
+            "neighbour_alpha": self.neighbour_alpha,
+            "neighbours_separated": [self.separated(a, b) for a, b in self.neighbours],
             "seed": self.seed,
             "ranked_by": "ordinal = mu - 3 sigma",
             "table": self.table(),
@@ -175,6 +231,9 @@ class LadderResult:
             )
         lines.append("")
         lines.extend(self.matrix_text())
+        if self.neighbours:
+            lines.append("")
+            lines.extend(self.neighbours_text())
         return "\n".join(lines)
 
     def matrix_text(self) -> list[str]:
@@ -480,6 +539,21 @@ def rate(
     return {a: (r.mu, r.sigma, r.ordinal()) for a, r in ratings.items()}
 
 
+def looks(first: int, most: int = 0) -> list[int]:
+    """The pair counts at which a neighbours' match is judged: ``first``, then doubling while
+    under ``most``, then ``most`` (just ``[first]`` when ``most`` is 0).
+
+    >>> looks(500), looks(500, 4000), looks(500, 3000)
+    ([500], [500, 1000, 2000, 4000], [500, 1000, 2000, 3000])
+    """
+    if most and most <= first:
+        raise ValueError(f"the most pairs ({most}) must exceed the first look's {first}")
+    out = [first]
+    while most and out[-1] < most:
+        out.append(min(2 * out[-1], most))
+    return out
+
+
 def run_ladder(
     agents: Sequence[AgentLike],
     rules: Rules,
@@ -489,12 +563,16 @@ def run_ladder(
     workers: int = 1,
     progress: bool = False,
     neighbour_pairs: int = 0,
+    neighbour_max: int = 0,
     record: MatchRecord | None = None,
     on_match: Callable[[MatchReport], None] | None = None,
 ) -> LadderResult:
     """Play every pairing of ``agents`` (specs or agents) for ``n`` duplicate pairs and rate
     them; with ``neighbour_pairs`` (more than ``n``), extend the matches between neighbours of
-    that ranking to that many pairs and rate again (see the module docstring).
+    that ranking to that many pairs and rate again (see the module docstring). With
+    ``neighbour_max`` too, a neighbours' match that does not separate them doubles its pairs, up to
+    ``neighbour_max``, until it does; each is judged at every look (:func:`looks`) at the level
+    0.05 shared out over the looks (:attr:`LadderResult.neighbour_alpha`).
 
     With ``record``, pairs already recorded there are taken instead of played and every batch
     played is recorded (:class:`MatchRecord`); ``on_match`` is called with each match's report
@@ -508,6 +586,9 @@ def run_ladder(
         raise ValueError(
             f"neighbour_pairs must exceed the round robin's {n} pairs, got {neighbour_pairs}"
         )
+    if neighbour_max and not neighbour_pairs:
+        raise ValueError("neighbour_max needs neighbour_pairs (the first look)")
+    counts = looks(neighbour_pairs, neighbour_max) if neighbour_pairs else []
 
     def match(i: int, j: int, pairs: int, desc: str) -> MatchReport:
         """The match of agents i and j over pairs 0 to ``pairs - 1``: recorded pairs taken,
@@ -539,12 +620,14 @@ def run_ladder(
         ranked = [row["agent"] for row in res.table()]
         res.neighbour_pairs = neighbour_pairs
         res.neighbours = list(itertools.pairwise(ranked))
+        res.neighbour_looks = counts
         for better, worse in res.neighbours:
-            m, _ = res.match(better, worse)
-            i, j = names.index(m.agent_a), names.index(m.agent_b)
-            k = next(k for k, x in enumerate(res.matches) if x is m)
-            res.matches[k] = match(
-                i, j, neighbour_pairs, f"{m.agent_a} vs {m.agent_b} (neighbours)"
-            )
+            for count in counts:
+                m, _ = res.match(better, worse)
+                i, j = names.index(m.agent_a), names.index(m.agent_b)
+                k = next(k for k, x in enumerate(res.matches) if x is m)
+                res.matches[k] = match(i, j, count, f"{m.agent_a} vs {m.agent_b} (neighbours)")
+                if res.separated(better, worse):
+                    break
         res.ratings = rate(names, res.matches)
     return res
