@@ -130,11 +130,7 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
         raise AgentSpecError(
             spec, f"with policy= iterations must be a positive integer, got {text!r}"
         )
-    path = str(kwargs.pop("policy"))
-    if path == "baseline" and not os.path.exists(path):
-        from piquet_agents.baseline import BASELINE_PATH
-
-        path = str(BASELINE_PATH)
+    path = _policy_path(str(kwargs.pop("policy")))
     if not os.path.exists(path):
         raise AgentSpecError(spec, f"policy: no checkpoint file or run directory at {path!r}")
     try:
@@ -197,25 +193,25 @@ def spec_files(spec: str) -> list[str]:
     from piquet_agents.checkpoint import resolve
 
     spec = spec.strip()
-    low = spec.lower()
-    if low == "baseline" and not os.path.exists(spec):
-        from piquet_agents.baseline import BASELINE_PATH
-
-        return [str(BASELINE_PATH)]
-    if low.split(":")[0] == "mcts" and not os.path.exists(spec):
+    if spec.lower().split(":")[0] == "mcts" and not os.path.exists(spec):
         for part in spec.split(":")[2:]:
             key, _, value = part.partition("=")
             if key.strip().lower() == "policy":
-                path = value.strip()
-                if path == "baseline" and not os.path.exists(path):
-                    from piquet_agents.baseline import BASELINE_PATH
-
-                    return [str(BASELINE_PATH)]
-                return [str(resolve(path))]
+                return [str(resolve(_policy_path(value.strip())))]
         return []
-    if os.path.exists(spec):
-        return [str(resolve(spec))]
-    return []
+    path = _policy_path(spec, case=False)
+    return [str(resolve(path))] if os.path.exists(path) else []
+
+
+def _policy_path(text: str, case: bool = True) -> str:
+    """The checkpoint path a policy is named by: the shipped file for ``baseline`` (unless a file
+    of that name exists here; ``case=False`` accepts any case), else ``text`` itself."""
+    name = text if case else text.lower()
+    if name == "baseline" and not os.path.exists(text):
+        from piquet_agents.baseline import BASELINE_PATH
+
+        return str(BASELINE_PATH)
+    return text
 
 
 def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:

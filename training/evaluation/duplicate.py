@@ -36,7 +36,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 
@@ -83,14 +83,13 @@ class GameResult:
 
     def to_dict(self) -> dict[str, int | float]:
         """JSON-serializable form."""
-        return {
-            "pair": self.pair,
-            "game": self.game,
-            "a_seat": self.a_seat,
-            "result": self.result,
-            "points": self.points,
-            "deals": self.deals,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GameResult:
+        """The game of a :meth:`to_dict` (``KeyError``/``ValueError``/``TypeError`` if it is not
+        one)."""
+        return cls(**{f.name: int(d[f.name]) for f in fields(cls)})
 
 
 @dataclass

@@ -396,6 +396,8 @@ class LadderRecordError(ValueError):
 
 MatchKey = tuple[str, str, str, str, str, str, int]
 """(agent A, A's id, agent B, B's id, rules, mode, seed): what a recorded game belongs to."""
+KEY_FIELDS = ("agent_a", "id_a", "agent_b", "id_b", "rules", "mode", "seed")
+"""The names of a :data:`MatchKey`'s fields in a record's lines."""
 
 
 class MatchRecord:
@@ -437,16 +439,9 @@ class MatchRecord:
                 continue
             try:
                 entry = json.loads(line)
-                key: MatchKey = (
-                    str(entry["agent_a"]),
-                    str(entry["id_a"]),
-                    str(entry["agent_b"]),
-                    str(entry["id_b"]),
-                    str(entry["rules"]),
-                    str(entry["mode"]),
-                    int(entry["seed"]),
-                )
-                games = [GameResult(**{k: int(g[k]) for k in GAME_FIELDS}) for g in entry["games"]]
+                *names, seed = (entry[k] for k in KEY_FIELDS)
+                key = (*map(str, names), int(seed))
+                games = [GameResult.from_dict(g) for g in entry["games"]]
             except (ValueError, KeyError, TypeError) as exc:
                 raise LadderRecordError(
                     f"{self.path} line {number}: not a recorded batch of games ({exc})"
@@ -485,19 +480,9 @@ class MatchRecord:
         """Record the games of a batch of pairs: one line, appended and synced to disk (if the
         file cannot be written, a warning says so and nothing more is recorded)."""
         self._merge(key, games, str(self.path))
-        a, id_a, b, id_b, rules, mode, seed = key
-        entry = {
-            "agent_a": a,
-            "id_a": id_a,
-            "agent_b": b,
-            "id_b": id_b,
-            "rules": rules,
-            "mode": mode,
-            "seed": seed,
-            "games": [g.to_dict() for g in games],
-        }
         if self.failed:
             return
+        entry = {**dict(zip(KEY_FIELDS, key)), "games": [g.to_dict() for g in games]}
         try:
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(entry, separators=(",", ":")) + "\n")
@@ -510,10 +495,6 @@ class MatchRecord:
                 "the ladder goes on without its record",
                 file=sys.stderr,
             )
-
-
-GAME_FIELDS = ("pair", "game", "a_seat", "result", "points", "deals")
-"""The fields of a recorded :class:`~piquet_training.evaluation.duplicate.GameResult`."""
 
 
 def rate(
