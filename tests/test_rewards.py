@@ -19,6 +19,7 @@ from piquet_env.observation import encoder_for
 from piquet_env.piquet_v0 import raw_env
 from piquet_env.rewards import REWARDS, RewardError, check_reward, reward_due
 from piquet_env.rules import STANDARD, all_presets
+from tests.train_helpers import finished_results, trajectory_sums
 
 
 def _deal(total_0: int, total_1: int) -> tuple[SimpleNamespace, SimpleNamespace]:
@@ -133,19 +134,9 @@ def test_the_collector_pays_terminal_modes_once(reward: str) -> None:
     torch.manual_seed(0)
     model = ActorCritic(enc.size, enc.n_actions, hidden=(8,))
     col = Collector(STANDARD, "deal", 2, np.random.default_rng(3), reward=reward, reward_scale=2.0)
-    results: list[tuple[int, int]] = []
-    orig = col._apply
-
-    def spy(slot, action, rewards, stats):
-        orig(slot, action, rewards, stats)
-        if slot.game.is_over:
-            results.append(slot.game.result)
-
-    col._apply = spy  # type: ignore[method-assign]
+    results = finished_results(col)
     roll = col.collect(3, lambda rng: (Seat(model=model, record=True), Seat(model=model), "x"))
     assert roll.dones.sum() == 3 and np.count_nonzero(roll.rewards) <= 3
-    ends = np.flatnonzero(roll.dones)
-    starts = np.r_[0, ends[:-1] + 1]
-    sums = sorted(float(roll.rewards[a : b + 1].sum()) for a, b in zip(starts, ends))
+    sums = sorted(trajectory_sums(roll))
     value = (lambda r: np.sign(r)) if reward == "win" else (lambda r: r)
     assert sums == pytest.approx(sorted(2.0 * value(r[0]) for r in results))

@@ -5,35 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from piquet_training.cli import main
 from piquet_training.config import TrainConfig, apply_overrides
 from piquet_training.ppo import Budget
 from piquet_training.run_log import Console, RunLogger, learning_curve_figure
 
-TINY = [
-    "updates=2",
-    "bc_games=6",
-    "bc_epochs=1",
-    "num_envs=4",
-    "games_per_update=4",
-    "mode=deal",
-    "eval_every=1",
-    "eval_deals=2",
-    "final_eval_deals=3",
-    "progress=false",
-    "tensorboard=false",
-    "hidden=16",
-    "eval_opponents=random",
-    "eval_mode=deal",
-    "eval_workers=1",
-]
+from tests.train_helpers import TINY, train_cli
 
 
 def _train(out: Path, *extra: str) -> int:
-    args = ["train"]
-    for item in [*TINY, f"out_dir={out}", *extra]:
-        args += ["--set", item]
-    return main(args)
+    return train_cli(out, TINY, *extra)
 
 
 class FakeClock:

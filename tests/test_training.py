@@ -19,6 +19,8 @@ from piquet_training.ppo import gae
 
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, Rules, make_rules
+from tests.train_helpers import TINY as TINY_RUN
+from tests.train_helpers import finished_results, train_cli, trajectory_sums
 
 ENC = encoder_for(STANDARD)
 
@@ -123,22 +125,12 @@ def test_rollout_rewards_add_up_to_the_game_result(mode: str, dense: bool, rules
         settle_weight=1.0,
         dense_reward=dense,
     )
-    results: list[tuple[int, int]] = []
-    orig = col._apply
-
-    def spy(slot, action, rewards, stats):
-        orig(slot, action, rewards, stats)
-        if slot.game.is_over:
-            results.append(slot.game.result)
-
-    col._apply = spy  # type: ignore[method-assign]
+    results = finished_results(col)
     roll = col.collect(
         4, lambda rng: (Seat(model=model, record=True), Seat(model=model, record=True), "self")
     )
     assert roll.games == 4 and roll.dones.sum() == 8  # two trajectories per game
-    ends = np.flatnonzero(roll.dones)
-    starts = np.r_[0, ends[:-1] + 1]
-    sums = [roll.rewards[a : b + 1].sum() for a, b in zip(starts, ends)]
+    sums = trajectory_sums(roll)
     # Trajectories are stored per game in seat order: seat 0 then seat 1.
     expected = [0.5 * r for res in results for r in res]
     assert sorted(sums) == pytest.approx(sorted(expected))
@@ -164,6 +156,22 @@ def test_learner_against_an_agent_records_only_its_own_seat() -> None:
     assert len(roll.points["random"]) == 6
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "rubber"}, "mode must be one of"),
+        ({"num_envs": 0}, "num_envs must be at least 1, got 0"),
+        ({"reward": "points"}, "reward"),
+    ],
+)
+def test_collector_refuses_bad_arguments(kwargs: dict, message: str) -> None:
+    args = {"mode": "deal", "num_envs": 2, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        Collector(
+            STANDARD, args.pop("mode"), args.pop("num_envs"), np.random.default_rng(0), **args
+        )
+
+
 def test_opponent_pool_keeps_the_newest_snapshots() -> None:
     model = tiny_model()
     pool = OpponentPool(model, {"self": 1.0, "snapshot": 1.0}, size=2, agent_factories={})
@@ -180,33 +188,17 @@ def test_opponent_pool_keeps_the_newest_snapshots() -> None:
 # ---------------------------------------------------------------------------- end to end
 
 TINY = [
-    "updates=2",
-    "bc_games=6",
-    "bc_epochs=1",
-    "num_envs=4",
-    "games_per_update=4",
-    "mode=deal",
-    "eval_every=1",
-    "eval_deals=2",
-    "final_eval_deals=3",
+    *TINY_RUN,
     "snapshot_every=1",
     "checkpoint_every=1",
-    "progress=false",
-    "tensorboard=false",
     "hidden=32",
     "heuristic_weight=0.3",
     "random_weight=0.2",
-    "eval_opponents=random",
-    "eval_mode=deal",
-    "eval_workers=1",
 ]
 
 
 def run_cli(out: Path, *extra: str) -> int:
-    args = ["train"]
-    for item in [*TINY, f"out_dir={out}", *extra]:
-        args += ["--set", item]
-    return main(args)
+    return train_cli(out, TINY, *extra)
 
 
 def latest_model(out: Path) -> dict[str, torch.Tensor]:

@@ -214,6 +214,8 @@ class Collector:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         check_reward(reward, scale=reward_scale, settle_weight=settle_weight)
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
         self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
         self.reward, self.reward_scale, self.settle_weight = reward, reward_scale, settle_weight
         self.dense_reward = dense_reward

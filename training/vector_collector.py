@@ -40,9 +40,7 @@ from piquet_training.collector import (
 )
 from piquet_training.compute import autocast
 
-from piquet_env.game.state import MODES
 from piquet_env.observation import encoder_for
-from piquet_env.rewards import check_reward
 from piquet_env.rules import Rules
 from piquet_env.vector import NO_ACTION, BatchGame, sample_legal
 
@@ -146,27 +144,12 @@ class VectorCollector:
         device: str | torch.device = "cpu",
         precision: str = "fp32",
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        check_reward(reward, scale=reward_scale, settle_weight=settle_weight)
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
-        self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
-        self.reward, self.reward_scale, self.settle_weight = reward, reward_scale, settle_weight
-        self.dense_reward = dense_reward
-        self.record_states = record_states
-        self.device = torch.device(device)
-        self.precision = precision
-        self.encoder = encoder_for(rules)
-        enc = self.encoder
-        self.size, self.n_actions, self.state_size = enc.size, enc.n_actions, enc.state_size
-        self._perm = seat_relative_permutation(rules)
-        f = {name: a for name, a, _, _ in enc.fields}
-        self._total = f["deal_total"]
+        # The per-game collector plays the agents that cannot act in batch; it also checks the
+        # arguments the two share, and holds them.
         self._games = Collector(
             rules,
             mode,
-            1,
+            num_envs,
             rng,
             reward=reward,
             reward_scale=reward_scale,
@@ -174,6 +157,16 @@ class VectorCollector:
             dense_reward=dense_reward,
             record_states=record_states,
         )
+        self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
+        self.reward, self.reward_scale, self.settle_weight = reward, reward_scale, settle_weight
+        self.dense_reward, self.record_states = dense_reward, record_states
+        self.device = torch.device(device)
+        self.precision = precision
+        self.encoder = enc = self._games.encoder
+        self.size, self.n_actions, self.state_size = enc.size, enc.n_actions, enc.state_size
+        self._perm = seat_relative_permutation(rules)
+        f = {name: a for name, a, _, _ in enc.fields}
+        self._total = f["deal_total"]
         self._batches: dict[int, BatchGame] = {}
         self._stack: ActorStack | None = None  # the pool's snapshots, stacked
         self._stack_of: list[ActorCritic] = []  # ... as they were when stacked
