@@ -438,6 +438,10 @@ class ObservationEncoder:
             s[name] - s["hand_0"]
             for name in ("hand_0", "hand_1", "discards_0", "discards_1", "talon")
         )
+        self.seat_permutation = _seat_permutation(self.state_fields, self.state_size)
+        """Column indices that turn :meth:`state` seen from player 0 into the state seen from
+        player 1 (and back): the two observations, hands and discards trade places and the
+        player-to-act flags swap."""
         self._state_order = s["talon_order"]
         self._state_current = s["current_player"]
         self._no_actions = bytes(self.n_actions)
@@ -628,6 +632,23 @@ class ObservationEncoder:
         current[:] = 0.0
         if game.current_player >= 0:
             current[int(game.current_player != player)] = 1.0
+
+
+def _seat_permutation(fields: Sequence[Field], size: int) -> np.ndarray:
+    """See :attr:`ObservationEncoder.seat_permutation`."""
+    pos = {name: (a, b) for name, a, b, _ in fields}
+    perm = np.arange(size)
+    for x, y in (
+        ("obs_player_0", "obs_player_1"),
+        ("hand_0", "hand_1"),
+        ("discards_0", "discards_1"),
+    ):
+        (a0, b0), (a1, b1) = pos[x], pos[y]
+        perm[a0:b0], perm[a1:b1] = np.arange(a1, b1), np.arange(a0, b0)
+    a, b = pos["current_player"]
+    perm[a:b] = np.arange(b - 1, a - 1, -1)
+    perm.flags.writeable = False
+    return perm
 
 
 def _positions(layout: Sequence[FieldSpec]) -> list[Field]:

@@ -249,6 +249,16 @@ def test_to_game_replays_the_slot(preset):
         assert g.legal_actions() == np.flatnonzero(out.mask[i]).tolist()
         assert np.array_equal(enc.encode(g, g.current_player), out.obs[i])
         assert np.array_equal(enc.state(g), b.full_state()[i])
+        assert np.array_equal(enc.state(g, 1), b.full_state(seat=1)[i])
+    seats = np.arange(6) % 2
+    mixed = b.full_state(np.empty((6, enc.state_size), np.float32), seat=seats)
+    for i in range(6):
+        assert np.array_equal(enc.state(b.to_game(i), int(seats[i])), mixed[i])
+    for bad in (2, -1, True, [0, 1], [[0] * 6]):
+        with pytest.raises(ValueError, match="seat must be 0 or 1, or one of them for each of"):
+            b.full_state(seat=bad)
+        with pytest.raises(ValueError, match="seat must be 0 or 1, or one of them for each of"):
+            b.observation(bad)
         assert b.events(i)[0]["type"] == "partie"
 
 

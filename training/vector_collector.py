@@ -51,21 +51,9 @@ _KIND_CODES = {"self": _SELF, "snapshot": _SNAPSHOT, "heuristic": _HEURISTIC, "r
 
 
 def seat_relative_permutation(rules: Rules) -> np.ndarray:
-    """Column indices that turn ``state(game, 0)`` into ``state(game, 1)``: the two players'
-    observations, hands and discards trade places and the player-to-act flags swap."""
-    enc = encoder_for(rules)
-    pos = {name: (a, b) for name, a, b, _ in enc.state_fields}
-    perm = np.arange(enc.state_size)
-    for x, y in (
-        ("obs_player_0", "obs_player_1"),
-        ("hand_0", "hand_1"),
-        ("discards_0", "discards_1"),
-    ):
-        (a0, b0), (a1, b1) = pos[x], pos[y]
-        perm[a0:b0], perm[a1:b1] = np.arange(a1, b1), np.arange(a0, b0)
-    a, b = pos["current_player"]
-    perm[a:b] = np.arange(b - 1, a - 1, -1)
-    return perm
+    """Column indices that turn ``state(game, 0)`` into ``state(game, 1)`` (the encoder's
+    :attr:`~piquet_env.observation.ObservationEncoder.seat_permutation`)."""
+    return encoder_for(rules).seat_permutation
 
 
 def concat_rollouts(parts: list[Rollout]) -> Rollout:

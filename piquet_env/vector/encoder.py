@@ -155,6 +155,9 @@ class BatchEncoder:
         self._scale = scale
         sf = {name: (a, b) for name, a, b, _ in enc.state_fields}
         self.state_size = max(b for a, b in sf.values())
+        self.seat_permutation = enc.seat_permutation
+        """Column indices that turn the state seen from player 0 into player 1's (see
+        :attr:`~piquet_env.observation.ObservationEncoder.seat_permutation`)."""
         self._state_planes = sf["hand_0"][0]
         self._state_order = sf["talon_order"][0]
         self._state_current = sf["current_player"][0]

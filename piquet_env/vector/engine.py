@@ -378,20 +378,38 @@ class BatchGame:
     def observation(self, seat: int | np.ndarray) -> np.ndarray:
         """A new ``(N, size)`` array: the observation of player ``seat`` (0, 1, or one per
         game) in every game."""
-        seat_arr = np.broadcast_to(np.asarray(seat, dtype=np.int8), (self.n,))
         out = np.empty((self.n, self.size), dtype=np.float32)
-        return self.encoder.observe(self.state, seat_arr, out)
+        return self.encoder.observe(self.state, self._seats(seat), out)
+
+    def _seats(self, seat: int | np.ndarray) -> np.ndarray:
+        """``seat`` as one player (0 or 1) per game, or a ``ValueError`` naming it."""
+        arr = np.asarray(seat)
+        if arr.dtype == bool or arr.ndim > 1 or arr.size not in (1, self.n) or arr.size == 0:
+            ok = False
+        else:
+            ok = bool(np.isin(arr, (0, 1)).all())
+        if not ok:
+            raise ValueError(
+                f"seat must be 0 or 1, or one of them for each of the {self.n} games, got {seat!r}"
+            )
+        return np.broadcast_to(arr.astype(np.int8), (self.n,))
 
     def action_mask(self) -> np.ndarray:
         """The legal-action mask ``(N, n_actions)`` of the player to act (the batch's buffer)."""
         return self._mask
 
-    def full_state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """The full-information state ``(N, state_size)`` of every game, identical to
-        ``encoder_for(rules).state(game)`` (for asymmetric critics)."""
+    def full_state(self, out: np.ndarray | None = None, seat: int | np.ndarray = 0) -> np.ndarray:
+        """The full-information state ``(N, state_size)`` of every game seen from player
+        ``seat`` (0, 1, or one per game), identical to ``encoder_for(rules).state(game, seat)``
+        (for asymmetric critics), written into ``out`` (default: a new array)."""
+        seats = self._seats(seat)
         if out is None:
             out = np.empty((self.n, self.encoder.state_size), dtype=np.float32)
-        return self.encoder.state(self.state, out)
+        self.encoder.state(self.state, out)
+        flip = seats == 1
+        if flip.any():
+            out[flip] = out[flip][:, self.encoder.seat_permutation]
+        return out
 
     @property
     def current_player(self) -> np.ndarray:
