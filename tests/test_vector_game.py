@@ -11,6 +11,7 @@ from piquet_env.cards import parse_card, parse_cards
 from piquet_env.game import Game
 from piquet_env.observation import encoder_for
 from piquet_env.piquet_v0 import raw_env
+from piquet_env.rewards import REWARDS
 from piquet_env.rules import all_presets, make_rules
 from piquet_env.vector import (
     NO_ACTION,
@@ -46,7 +47,7 @@ def test_single_deals_match_game(preset):
         games=2000,
         batch=256,
         episode="deal",
-        reward=("result", "deal_points")[PRESETS.index(preset) % 2],
+        reward=REWARDS[PRESETS.index(preset) % 3],
         reward_scale=(1.0, 0.01)[PRESETS.index(preset) % 3 == 0],
         seed=1,
     )
@@ -61,7 +62,7 @@ def test_parties_match_game(preset):
         games=50,
         batch=50,
         episode="partie",
-        reward=("deal_points", "result")[PRESETS.index(preset) % 2],
+        reward=REWARDS[(PRESETS.index(preset) + 1) % 3],
         seed=2,
     )
     assert rep.differences == []
@@ -122,7 +123,7 @@ def test_special_deals_match_game(preset, name):
 def test_rewards_match_the_env():
     """The reference pays as the env does: drive ``raw_env`` itself with the batch's deals."""
     rules = make_rules("classic")
-    for reward in ("result", "deal_points"):
+    for reward in REWARDS:
         batch = BatchGame(rules, n=4, reward=reward, reward_scale=0.5, seed=3)
         out = batch.reset(seed=3)
         envs = []

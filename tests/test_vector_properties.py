@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from piquet_env.rewards import REWARDS
 from piquet_env.rules import all_presets
 from piquet_env.vector import BatchGame, sample_legal
 
@@ -39,7 +40,7 @@ def _places(b: BatchGame) -> list[np.ndarray]:
     n=st.integers(1, 48),
     steps=st.integers(1, 400),
     episode=st.sampled_from(["partie", "deal"]),
-    reward=st.sampled_from(["result", "deal_points"]),
+    reward=st.sampled_from(REWARDS),
 )
 def test_batch_invariants(preset, seed, n, steps, episode, reward):
     b = BatchGame(preset, n=n, episode=episode, reward=reward, seed=seed)

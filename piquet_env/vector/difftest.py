@@ -4,8 +4,8 @@
 every game of the batch, the same deal and the same actions in a ``Game`` built by
 :func:`~piquet_env.vector.deal.make_game`, and compares at every step of every game: the player
 to act, the legal mask, the observation (``encoder_for(rules).encode``), both players' rewards
-(the env's reward modes, as ``piquet_v0.raw_env._pay`` pays them); at every deal end both score
-breakdowns; at every episode end the settled result and both final observations; and, every
+(each reward mode, as :func:`~piquet_env.rewards.reward_due` pays it); at every deal end both
+score breakdowns; at every episode end the settled result and both final observations; and, every
 ``state_every`` steps, the full state (``encoder_for(rules).state``).
 
 Command (the slow run of the closing note; ``--preset all`` runs the 16 presets)::
@@ -26,6 +26,7 @@ import numpy as np
 from piquet_env.game import DealScore, Game
 from piquet_env.game.scoring import breakdown
 from piquet_env.observation import encoder_for
+from piquet_env.rewards import REWARDS, reward_due
 from piquet_env.rules import Rules, all_presets, make_rules
 from piquet_env.vector.deal import make_game
 from piquet_env.vector.engine import NO_ACTION, BatchGame
@@ -45,11 +46,11 @@ class Report:
 
 
 class _Reference:
-    """One game played through ``Game``, paid as ``piquet_v0.raw_env._pay`` pays."""
+    """One game played through ``Game``, paid at each deal end by
+    :func:`~piquet_env.rewards.reward_due`, as the env pays."""
 
     def __init__(self, game: Game, reward: str, scale: float) -> None:
         self.game, self.reward, self.scale = game, reward, scale
-        self.paid = [0, 0]
 
     def apply(self, action: int) -> tuple[np.ndarray, bool]:
         """Play ``action``; return both players' rewards and whether a deal ended."""
@@ -58,20 +59,8 @@ class _Reference:
         g.apply(action)
         if len(g.deal_scores) == n_deals:
             return np.zeros(2, np.float32), False
-        ds0, ds1 = g.deal_scores[-1]
-        r0 = r1 = 0
-        if self.reward == "deal_points":
-            r0 = ds0.total - ds1.total
-            r1 = -r0
-        if g.is_over:
-            res = g.result
-            if self.reward == "deal_points":
-                r0, r1 = res[0] - self.paid[0], res[1] - self.paid[1]
-            else:
-                r0, r1 = res
-        self.paid[0] += r0
-        self.paid[1] += r1
-        return np.array([r0 * self.scale, r1 * self.scale], dtype=np.float32), True
+        due = [reward_due(self.reward, g, p, deal_ended=True)[0] * self.scale for p in (0, 1)]
+        return np.array(due, dtype=np.float32), True
 
 
 def _first_diff(a: np.ndarray, b: np.ndarray, rules: Rules, state: bool = False) -> str:
@@ -242,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="all", help="a preset such as classic+normand, or all")
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--episode", default="partie", choices=("partie", "deal"))
-    ap.add_argument("--reward", default="deal_points", choices=("result", "deal_points"))
+    ap.add_argument("--reward", default="deal_points", choices=REWARDS)
     ap.add_argument("--reward-scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="processes (split the games)")

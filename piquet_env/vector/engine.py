@@ -29,7 +29,6 @@ An action of ``NO_ACTION`` (-1) leaves that game as it is for the step (to step 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +37,7 @@ import numpy as np
 from piquet_env.actions import action_name
 from piquet_env.game import DealScore, Game, check_deal
 from piquet_env.game.scoring import breakdown
+from piquet_env.rewards import check_reward
 from piquet_env.rules import Rules, make_rules
 from piquet_env.vector import deal as vdeal
 from piquet_env.vector.encoder import BatchEncoder
@@ -45,7 +45,6 @@ from piquet_env.vector.state import DECLARE, EXCHANGE, PLAY, BatchState
 from piquet_env.vector.steps import Events, Transitions
 
 EPISODES = ("partie", "deal")
-REWARDS = ("result", "deal_points")
 NO_ACTION = -1
 """Action that leaves a game untouched for one step."""
 MAX_DECISIONS_PER_DEAL = 45
@@ -101,7 +100,8 @@ class BatchGame:
 
     Options as for :func:`piquet_env.piquet_v0.env`: ``rules`` (preset name or
     :class:`~piquet_env.rules.Rules`), ``variants``, ``episode`` (``"partie"`` or ``"deal"``),
-    ``reward`` (``"result"`` or ``"deal_points"``), ``reward_scale``; then ``autoreset``,
+    ``reward`` (:data:`~piquet_env.rewards.REWARDS`: ``"result"``, ``"deal_points"`` or
+    ``"win"``), ``reward_scale``; then ``autoreset``,
     ``record`` (keep each episode's actions, for :meth:`to_game`) and ``seed`` (for the first
     :meth:`reset`; ``None`` draws one). ``observe=False`` skips the observations in
     :meth:`step` (call :meth:`observe` when needed).
@@ -126,11 +126,8 @@ class BatchGame:
         self.rules = make_rules(rules, variants)
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        check_reward(reward, scale=reward_scale)
         scale = float(reward_scale)
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         if int(n) < 1:
             raise ValueError(f"n must be at least 1, got {n!r}")
         self.n = n = int(n)

@@ -358,8 +358,12 @@ class Transitions:
         if self.reward == "deal_points":
             rewards[:, 0], rewards[:, 1] = diff, -diff
         go = g[over]
-        final = result[over] - s.paid[go] if self.reward == "deal_points" else result[over]
-        rewards[over] = final
+        if self.reward == "deal_points":
+            rewards[over] = result[over] - s.paid[go]
+        elif self.reward == "win":
+            rewards[over] = np.sign(result[over])
+        else:
+            rewards[over] = result[over]
         s.paid[g] += rewards
         ev.reward_games.append(g)
         ev.rewards.append(rewards)
