@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -280,7 +281,7 @@ def test_ladder_ranks_and_writes_json_and_png(tmp_path):
     assert data["table"][0]["agent"] == table[0]["agent"]
     with open(png_path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    assert len(data["points_interval_matrix"][0]) == 3 and data["ranked_by"].startswith("ordinal")
+    assert len(data["points_interval_matrix"][0]) == 3 and data["ranked_by"].startswith("rating")
     with pytest.raises(ValueError, match="distinct"):
         run_ladder(["random", "random"], STANDARD, n=2)
 
@@ -293,12 +294,13 @@ def test_ladder_picture_shows_what_the_table_ranks_by():
     fig = res.figure()
     try:
         ax1, ax2, cbar = fig.axes
-        assert "mu − 3 sigma" in ax1.get_title()
+        assert "points rating" in ax1.get_title()
         diamonds = [c for c in ax1.collections if "ranked by" in c.get_label()]
         assert len(diamonds) == 1
         xs = [float(x) for x, _ in diamonds[0].get_offsets()]
         ys = [float(y) for _, y in diamonds[0].get_offsets()]
-        assert xs == pytest.approx([r["ordinal"] for r in rows])
+        assert xs == pytest.approx([r["rating"] for r in rows])
+        assert xs == sorted(xs, reverse=True)
         assert ys == sorted(ys, reverse=True)  # the first-ranked on top
         labels = [t.get_text() for t in ax1.get_yticklabels()]
         assert labels == [f"{k}. {r['agent']}" for k, r in enumerate(rows, 1)]
@@ -345,19 +347,66 @@ def test_ladder_extends_only_the_matches_between_neighbours():
     ranked = [r["agent"] for r in res.table()]
     plain = run_ladder(agents, STANDARD, n=3, seed=4)
     first = [r["agent"] for r in plain.table()]  # the round robin's ranking picks the neighbours
-    assert res.neighbours == [(first[0], first[1]), (first[1], first[2])]
-    assert set(ranked) == set(agents)
-    for a, b in [(first[0], first[1]), (first[1], first[2])]:
+    assert res.judged[:2] == [(first[0], first[1]), (first[1], first[2])]
+    assert res.neighbours == list(itertools.pairwise(ranked))  # the final ranking's, all judged
+    assert {frozenset(p) for p in res.neighbours} <= {frozenset(p) for p in res.judged}
+    for a, b in res.judged:
         m, _ = res.match(a, b)
         assert m.n_pairs == 5
         whole = evaluate(m.agent_a, m.agent_b, STANDARD, 5, seed=4)
         assert m.points.mean == pytest.approx(whole.points.mean)  # as if played in one go
-    m, _ = res.match(first[0], first[2])
-    assert m.n_pairs == 3
+    for a, b in itertools.combinations(agents, 2):
+        if (a, b) not in res.judged and (b, a) not in res.judged:
+            assert res.match(a, b)[0].n_pairs == 3
     assert res.to_dict()["neighbour_pairs"] == 5
     assert "3 duplicate pairs per pairing, 5 between neighbours" in res.summary()
     with pytest.raises(ValueError, match="must exceed"):
         run_ladder(agents, STANDARD, n=3, neighbour_pairs=3)
+
+
+def test_neighbours_of_a_reordered_ranking_are_judged_too():
+    agents = ["heuristic", "mcts:2", "mcts:3", "random"]
+    res = run_ladder(agents, STANDARD, n=2, seed=4, neighbour_pairs=4)
+    first = [r["agent"] for r in run_ladder(agents, STANDARD, n=2, seed=4).table()]
+    ranked = [r["agent"] for r in res.table()]
+    assert res.judged[:3] == list(itertools.pairwise(first))
+    assert ranked != first and len(res.judged) == 5  # the extensions reordered it: 2 more judged
+    assert res.neighbours == list(itertools.pairwise(ranked))
+    assert {frozenset(p) for p in res.neighbours} <= {frozenset(p) for p in res.judged}
+    for a, b in itertools.combinations(agents, 2):
+        m, _ = res.match(a, b)
+        judged = (a, b) in res.judged or (b, a) in res.judged
+        assert m.n_pairs == (4 if judged else 2)
+        if judged:
+            whole = evaluate(m.agent_a, m.agent_b, STANDARD, 4, seed=4)
+            assert m.points.mean == pytest.approx(whole.points.mean)
+    assert res.to_dict()["judged"] == [list(p) for p in res.judged]
+
+
+def test_points_ratings_by_hand():
+    """x - y: +2 (stderr 1), y - z: +1 (stderr 1), x - z: 0 (stderr 0.5, so weight 4). With
+    a = x - y and b = y - z, least squares on (a - 2)^2 + (b - 1)^2 + 4 (a + b)^2 gives
+    10a + 8b = 4 and 8a + 10b = 2: a = 2/3, b = -1/3; summing to zero, x = 1/3, y = -1/3, z = 0.
+    One match of stderr s between two agents gives each rating the stderr s / 2."""
+    from types import SimpleNamespace as NS
+
+    from piquet_training.evaluation.ladder import points_ratings
+
+    def m(a, b, mean, se):
+        return NS(agent_a=a, agent_b=b, points=NS(mean=mean, stderr=se))
+
+    r = points_ratings(["x", "y", "z"], [m("x", "y", 2, 1), m("y", "z", 1, 1), m("x", "z", 0, 0.5)])
+    assert [r[a][0] for a in "xyz"] == pytest.approx([1 / 3, -1 / 3, 0], abs=1e-12)
+    two = points_ratings(["a", "b"], [m("b", "a", 3.0, 0.8)])
+    assert two["a"] == pytest.approx((-1.5, 0.4)) and two["b"] == pytest.approx((1.5, 0.4))
+
+
+def test_a_neighbours_verdict_says_when_the_match_goes_against_the_ranking():
+    res = run_ladder(["random", "heuristic"], STANDARD, n=12, seed=0)
+    assert res.verdict("heuristic", "random") == "separated"
+    assert res.verdict("random", "heuristic") == "separated, against the ranking"
+    close = run_ladder(["mcts:2", "mcts:3"], STANDARD, n=3, seed=0)
+    assert close.verdict("mcts:2", "mcts:3") == "not separated"
 
 
 # ---------------------------------------------------------------------------- the ladder's record

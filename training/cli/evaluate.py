@@ -185,9 +185,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     q = sub.add_parser(
         "ladder",
-        help="round-robin ladder with openskill ratings",
+        help="round-robin ladder with points ratings",
         description="Every pair of agents plays a duplicate-deal match; prints the ranking "
-        "(by openskill mu - 3 sigma) and the head-to-head matrix, and writes them to "
+        "(by points rating: points per deal against an average agent of the ladder, fitted to "
+        "every match; openskill beside it) and the head-to-head matrix, and writes them to "
         "DIR/ladder.json and DIR/ladder.png.",
     )
     q.add_argument("agents", nargs="+", metavar="AGENT", help=f"two or more agents: {SPEC_HELP}")
@@ -197,8 +198,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         metavar="M",
-        help="then extend the matches between neighbours of the round robin's ranking to M "
-        "duplicate pairs each, where agents close in strength need them (default: none)",
+        help="then extend the matches between neighbours of the ranking to M duplicate pairs "
+        "each, where agents close in strength need them, and judge the new neighbours when the "
+        "ranking changes (default: none)",
     )
     q.add_argument(
         "--neighbour-max-deals",

@@ -1,29 +1,36 @@
-"""A round-robin ladder: every pair of agents plays a duplicate-deal match; openskill ratings.
+"""A round-robin ladder: every pair of agents plays a duplicate-deal match; points ratings.
+
+Each agent is ranked by its *points rating*: the points per deal it would score against an
+average agent of the ladder, fitted to every head-to-head match at once by weighted least squares
+(each match's mean point difference per deal, weighted by the inverse of its variance, so a match
+of 4,000 pairs counts forty times one of 100; the ratings sum to zero). It measures the same thing
+as the matches that separate agents, uses every game however the pairs were spread over the
+pairings, and does not depend on the order the games were played in. Its standard errors come with
+it. The openskill Plackett-Luce rating (won and lost games, updated game by game, the pairings
+interleaved pair by pair) is shown beside it.
 
 A round robin spends as many pairs on a pairing whose result is plain after a few dozen pairs
 (anything against ``random``) as on two agents a point per deal apart, which need about a thousand
 to separate. With ``neighbour_pairs`` the matches between *neighbours*, the agents next to each
-other in the round robin's ranking, are then extended to that many pairs (pairs are numbered, so
-an extended match is the match that many pairs would have played in one go), and the ratings are
-computed again from all the games: the pairs go where the ranking is decided. With
-``neighbour_max`` a neighbours' match that does not yet separate them doubles its pairs, up to
-that many, until it does (two agents half a point per deal apart need a few thousand pairs, and
-two policies play them in a minute where two searches take an hour). Each is judged at every look,
-so the level is 0.05 shared out over the looks (Bonferroni): the chance that two equal agents are
-ever called separated stays under 5%.
+other in the ranking, are then extended to that many pairs (pairs are numbered, so an extended
+match is the match that many pairs would have played in one go), and the ratings are computed
+again from all the games: the pairs go where the ranking is decided. With ``neighbour_max`` a
+neighbours' match that does not yet separate them doubles its pairs, up to that many, until it
+does (two agents half a point per deal apart need a few thousand pairs, and two policies play them
+in a minute where two searches take an hour). Each is judged at every look, so the level is 0.05
+shared out over the looks (Bonferroni): the chance that two equal agents are ever called separated
+stays under 5%. When the extended games change the ranking, the new neighbours are judged the same
+way, until every pair of neighbours in the final ranking has been.
 
 Each match is played by :func:`piquet_training.evaluation.duplicate.play_games` (so every pairing
 sees the same cards for the same seed). With a :class:`MatchRecord` every batch of pairs played is
 appended to ``matches.jsonl`` as it ends, and a ladder run again with the same record (``piquet
 ladder --resume``) takes the pairs recorded there instead of playing them again.
 
-The ratings are openskill Plackett-Luce ratings updated game by game, the games of all pairings
-interleaved pair by pair so that the order of the pairings does not favour anyone; each agent is
-ranked by the conservative ``ordinal`` (mu - 3 sigma), and the picture and the terminal show that
-same number. :meth:`LadderResult.save` writes ``ladder.json`` and :meth:`LadderResult.plot` draws
-``ladder.png`` (the ranking with mu ± 3 sigma, and the head-to-head matrix of mean points per deal
-with each cell's 95% interval and significance); :meth:`LadderResult.matrix_text` is that matrix for
-a terminal.
+:meth:`LadderResult.save` writes ``ladder.json`` and :meth:`LadderResult.plot` draws
+``ladder.png`` (the ranking with each rating's 95% interval, and the head-to-head matrix of mean
+points per deal with each cell's 95% interval and significance); :meth:`LadderResult.matrix_text`
+is that matrix for a terminal.
 
 >>> from piquet_env.rules import STANDARD
 >>> res = run_ladder(["random", "heuristic"], STANDARD, n=10, seed=0)
@@ -36,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -58,6 +66,12 @@ ALPHA = 0.05
 """The ladder's level: a match separates two agents when its ``p`` is under this (shared out
 over the looks for neighbours judged at several pair counts)."""
 
+Z95 = 1.959963984540054
+"""The normal quantile of a two-sided 95% interval (for the ratings' intervals)."""
+
+_SE_FLOOR = 0.01
+"""Smallest standard error a match is weighed by (a match whose games all ended alike has 0)."""
+
 RECORD_FILE = "matches.jsonl"
 """Name of a ladder's record of played games in its output folder (see :class:`MatchRecord`)."""
 
@@ -73,12 +87,17 @@ class LadderResult:
     seed: int
     matches: list[MatchReport] = field(default_factory=list)
     ratings: dict[str, tuple[float, float, float]] = field(default_factory=dict)
-    """Agent name -> (mu, sigma, ordinal)."""
+    """Agent name -> openskill (mu, sigma, ordinal)."""
+    points: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Agent name -> (points rating, its standard error): see :func:`points_ratings`."""
     neighbour_pairs: int = 0
     """Pairs each match between neighbours of the round robin's ranking was extended to (0:
     none was)."""
     neighbours: list[tuple[str, str]] = field(default_factory=list)
-    """The pairings extended to :attr:`neighbour_pairs`, best agent first."""
+    """The neighbours of the final ranking, best agent first; each was judged."""
+    judged: list[tuple[str, str]] = field(default_factory=list)
+    """Every pairing judged as neighbours (extended to :attr:`neighbour_pairs` or more), in the
+    order judged: the final neighbours, and any that were neighbours of an earlier ranking."""
     neighbour_looks: list[int] = field(default_factory=list)
     """The pair counts at which a neighbours' match is judged (:func:`looks`): ``[M]`` for a
     plain extension to M pairs, ``[M, 2M, 4M, ..., MAX]`` when doubling up to MAX."""
@@ -92,14 +111,18 @@ class LadderResult:
 
     def separated(self, a: str, b: str) -> bool:
         """Whether the match between ``a`` and ``b`` separates them: ``p`` under
-        :attr:`neighbour_alpha` for neighbours, under 0.05 otherwise."""
+        :attr:`neighbour_alpha` for pairings judged as neighbours, under 0.05 otherwise."""
         m, _ = self.match(a, b)
-        level = (
-            self.neighbour_alpha
-            if (a, b) in self.neighbours or (b, a) in self.neighbours
-            else ALPHA
-        )
+        level = self.neighbour_alpha if (a, b) in self.judged or (b, a) in self.judged else ALPHA
         return m.p_value < level
+
+    def verdict(self, better: str, worse: str) -> str:
+        """``"separated"``, ``"not separated"``, or ``"separated, against the ranking"`` when
+        the match separates them the other way round (the ranking weighs every match)."""
+        if not self.separated(better, worse):
+            return "not separated"
+        m, sign = self.match(better, worse)
+        return "separated" if sign * m.points.mean > 0 else "separated, against the ranking"
 
     def neighbours_text(self) -> list[str]:
         """The neighbours' matches, one line each: points per deal of the better-ranked agent,
@@ -114,7 +137,7 @@ class LadderResult:
         for a, b in self.neighbours:
             m, sign = self.match(a, b)
             lo, hi = sorted((sign * m.points.low, sign * m.points.high))
-            verdict = "separated" if self.separated(a, b) else "not separated"
+            verdict = self.verdict(a, b)
             out.append(
                 f"  {a} - {b}: {sign * m.points.mean:+.2f} [{lo:+.2f}, {hi:+.2f}] points per "
                 f"deal, {m.n_pairs} pairs, p = {m.p_value:.2g}: {verdict}"
@@ -132,7 +155,8 @@ class LadderResult:
         return text
 
     def table(self) -> list[dict]:
-        """One row per agent, best ordinal rating first: rating, mean points per deal, win rate."""
+        """One row per agent, best points rating first: the points rating and its standard
+        error, the openskill rating, mean points per deal over its opponents, win rate."""
         rows = []
         for name in self.agents:
             pts, wins, n = 0.0, 0.0, 0
@@ -143,9 +167,12 @@ class LadderResult:
                     wins += m.win_rate if sign > 0 else 1.0 - m.win_rate
                     n += 1
             mu, sigma, ordinal = self.ratings[name]
+            rating, stderr = self.points[name]
             rows.append(
                 {
                     "agent": name,
+                    "rating": rating,
+                    "rating_stderr": stderr,
                     "mu": mu,
                     "sigma": sigma,
                     "ordinal": ordinal,
@@ -153,7 +180,7 @@ class LadderResult:
                     "win_rate": wins / max(n, 1),
                 }
             )
-        rows.sort(key=lambda r: -r["ordinal"])
+        rows.sort(key=lambda r: -r["rating"])
         return rows
 
     def match(self, a: str, b: str) -> tuple[MatchReport, float]:
@@ -207,8 +234,10 @@ class LadderResult:
             "neighbour_looks": self.neighbour_looks,
             "neighbour_alpha": self.neighbour_alpha,
             "neighbours_separated": [self.separated(a, b) for a, b in self.neighbours],
+            "neighbours_verdicts": [self.verdict(a, b) for a, b in self.neighbours],
+            "judged": [list(p) for p in self.judged],
             "seed": self.seed,
-            "ranked_by": "ordinal = mu - 3 sigma",
+            "ranked_by": "rating: points per deal against an average agent of the ladder",
             "table": self.table(),
             "points_matrix": self.matrix(),
             "points_interval_matrix": [
@@ -221,12 +250,13 @@ class LadderResult:
         """The ranking and the head-to-head matrix as readable lines."""
         lines = [
             f"ladder: {self.rules}, {self.mode} mode, {self.pairs_text()}, seed {self.seed}",
-            "ranked by rating = mu - 3 sigma (openskill: a conservative skill estimate)",
+            "ranked by rating: points per deal against an average agent of the ladder (± its"
+            " 95% interval; openskill's mu - 3 sigma beside it)",
         ]
         for k, r in enumerate(self.table(), 1):
             lines.append(
-                f"  {k}. {r['agent']:<24} rating {r['ordinal']:6.2f} "
-                f"(mu {r['mu']:.2f}, sigma {r['sigma']:.2f})  "
+                f"  {k}. {r['agent']:<24} rating {r['rating']:+6.2f} ± "
+                f"{Z95 * r['rating_stderr']:.2f}  openskill {r['ordinal']:6.2f}  "
                 f"points/deal {r['points_per_deal']:+.2f}  win {100 * r['win_rate']:.1f}%"
             )
         lines.append("")
@@ -297,22 +327,27 @@ class LadderResult:
         )
         ys = list(range(k))[::-1]  # best at the top
         for y, r in zip(ys, rows):
-            lo, hi = r["mu"] - 3 * r["sigma"], r["mu"] + 3 * r["sigma"]
-            ax1.plot([lo, hi], [y, y], color="tab:gray", lw=2, solid_capstyle="butt")
-        ax1.scatter([r["mu"] for r in rows], ys, color="tab:gray", zorder=3, label="mu (± 3 sigma)")
+            half = Z95 * r["rating_stderr"]
+            ax1.plot(
+                [r["rating"] - half, r["rating"] + half],
+                [y, y],
+                color="tab:gray",
+                lw=2,
+                solid_capstyle="butt",
+            )
         ax1.scatter(
-            [r["ordinal"] for r in rows],
+            [r["rating"] for r in rows],
             ys,
             marker="D",
             s=60,
             color="tab:blue",
             zorder=4,
-            label="rating = mu − 3 sigma (ranked by)",
+            label="rating (ranked by), 95% interval",
         )
         for y, r in zip(ys, rows):
             ax1.annotate(
-                f"{r['ordinal']:.1f}",
-                (r["ordinal"], y),
+                f"{r['rating']:+.1f}",
+                (r["rating"], y),
                 textcoords="offset points",
                 xytext=(0, 7),
                 ha="center",
@@ -321,8 +356,8 @@ class LadderResult:
             )
         ax1.set_yticks(ys, [f"{i}. {n}" for i, n in enumerate(names, 1)])
         ax1.set_ylim(-0.7, k - 0.3)
-        ax1.set_xlabel("openskill rating")
-        ax1.set_title("ranking (by mu − 3 sigma)")
+        ax1.set_xlabel("points per deal against an average agent of the ladder")
+        ax1.set_title("ranking (by points rating)")
         ax1.legend(loc="lower right", fontsize=7)
         ax1.grid(axis="x", alpha=0.3)
 
@@ -520,6 +555,42 @@ def rate(
     return {a: (r.mu, r.sigma, r.ordinal()) for a, r in ratings.items()}
 
 
+def points_ratings(
+    agents: Sequence[str], matches: Sequence[MatchReport]
+) -> dict[str, tuple[float, float]]:
+    """Each agent's points rating and its standard error: the ratings ``r`` that best explain
+    every match's mean point difference per deal ``d(a, b)`` as ``r[a] - r[b]``, by least squares
+    weighted by the inverse of each mean's variance, with the ratings summing to zero (so a rating
+    is the points per deal against an average agent of the ladder).
+
+    >>> from types import SimpleNamespace as NS
+    >>> def m(a, b, mean): return NS(agent_a=a, agent_b=b, points=NS(mean=mean, stderr=1.0))
+    >>> r = points_ratings("xyz", [m("x", "y", 2.0), m("y", "z", 1.0), m("x", "z", 3.0)])
+    >>> {a: round(v, 6) for a, (v, _) in r.items()}
+    {'x': 1.666667, 'y': -0.333333, 'z': -1.333333}
+    """
+    import numpy as np
+
+    index = {a: i for i, a in enumerate(agents)}
+    k = len(agents)
+    lap, rhs = np.zeros((k, k)), np.zeros(k)
+    for m in matches:
+        i, j = index[m.agent_a], index[m.agent_b]
+        se = m.points.stderr
+        if not math.isfinite(se):
+            continue  # one pair: no variance to weigh it by
+        w = 1.0 / max(se, _SE_FLOOR) ** 2
+        lap[i, i] += w
+        lap[j, j] += w
+        lap[i, j] -= w
+        lap[j, i] -= w
+        rhs[i] += w * m.points.mean
+        rhs[j] -= w * m.points.mean
+    cov = np.linalg.pinv(lap)  # the ratings' covariance; its null space is the common offset
+    values = cov @ rhs
+    return {a: (float(values[i]), float(math.sqrt(max(cov[i, i], 0.0)))) for a, i in index.items()}
+
+
 def looks(first: int, most: int = 0) -> list[int]:
     """The pair counts at which a neighbours' match is judged: ``first``, then doubling while
     under ``most``, then ``most`` (just ``[first]`` when ``most`` is 0).
@@ -571,11 +642,18 @@ def run_ladder(
         raise ValueError("neighbour_max needs neighbour_pairs (the first look)")
     counts = looks(neighbour_pairs, neighbour_max) if neighbour_pairs else []
 
-    def match(i: int, j: int, pairs: int, desc: str) -> MatchReport:
-        """The match of agents i and j over pairs 0 to ``pairs - 1``: recorded pairs taken,
-        the others played (and recorded)."""
+    def match(
+        i: int, j: int, pairs: int, desc: str, held: Sequence[GameResult] = ()
+    ) -> MatchReport:
+        """The match of agents i and j over pairs 0 to ``pairs - 1``: the pairs ``held`` or
+        recorded are taken, the others played (and recorded)."""
         key = None if record is None else record.key(agents[i], agents[j], rules, mode, seed)
-        have = {} if key is None or record is None else record.recorded(key)
+        have = {} if key is None or record is None else dict(record.recorded(key))
+        kept: dict[int, list[GameResult]] = {}
+        for g in held:
+            kept.setdefault(g.pair, []).append(g)
+        for pair, pair_games in kept.items():
+            have.setdefault(pair, pair_games)
         missing = [p for p in range(pairs) if p not in have]
         games = [g for p in range(pairs) if p in have for g in have[p]]
         for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
@@ -593,22 +671,37 @@ def run_ladder(
             on_match(m)
         return m
 
+    def rerate(res: LadderResult) -> list[str]:
+        """Rate ``res`` from all its games; return the ranking."""
+        res.ratings = rate(names, res.matches)
+        res.points = points_ratings(names, res.matches)
+        return [row["agent"] for row in res.table()]
+
     pairings = list(itertools.combinations(range(len(agents)), 2))
     matches = [match(i, j, n, f"{names[i]} vs {names[j]}") for i, j in pairings]
     res = LadderResult(names, rules.name, mode, n, seed, matches)
-    res.ratings = rate(names, matches)
+    ranked = rerate(res)
     if neighbour_pairs:
-        ranked = [row["agent"] for row in res.table()]
         res.neighbour_pairs = neighbour_pairs
-        res.neighbours = list(itertools.pairwise(ranked))
         res.neighbour_looks = counts
-        for better, worse in res.neighbours:
-            for count in counts:
-                m, _ = res.match(better, worse)
-                i, j = names.index(m.agent_a), names.index(m.agent_b)
-                k = next(k for k, x in enumerate(res.matches) if x is m)
-                res.matches[k] = match(i, j, count, f"{m.agent_a} vs {m.agent_b} (neighbours)")
-                if res.separated(better, worse):
-                    break
-        res.ratings = rate(names, res.matches)
+        # Judge the neighbours of the ranking; the games that adds may reorder it, so judge the
+        # new neighbours too, until every neighbour of the ranking has been (each pairing once).
+        while todo := [p for p in itertools.pairwise(ranked) if p not in res.judged
+                       and p[::-1] not in res.judged]:  # fmt: skip
+            for better, worse in todo:
+                res.judged.append((better, worse))
+                for count in counts:
+                    m, _ = res.match(better, worse)
+                    if m.n_pairs >= count and res.separated(better, worse):
+                        break
+                    i, j = names.index(m.agent_a), names.index(m.agent_b)
+                    k = next(k for k, x in enumerate(res.matches) if x is m)
+                    res.matches[k] = m = match(
+                        i, j, max(count, m.n_pairs), f"{m.agent_a} vs {m.agent_b} (neighbours)",
+                        m.games,
+                    )  # fmt: skip
+                    if res.separated(better, worse):
+                        break
+            ranked = rerate(res)
+        res.neighbours = list(itertools.pairwise(ranked))
     return res
