@@ -11,7 +11,6 @@ from piquet_training.collector import OpponentPool
 from piquet_training.vector_collector import (
     VectorCollector,
     concat_rollouts,
-    seat_relative_permutation,
 )
 
 from piquet_env.game import Game
@@ -24,8 +23,8 @@ RULES = make_rules("standard")
 ENC = encoder_for(RULES)
 
 
-def test_seat_relative_permutation_matches_the_encoder():
-    perm = seat_relative_permutation(RULES)
+def test_seat_permutation_matches_the_encoder():
+    perm = ENC.seat_permutation
     rng = np.random.default_rng(0)
     checked = 0
     for seed in range(4):

@@ -251,6 +251,7 @@ def test_to_game_replays_the_slot(preset):
         assert np.array_equal(enc.encode(g, g.current_player), out.obs[i])
         assert np.array_equal(enc.state(g), b.full_state()[i])
         assert np.array_equal(enc.state(g, 1), b.full_state(seat=1)[i])
+        assert b.events(i)[0]["type"] == "partie"
     seats = np.arange(6) % 2
     mixed = b.full_state(np.empty((6, enc.state_size), np.float32), seat=seats)
     for i in range(6):
@@ -260,7 +261,6 @@ def test_to_game_replays_the_slot(preset):
             b.full_state(seat=bad)
         with pytest.raises(ValueError, match="seat must be 0 or 1, or one of them for each of"):
             b.observation(bad)
-        assert b.events(i)[0]["type"] == "partie"
 
 
 HOYLE = (

@@ -40,20 +40,13 @@ from piquet_training.collector import (
 )
 from piquet_training.compute import autocast
 
-from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 from piquet_env.vector import NO_ACTION, BatchGame, sample_legal
 
-__all__ = ["VectorCollector", "concat_rollouts", "seat_relative_permutation"]
+__all__ = ["VectorCollector", "concat_rollouts"]
 
 _SELF, _SNAPSHOT, _HEURISTIC, _RANDOM = range(4)
 _KIND_CODES = {"self": _SELF, "snapshot": _SNAPSHOT, "heuristic": _HEURISTIC, "random": _RANDOM}
-
-
-def seat_relative_permutation(rules: Rules) -> np.ndarray:
-    """Column indices that turn ``state(game, 0)`` into ``state(game, 1)`` (the encoder's
-    :attr:`~piquet_env.observation.ObservationEncoder.seat_permutation`)."""
-    return encoder_for(rules).seat_permutation
 
 
 def concat_rollouts(parts: list[Rollout]) -> Rollout:
@@ -152,7 +145,7 @@ class VectorCollector:
         self.precision = precision
         self.encoder = enc = self._games.encoder
         self.size, self.n_actions, self.state_size = enc.size, enc.n_actions, enc.state_size
-        self._perm = seat_relative_permutation(rules)
+        self._perm = enc.seat_permutation
         f = {name: a for name, a, _, _ in enc.fields}
         self._total = f["deal_total"]
         self._batches: dict[int, BatchGame] = {}

@@ -381,11 +381,8 @@ class BatchGame:
     def _seats(self, seat: int | np.ndarray) -> np.ndarray:
         """``seat`` as one player (0 or 1) per game, or a ``ValueError`` naming it."""
         arr = np.asarray(seat)
-        if arr.dtype == bool or arr.ndim > 1 or arr.size not in (1, self.n) or arr.size == 0:
-            ok = False
-        else:
-            ok = bool(np.isin(arr, (0, 1)).all())
-        if not ok:
+        shaped = arr.dtype != bool and arr.ndim <= 1 and arr.size in (1, self.n)
+        if not (shaped and np.isin(arr, (0, 1)).all()):
             raise ValueError(
                 f"seat must be 0 or 1, or one of them for each of the {self.n} games, got {seat!r}"
             )

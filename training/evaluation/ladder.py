@@ -649,11 +649,8 @@ def run_ladder(
         recorded are taken, the others played (and recorded)."""
         key = None if record is None else record.key(agents[i], agents[j], rules, mode, seed)
         have = {} if key is None or record is None else dict(record.recorded(key))
-        kept: dict[int, list[GameResult]] = {}
-        for g in held:
-            kept.setdefault(g.pair, []).append(g)
-        for pair, pair_games in kept.items():
-            have.setdefault(pair, pair_games)
+        for pair, run in itertools.groupby(held, lambda g: g.pair):  # held: in pair order
+            have.setdefault(pair, list(run))
         missing = [p for p in range(pairs) if p not in have]
         games = [g for p in range(pairs) if p in have for g in have[p]]
         for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
@@ -692,14 +689,11 @@ def run_ladder(
                 res.judged.append((better, worse))
                 for count in counts:
                     m, _ = res.match(better, worse)
-                    if m.n_pairs >= count and res.separated(better, worse):
-                        break
-                    i, j = names.index(m.agent_a), names.index(m.agent_b)
-                    k = next(k for k, x in enumerate(res.matches) if x is m)
-                    res.matches[k] = m = match(
-                        i, j, max(count, m.n_pairs), f"{m.agent_a} vs {m.agent_b} (neighbours)",
-                        m.games,
-                    )  # fmt: skip
+                    if m.n_pairs < count:
+                        i, j = names.index(m.agent_a), names.index(m.agent_b)
+                        k = res.matches.index(m)
+                        desc = f"{m.agent_a} vs {m.agent_b} (neighbours)"
+                        res.matches[k] = match(i, j, count, desc, m.games)
                     if res.separated(better, worse):
                         break
             ranked = rerate(res)
