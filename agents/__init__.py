@@ -6,12 +6,11 @@ The PyTorch policy (:mod:`piquet_agents.policy`) is not imported here, so that i
 package stays light.
 """
 
-from piquet_agents.base import Agent, Turn
 from piquet_agents.heuristic import HeuristicAgent
+from piquet_agents.loop import IllegalAgentActionError, play_game
 from piquet_agents.mcts import MCTSAgent
-from piquet_agents.play import IllegalAgentActionError, play_game
-from piquet_agents.random_agent import RandomAgent
 from piquet_agents.registry import make_agent
+from piquet_env.agent import Agent, RandomAgent, Turn
 
 __all__ = [
     "Agent",

@@ -60,12 +60,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from piquet_agents.base import Turn
+
 from piquet_agents.checkpoint import load_policy, read_checkpoint
 from piquet_agents.mcts import MCTSAgent, halve, play_plan
 from piquet_agents.network import ActorCritic
 from piquet_agents.playouts import rollout
-
+from piquet_env.agent import Turn
 from piquet_env.cards import cards_of
 from piquet_env.game import Game, Phase, determinize
 from piquet_env.observation import encoder_for

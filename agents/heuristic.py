@@ -23,7 +23,7 @@ Play
     guards.
 
 >>> from piquet_env.game import Game
->>> from piquet_agents.play import play_game
+>>> from piquet_agents.loop import play_game
 >>> g = play_game(Game(seed=5, mode="deal"), [HeuristicAgent(seed=0), HeuristicAgent(seed=1)])
 >>> g.is_over
 True
@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import random
 
-from piquet_agents.base import Turn
 from piquet_agents.hand_value import greedy_discards, hand_value
 from piquet_agents.heuristic_play import choose_card
-
 from piquet_env import combinations as combos
+from piquet_env.agent import Turn
 from piquet_env.cards import cards_of
 from piquet_env.game import Game, Phase, determinize
 

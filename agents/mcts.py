@@ -25,7 +25,7 @@ search stops early once its most visited action can no longer be overtaken in th
 (which changes nothing but the time spent).
 
 >>> from piquet_env.game import Game
->>> from piquet_agents.base import Turn
+>>> from piquet_env.agent import Turn
 >>> g = Game(seed=3, mode="deal")
 >>> a = MCTSAgent(iterations=20, seed=0)
 >>> a.act(Turn(g, g.current_player)) in g.legal_actions()
@@ -39,10 +39,9 @@ import random
 import time
 from collections.abc import Callable
 
-from piquet_agents.base import Turn
 from piquet_agents.hand_value import greedy_discards
 from piquet_agents.playouts import POLICIES, rollout
-
+from piquet_env.agent import Turn
 from piquet_env.cards import cards_of
 from piquet_env.game import Game, Phase, determinize
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 
 from piquet_agents.heuristic_play import choose_card
-
 from piquet_env.cards import JOKER, SUIT_MASKS
 from piquet_env.game import Game, Phase
 

@@ -1,7 +1,7 @@
 """The agent that plays with a trained network: :class:`PolicyAgent`.
 
 It wraps an :class:`~piquet_agents.network.ActorCritic` for play anywhere an
-:class:`~piquet_agents.base.Agent` is expected (evaluation, ladder, human play);
+:class:`~piquet_env.agent.Agent` is expected (evaluation, ladder, human play);
 ``PolicyAgent.load(path)`` reads a checkpoint written by ``piquet train`` (see
 :mod:`piquet_agents.checkpoint`).
 """
@@ -21,19 +21,17 @@ except ModuleNotFoundError as err:  # the train extra is not installed
     ) from err
 from piquet_agents.checkpoint import load_policy
 from piquet_agents.network import MASKED_LOGIT, ActorCritic
-
 from piquet_env.observation import encoder_for
 
 if TYPE_CHECKING:
-    from piquet_agents.base import Turn
-
+    from piquet_env.agent import Turn
     from piquet_env.rules import Rules
 
 __all__ = ["MASKED_LOGIT", "ActorCritic", "PolicyAgent"]
 
 
 class PolicyAgent:
-    """An :class:`~piquet_agents.base.Agent` that plays with an :class:`ActorCritic`.
+    """An :class:`~piquet_env.agent.Agent` that plays with an :class:`ActorCritic`.
 
     ``greedy=True`` (the default) plays the most probable legal action; ``greedy=False`` samples
     from the policy, reproducibly given ``seed`` (see :meth:`reset`). The network must have been

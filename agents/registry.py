@@ -26,8 +26,7 @@ from __future__ import annotations
 import math
 import os
 
-from piquet_agents.base import Agent
-
+from piquet_env.agent import Agent
 from piquet_env.rules import Rules
 
 BUILTIN = ("random", "heuristic", "mcts", "baseline")
@@ -229,7 +228,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
     spec = spec.strip()
     low = spec.lower()
     if low == "random":
-        from piquet_agents.random_agent import RandomAgent
+        from piquet_env.agent import RandomAgent
 
         return RandomAgent(seed=seed)
     if low == "heuristic":

@@ -21,13 +21,13 @@ NEXT_DEAL = "[Enter] next deal> "
 def spawn_piquet(
     *args: str, timeout: float = 30, cwd: str | Path = ROOT
 ) -> tuple[pexpect.spawn, io.StringIO]:
-    """Start ``python -m piquet_training.cli ARGS`` on an 80x40 pseudo-terminal; return it and its
+    """Start ``python -m piquet_cli ARGS`` on an 80x40 pseudo-terminal; return it and its
     transcript."""
     env = dict(os.environ, NO_COLOR="1", PYTHONIOENCODING="utf-8", COLUMNS="80")
     env["PYTHONPATH"] = str(ROOT)  # `tests` importable whatever the cwd
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "piquet_training.cli", *args],
+        ["-m", "piquet_cli", *args],
         cwd=str(cwd),
         env=env,
         encoding="utf-8",
@@ -55,11 +55,11 @@ def play_scripted(child: pexpect.spawn) -> int:
 
 
 def run_piquet(*args: str, stdin: str | bytes = "", **kwargs) -> subprocess.CompletedProcess:
-    """Run ``python -m piquet_training.cli ARGS`` to its end without a terminal (text mode unless
+    """Run ``python -m piquet_cli ARGS`` to its end without a terminal (text mode unless
     ``stdin`` is bytes)."""
     text = isinstance(stdin, str)
     return subprocess.run(
-        [sys.executable, "-m", "piquet_training.cli", *args],
+        [sys.executable, "-m", "piquet_cli", *args],
         cwd=kwargs.pop("cwd", ROOT),
         capture_output=True,
         text=text,

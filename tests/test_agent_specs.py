@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from piquet_agents.mcts import MCTSAgent
 from piquet_agents.registry import AgentSpecError, make_agent
-
 from piquet_env.rules import STANDARD
 
 ITERATIONS = "iterations must be a positive integer (or 0 with a time=SECONDS option)"

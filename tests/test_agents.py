@@ -7,14 +7,13 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piquet_agents.base import Agent, Turn
+
 from piquet_agents.hand_value import declaration_value, greedy_discards, suit_tricks
 from piquet_agents.heuristic import HeuristicAgent, exchange_plan
 from piquet_agents.heuristic_play import is_master, opponent_possible
-from piquet_agents.play import IllegalAgentActionError, play_game
-from piquet_agents.random_agent import RandomAgent
+from piquet_agents.loop import IllegalAgentActionError, play_game
 from piquet_agents.registry import make_agent
-
+from piquet_env.agent import Agent, RandomAgent, Turn
 from piquet_env.cards import cards_str, parse_card, parse_mask, to_mask
 from piquet_env.game import Game, Phase, determinize
 from piquet_env.rules import STANDARD, all_presets, make_rules

@@ -12,12 +12,11 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piquet_agents.base import Turn
+
 from piquet_agents.heuristic import HeuristicAgent
 from piquet_agents.mcts import ROLLOUT_POLICIES, MCTSAgent
 from piquet_agents.policy import ActorCritic, PolicyAgent
-from piquet_agents.random_agent import RandomAgent
-
+from piquet_env.agent import RandomAgent, Turn
 from piquet_env.game import Game, Phase, max_start_total
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, all_presets

@@ -4,16 +4,16 @@ was trained, and :func:`write_baseline` records that for a new one."""
 from __future__ import annotations
 
 import torch
+
 from piquet_agents import checkpoint as ck
 from piquet_agents.baseline import BASELINE_PATH, baseline_info, write_baseline
 from piquet_agents.guided_search import GuidedSearchAgent
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_agents.registry import make_agent
-from piquet_training.evaluation.duplicate import evaluate
-
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD
+from piquet_training.evaluation.duplicate import evaluate
 
 
 def test_the_shipped_policy_loads_by_its_spec_and_plays():

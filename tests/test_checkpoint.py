@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from piquet_agents import checkpoint as ck
-from piquet_agents.policy import ActorCritic, PolicyAgent
-from piquet_training import optim_state
 from safetensors.torch import save_file
 
+from piquet_agents import checkpoint as ck
+from piquet_agents.policy import ActorCritic, PolicyAgent
 from piquet_env.observation import OBS_VERSION, encoder_for
 from piquet_env.rules import STANDARD, make_rules
+from piquet_training import optim_state
 
 ENC = encoder_for(STANDARD)
 

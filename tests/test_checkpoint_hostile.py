@@ -13,12 +13,12 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from safetensors.torch import save_file
+
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_agents.registry import make_agent
-from safetensors.torch import save_file
-
 from piquet_env.observation import OBS_VERSION, encoder_for
 from piquet_env.rules import STANDARD, make_rules
 

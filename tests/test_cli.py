@@ -1,5 +1,5 @@
 """The ``piquet`` command line as one program: shared arguments, one error format and exit status,
-help text, output-path checks (``piquet_training.cli.common`` and ``piquet bench``)."""
+help text, output-path checks (``piquet_cli.common`` and ``piquet bench``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piquet_training.cli import build_parser, main
-from piquet_training.cli.common import (
+
+from piquet_cli import build_parser, main
+from piquet_cli.common import (
     CLIError,
     HelpFormatter,
     Parser,
@@ -24,7 +25,6 @@ from piquet_training.cli.common import (
     run_command,
     write_or_fall_back,
 )
-
 from piquet_env import __version__
 
 
@@ -263,7 +263,7 @@ def test_write_or_fall_back_raises_when_the_fallback_fails_too(tmp_path):
 
 def test_the_console_entry_point_exits_2_without_a_traceback():
     proc = subprocess.run(
-        [sys.executable, "-m", "piquet_training.cli", "bench", "engine", "--rules", "bogus"],
+        [sys.executable, "-m", "piquet_cli", "bench", "engine", "--rules", "bogus"],
         capture_output=True,
         text=True,
         timeout=120,

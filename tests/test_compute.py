@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from piquet_agents.network import ActorCritic
+from piquet_env.observation import encoder_for
+from piquet_env.rules import make_rules
 from piquet_training.collector import OpponentPool
 from piquet_training.compute import autocast, bf16_is_native, resolve_precision
 from piquet_training.config import TrainConfig
 from piquet_training.ppo import gae, ppo_update
 from piquet_training.vector_collector import VectorCollector
-
-from piquet_env.observation import encoder_for
-from piquet_env.rules import make_rules
 
 CPU = torch.device("cpu")
 RULES = make_rules("standard")

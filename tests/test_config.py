@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piquet_training.cli import main
+
+from piquet_cli import main
 from piquet_training.config import (
     ConfigError,
     TrainConfig,

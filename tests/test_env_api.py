@@ -399,7 +399,7 @@ def test_action_names_table_matches_the_engine():
 
 
 def test_benchmark_smoke(capsys):
-    from piquet_env.benchmark import bench_env, print_env_report
+    from piquet_env.testing.env_speed import bench_env, print_env_report
 
     result = bench_env("classic", ("normand",), seconds=0.3, seed=1, n_live=10)
     assert result["rules"] == "classic+normand"

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from piquet_training.cli import main
 
+from piquet_cli import main
 from piquet_env.game import replay
 
 
@@ -164,7 +164,7 @@ def test_a_failed_write_at_the_end_falls_back_and_says_where(tmp_path, capsys, m
         (tmp_path / "out").write_text("now a file")  # the parent is no longer a folder
         return rep
 
-    monkeypatch.setattr("piquet_training.cli.evaluate.evaluate", evaluate_then_block)
+    monkeypatch.setattr("piquet_cli.evaluate.evaluate", evaluate_then_block)
     rc = main(["eval", "random", "random", "--deals", "2", "--no-progress", "--seed", "1",
                "--json", str(target)])  # fmt: skip
     assert rc == 0
@@ -188,7 +188,7 @@ def test_ladder_falls_back_when_its_folder_cannot_be_written(tmp_path, capsys, m
         out.write_text("now a file")
         return res
 
-    monkeypatch.setattr("piquet_training.cli.evaluate.run_ladder", run_then_block)
+    monkeypatch.setattr("piquet_cli.evaluate.run_ladder", run_then_block)
     rc = main(["ladder", "random", "heuristic", "--deals", "2", "--no-progress", "--out", str(out)])
     assert rc == 0
     err = capsys.readouterr().err
@@ -241,7 +241,7 @@ def test_the_piquet_console_script_runs_eval():
         [
             sys.executable,
             "-m",
-            "piquet_training.cli",
+            "piquet_cli",
             "eval",
             "random",
             "random",
@@ -263,7 +263,6 @@ def test_the_piquet_console_script_runs_eval():
 def test_eval_accepts_a_checkpoint_path(tmp_path, capsys):
     from piquet_agents.checkpoint import save_policy
     from piquet_agents.policy import ActorCritic
-
     from piquet_env.actions import n_actions
     from piquet_env.observation import encoder_for
     from piquet_env.rules import STANDARD

@@ -9,6 +9,9 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+from piquet_env.game import load_events, replay
+from piquet_env.rules import CLASSIC, STANDARD
 from piquet_training.evaluation.duplicate import GameResult, evaluate, report
 from piquet_training.evaluation.ladder import run_ladder
 from piquet_training.evaluation.stats import (
@@ -22,9 +25,6 @@ from piquet_training.evaluation.stats import (
     verdict_word,
     wilson_interval,
 )
-
-from piquet_env.game import load_events, replay
-from piquet_env.rules import CLASSIC, STANDARD
 
 
 def test_mean_ci_by_hand():
@@ -247,7 +247,7 @@ def test_workers_give_the_same_report_as_one_process():
 
 def test_agent_objects_work_too_and_bad_input_is_refused():
     from piquet_agents.heuristic import HeuristicAgent
-    from piquet_agents.random_agent import RandomAgent
+    from piquet_env.agent import RandomAgent
 
     rep = evaluate(HeuristicAgent(0), RandomAgent(0), STANDARD, n=4, seed=1, workers=2)
     assert rep.agent_a == "heuristic" and rep.n_games == 8
@@ -478,7 +478,7 @@ def test_the_record_knows_a_checkpoint_by_its_bytes(tmp_path):
     assert MatchRecord.key(str(ckpt), "random", STANDARD, "deal", 1) != key
     assert MatchRecord.key(str(ckpt), "random", STANDARD, "deal", 2) != key
     assert agent_id("baseline") != agent_id("mcts:100:policy=baseline")
-    from piquet_agents.random_agent import RandomAgent
+    from piquet_env.agent import RandomAgent
 
     assert MatchRecord.key(RandomAgent(seed=0), "random", STANDARD, "deal", 1) is None
 

@@ -236,7 +236,7 @@ def test_clone_continues_the_same_future_deals():
 
 def test_bench_engine_cli_prints_numbers(capsys):
     """`piquet bench engine` runs and prints decisions/s (the figure itself is not judged)."""
-    from piquet_training.cli import main
+    from piquet_cli import main
 
     assert (
         main(["bench", "engine", "--seconds", "0.2", "--rules", "classic", "--variant", "normand"])

@@ -6,15 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
 from piquet_agents import checkpoint as ck
-from piquet_agents.base import Turn
 from piquet_agents.guided_search import GuidedSearchAgent, overrule
 from piquet_agents.mcts import MCTSAgent
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
-from piquet_agents.random_agent import RandomAgent
 from piquet_agents.registry import AgentSpecError, make_agent
-
+from piquet_env.agent import RandomAgent, Turn
 from piquet_env.game import Game, Phase
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules

@@ -7,9 +7,9 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from piquet_agents.base import Turn
 
 from piquet_env.adapters import PiquetGymEnv
+from piquet_env.agent import Turn
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD
 

@@ -16,8 +16,8 @@ pyspiel = pytest.importorskip(
     "pyspiel", reason='OpenSpiel is not installed: pip install "piquet-env[openspiel]"'
 )
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E402
-from piquet_agents import make_agent  # noqa: E402
 
+from piquet_agents import make_agent  # noqa: E402
 from piquet_env.adapters.openspiel import PlayerBot  # noqa: E402
 from piquet_env.observation import encoder_for  # noqa: E402
 from piquet_env.rules import make_rules  # noqa: E402

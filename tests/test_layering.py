@@ -1,39 +1,30 @@
 """The layers point one way: piquet_env imports neither agents nor training, agents does not
-import training, and no project module takes part in an import cycle."""
+import training, training imports neither the table nor the command, and no project module takes
+part in an import cycle; the batched engine imports only what it runs on."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"piquet_env": "piquet_env", "piquet_agents": "agents", "piquet_training": "training"}
-"""Installed import name -> repository folder."""
-LAYER = {"piquet_env": 0, "piquet_agents": 1, "piquet_training": 2}
+from tests.project_modules import FOLDERS, ROOT, project_modules
 
-
-def _modules() -> dict[str, Path]:
-    """Every project module by its installed dotted name."""
-    found = {}
-    for name, folder in FOLDERS.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            found[".".join([name, *parts])] = path
-    return found
-
-
-MODULES = _modules()
+LAYER = {
+    "piquet_env": 0,
+    "piquet_agents": 1,
+    "piquet_training": 2,
+    "piquet_table": 3,
+    "piquet_cli": 4,
+}
+MODULES = project_modules()
 
 
 def _imports(name: str, path: Path) -> set[str]:
@@ -56,7 +47,9 @@ def _imports(name: str, path: Path) -> set[str]:
             continue
         for target in targets:
             top = target.split(".")[0]
-            if top in ("agents", "training"):
+            if top in ("agents", "training") or target.startswith(
+                ("piquet_training.cli", "piquet_training.table")
+            ):
                 raise AssertionError(
                     f"{name} imports {target!r}: use the installed name piquet_{top}"
                 )
@@ -119,3 +112,35 @@ def test_pyproject_lists_every_package():
     packages = {n for n, p in MODULES.items() if p.name == "__init__.py"}
     assert set(conf["packages"]) == packages
     assert conf["package-dir"] == FOLDERS
+
+
+VECTOR_RUNS_ON = (
+    "piquet_env.cards",
+    "piquet_env.rules",
+    "piquet_env.combinations",
+    "piquet_env.actions",
+    "piquet_env.game",
+    "piquet_env.observation",
+    "piquet_env.rewards",
+    "piquet_env.vector",
+)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("piquet_env.vector")))
+def test_batched_engine_imports_only_what_it_runs_on(name):
+    """No env, adapter, rendering or harness module under the batched engine (issue 27)."""
+    other = sorted(t for t in GRAPH[name] if not t.startswith(VECTOR_RUNS_ON))
+    assert not other, f"{name} imports {other}"
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in MODULES if not n.startswith("piquet_env.testing"))
+)
+def test_no_runtime_module_imports_the_harnesses(name):
+    """The harnesses of piquet_env.testing are called by the CLI and the tests only."""
+    harness = sorted(
+        t
+        for t in GRAPH[name]
+        if t.startswith("piquet_env.testing") and not name.startswith("piquet_cli")
+    )
+    assert not harness, f"{name} imports {harness}"

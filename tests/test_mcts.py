@@ -6,11 +6,10 @@ Budgets are tiny: these tests check behaviour, not strength (``piquet eval`` mea
 from __future__ import annotations
 
 import pytest
-from piquet_agents.base import Turn
-from piquet_agents.mcts import MCTSAgent
-from piquet_agents.random_agent import RandomAgent
-from piquet_agents.registry import make_agent
 
+from piquet_agents.mcts import MCTSAgent
+from piquet_agents.registry import make_agent
+from piquet_env.agent import RandomAgent, Turn
 from piquet_env.cards import parse_mask, to_mask
 from piquet_env.game import Game, Phase
 from piquet_env.rules import STANDARD, make_rules

@@ -51,7 +51,7 @@ def test_a_users_agents_and_training_folders_and_ours_coexist(user_project):
         "if importlib.util.find_spec('torch'):\n"
         "    from piquet_agents import make_agent\n"
         "    make_agent('heuristic', env.rules)\n"
-        "    import piquet_training.cli\n"
+        "    import piquet_cli\n"
         "import agents as again\n"
         "assert again.WHOSE == 'user agents'\n"
         "print('ok')\n",

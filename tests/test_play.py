@@ -18,17 +18,17 @@ import pexpect
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from piquet_agents.random_agent import RandomAgent
-from piquet_training.tui.input import InputError, parse_decision, parse_discards, parse_play
-from piquet_training.tui.narrate import Narrator
-from piquet_training.tui.session import Session
-from piquet_training.tui.text import Cast, Style, score_sheet, settlement_lines
 
 from piquet_env.actions import declare_action, done_action, pass_action
+from piquet_env.agent import RandomAgent
 from piquet_env.cards import card_str, cards_of, parse_card, parse_cards, sort_key
 from piquet_env.game import Game, Phase, replay
 from piquet_env.game.record import record_of
 from piquet_env.rules import CLASSIC, STANDARD, all_presets, make_rules
+from piquet_table.input import InputError, parse_decision, parse_discards, parse_play
+from piquet_table.narrate import Narrator
+from piquet_table.session import Session
+from piquet_table.text import Cast, Style, score_sheet, settlement_lines
 from tests.pty_helpers import (
     NEXT_DEAL,
     PROMPT,
@@ -271,9 +271,9 @@ def test_a_checkpoint_is_an_opponent_and_its_long_name_fits(tmp_path: Path) -> N
     """A saved policy (here an untrained one, rules classic) plays a whole partie against the
     scripted player; its long name (``policy:<file name>``) never pushes a line past 80 columns."""
     import torch
+
     from piquet_agents.checkpoint import save_policy
     from piquet_agents.policy import ActorCritic
-
     from piquet_env.observation import encoder_for
 
     rules = make_rules("classic")

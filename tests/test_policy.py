@@ -8,11 +8,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piquet_agents.base import Turn
-from piquet_agents.play import play_game
-from piquet_agents.policy import ActorCritic, PolicyAgent
-from piquet_agents.random_agent import RandomAgent
 
+from piquet_agents.loop import play_game
+from piquet_agents.policy import ActorCritic, PolicyAgent
+from piquet_env.agent import RandomAgent, Turn
 from piquet_env.game import Game
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, make_rules

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piquet_agents.play import play_game
-from piquet_agents.random_agent import RandomAgent
-from piquet_training.cli import main
 
+from piquet_agents.loop import play_game
+from piquet_cli import main
+from piquet_env.agent import RandomAgent
 from piquet_env.game import Game
 from piquet_env.game.record import (
     MAX_RECORD_BYTES,

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from piquet_agents.play import play_game
-from piquet_agents.random_agent import RandomAgent
-from piquet_training.tui.replay import replay_chunks, replay_steps
-from piquet_training.tui.text import Style
 
+from piquet_agents.loop import play_game
+from piquet_env.agent import RandomAgent
 from piquet_env.game import Game, replay
 from piquet_env.game.record import load_record, record_of, save_record
 from piquet_env.rules import all_presets
+from piquet_table.replay import replay_chunks, replay_steps
+from piquet_table.text import Style
 from tests.pty_helpers import play_scripted, run_piquet, spawn_piquet
 
 TRICK = re.compile(r"Trick (\d+)(?: \(last\))?: (\w+) (\S+), (\w+) (\S+) → (\w+) wins?")
@@ -148,7 +148,7 @@ def test_replay_from_a_later_deal_starts_at_its_start(played: tuple[str, Path]) 
 def test_an_unfinished_record_says_where_it_ends(tmp_path: Path) -> None:
     game = Game(seed=4)
     agents = [RandomAgent(seed=1), RandomAgent(seed=2)]
-    from piquet_agents.play import play_turn
+    from piquet_agents.loop import play_turn
 
     while game.deal_number < 1 or sum(game.tricks_won) < 5:
         play_turn(game, agents)

@@ -11,14 +11,14 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piquet_agents.network import ActorCritic
-from piquet_training.collector import Collector, Seat
 
+from piquet_agents.network import ActorCritic
 from piquet_env.game import Game
 from piquet_env.observation import encoder_for
 from piquet_env.piquet_v0 import raw_env
 from piquet_env.rewards import REWARDS, RewardError, check_reward, reward_due
 from piquet_env.rules import STANDARD, all_presets
+from piquet_training.collector import Collector, Seat
 from tests.train_helpers import finished_results, trajectory_sums
 
 

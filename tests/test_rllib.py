@@ -18,8 +18,11 @@ from hypothesis import strategies as st
 if not os.environ.get("CI"):  # CI installs the rllib extra: there a missing Ray fails
     pytest.importorskip("ray.rllib", reason="the rllib extra is not installed")
 
+from ray.rllib.core.columns import Columns
+
 from piquet_agents import checkpoint as ck
 from piquet_agents.policy import MASKED_LOGIT, ActorCritic, PolicyAgent
+from piquet_env.piquet_v0 import env as piquet_env
 from piquet_training.rllib import cli
 from piquet_training.rllib.algo import RLlibConfig
 from piquet_training.rllib.env import make_env
@@ -31,9 +34,6 @@ from piquet_training.rllib.league import (
     snapshot_ids,
 )
 from piquet_training.rllib.module import MaskedActorCriticModule
-from ray.rllib.core.columns import Columns
-
-from piquet_env.piquet_v0 import env as piquet_env
 
 AGENTS = ("player_0", "player_1")
 
@@ -432,6 +432,7 @@ def ray_run(tmp_path_factory):
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     import ray
+
     from piquet_training.rllib.run import train
 
     out = tmp_path_factory.mktemp("rllib")

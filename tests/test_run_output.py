@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from piquet_training.config import TrainConfig, apply_overrides
 from piquet_training.ppo import Budget
 from piquet_training.run_log import Console, RunLogger, learning_curve_figure
-
 from tests.train_helpers import TINY, train_cli
 
 

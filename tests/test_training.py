@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from piquet_agents import checkpoint as ck
 from piquet_agents.policy import ActorCritic
-from piquet_agents.random_agent import RandomAgent
-from piquet_training.cli import main
+from piquet_cli import main
+from piquet_env.agent import RandomAgent
+from piquet_env.observation import encoder_for
+from piquet_env.rules import STANDARD, Rules, make_rules
 from piquet_training.collector import Collector, OpponentPool, Seat
 from piquet_training.config import TrainConfig, apply_overrides, load_toml, to_toml
 from piquet_training.imitation import discounted_returns
 from piquet_training.ppo import gae
-
-from piquet_env.observation import encoder_for
-from piquet_env.rules import STANDARD, Rules, make_rules
 from tests.train_helpers import TINY as TINY_RUN
 from tests.train_helpers import finished_results, train_cli, trajectory_sums
 

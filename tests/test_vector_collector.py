@@ -6,18 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from piquet_agents.network import ActorCritic
-from piquet_training.collector import OpponentPool
-from piquet_training.vector_collector import (
-    VectorCollector,
-    concat_rollouts,
-)
 
+from piquet_agents.network import ActorCritic
 from piquet_env.game import Game
 from piquet_env.observation import encoder_for
 from piquet_env.rewards import reward_due
 from piquet_env.rules import make_rules
 from piquet_env.vector import BatchGame, game_seed, make_game
+from piquet_training.collector import OpponentPool
+from piquet_training.vector_collector import (
+    VectorCollector,
+    concat_rollouts,
+)
 
 RULES = make_rules("standard")
 ENC = encoder_for(RULES)

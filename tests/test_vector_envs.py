@@ -9,6 +9,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 from piquet_env.observation import encoder_for
+from piquet_env.testing.batch_speed import bench_vector, main, print_vector_report
 from piquet_env.vector import (
     BatchActionError,
     BatchPolicy,
@@ -17,7 +18,6 @@ from piquet_env.vector import (
     SelfPlayEnv,
     sample_legal,
 )
-from piquet_env.vector.benchmark import bench_vector, main, print_vector_report
 
 
 class Recording:

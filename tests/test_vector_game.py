@@ -13,6 +13,7 @@ from piquet_env.observation import encoder_for
 from piquet_env.piquet_v0 import raw_env
 from piquet_env.rewards import REWARDS
 from piquet_env.rules import all_presets, make_rules
+from piquet_env.testing.difftest import compare
 from piquet_env.vector import (
     NO_ACTION,
     BatchActionError,
@@ -23,7 +24,6 @@ from piquet_env.vector import (
     sample_legal,
 )
 from piquet_env.vector.deal import game_deals
-from piquet_env.vector.difftest import compare
 
 PRESETS = all_presets()
 IDS = [r.name for r in PRESETS]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from piquet_training.cli import main
+
+from piquet_cli import main
 from piquet_training.collector import Collector, Rollout
 
 TINY = [

@@ -7,7 +7,7 @@ between updates resumes exactly (see :mod:`piquet_agents.checkpoint`).
 
 Each seat of a game is controlled by a :class:`Seat`: the learner's network (its decisions are
 recorded with observation, mask, action, log-probability and value), a frozen snapshot network, or
-any :class:`~piquet_agents.base.Agent` (heuristic, random). All seats played by the same network are
+any :class:`~piquet_env.agent.Agent` (heuristic, random). All seats played by the same network are
 batched into one forward pass per step. The learner playing both seats of a game is self-play with
 parameter sharing: the two seats are two separate trajectories.
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from piquet_agents.base import Agent, Turn
-from piquet_agents.network import ActorCritic
 
+from piquet_agents.network import ActorCritic
+from piquet_env.agent import Agent, Turn
 from piquet_env.game import Game
 from piquet_env.game.state import MODES
 from piquet_env.observation import ObservationEncoder, encoder_for
@@ -67,7 +67,7 @@ class Rollout:
 
     ``dones[i]`` marks the last decision of its trajectory; ``states`` holds the asymmetric
     critic's full-information input when recorded. ``logprobs`` and ``values`` are those
-    of the acting network (0 for decisions recorded from an :class:`~piquet_agents.base.Agent`).
+    of the acting network (0 for decisions recorded from an :class:`~piquet_env.agent.Agent`).
     ``env_steps`` counts every decision applied, by any seat; ``points`` maps each matchup label
     to the recorded seats' per-deal point differences.
     """
@@ -297,7 +297,7 @@ class Collector:
     def _agent_step(
         self, slot: _Slot, agent: Agent, record: bool, buf: _Buffer, stats: CollectionCounts
     ) -> None:
-        """One move of an :class:`~piquet_agents.base.Agent` (recorded when ``record``)."""
+        """One move of an :class:`~piquet_env.agent.Agent` (recorded when ``record``)."""
         g = slot.game
         p = g.current_player
         action = int(agent.act(Turn(g, p)))
@@ -400,7 +400,7 @@ class OpponentPool:
         self.snapshot_updates: list[int] = []
         if agent_factories is None:
             from piquet_agents.heuristic import HeuristicAgent
-            from piquet_agents.random_agent import RandomAgent
+            from piquet_env.agent import RandomAgent
 
             agent_factories = {"heuristic": HeuristicAgent, "random": RandomAgent}
         self.factories = agent_factories

@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-from piquet_agents.base import Agent
+
 from piquet_agents.network import ActorCritic
+from piquet_env.agent import Agent
 from piquet_training.collector import Collector, Matchup, Rollout, Seat
 
 

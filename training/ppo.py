@@ -30,9 +30,12 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
+from piquet_env.observation import encoder_for
+from piquet_env.rules import make_rules
 from piquet_training import optim_state
 from piquet_training.collector import Collector, OpponentPool, Rollout
 from piquet_training.compute import autocast, resolve_device, resolve_precision
@@ -40,9 +43,6 @@ from piquet_training.config import TrainConfig, to_toml
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
 from piquet_training.run_log import Console, RunLogger, plot_learning_curve, summary_table
 from piquet_training.vector_collector import VectorCollector
-
-from piquet_env.observation import encoder_for
-from piquet_env.rules import make_rules
 
 
 @dataclass

@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
 from piquet_agents.network import ActorCritic, ActorStack
+from piquet_env.rules import Rules
+from piquet_env.vector import NO_ACTION, BatchGame, sample_legal
 from piquet_training.collector import (
     CollectionCounts,
     Collector,
@@ -39,9 +42,6 @@ from piquet_training.collector import (
     Seat,
 )
 from piquet_training.compute import autocast
-
-from piquet_env.rules import Rules
-from piquet_env.vector import NO_ACTION, BatchGame, sample_legal
 
 __all__ = ["VectorCollector", "concat_rollouts"]
 

@@ -1,7 +1,7 @@
 """Other ecosystems' views of the Piquet environment.
 
 - :mod:`piquet_env.adapters.gymnasium`: a single-agent ``gymnasium.Env`` (:class:`PiquetGymEnv`)
-  in which a learner plays one seat against any :class:`piquet_env.players.Player`, with an
+  in which a learner plays one seat against any :class:`piquet_env.agent.Agent`, with an
   ``action_masks()`` method for sb3-contrib's MaskablePPO. ``import piquet_env`` registers the
   Gymnasium ids ``Piquet-v0`` (whole partie) and ``PiquetDeal-v0`` (one deal).
 - :mod:`piquet_env.adapters.openspiel`: Piquet as an OpenSpiel Python game (``python_piquet``;

@@ -3,7 +3,7 @@
 :class:`PiquetGymEnv` wraps the AEC environment (:class:`piquet_env.piquet_v0.raw_env`, same
 options and rewards). The learner's seat is fixed (``seat="player_0"`` or ``"player_1"``) or drawn
 at every reset (``seat="random"``, the default). The opponent is any
-:class:`piquet_env.players.Player` (every agent of :mod:`piquet_agents` is one:
+:class:`piquet_env.agent.Agent` (every agent of :mod:`piquet_agents` is one:
 ``opponent=make_agent("heuristic", rules)``); by default a uniform random player. The adapter
 imports no agent: spec strings are resolved by :func:`piquet_agents.make_agent`. Its moves are
 played inside :meth:`~PiquetGymEnv.step` until the learner is to act again or the episode ends.
@@ -36,8 +36,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from piquet_env.agent import Agent, RandomAgent, Turn
 from piquet_env.piquet_v0 import AGENTS, raw_env, render_rgb, render_view_player
-from piquet_env.players import Player, RandomPlayer, Turn
 from piquet_env.render import render_text
 from piquet_env.rules import Rules
 
@@ -49,7 +49,7 @@ class PiquetGymEnv(gymnasium.Env):
 
     Options: ``rules``, ``variants``, ``episode``, ``reward``, ``reward_scale``, ``render_mode`` and
     ``render_view`` as for :class:`piquet_env.piquet_v0.raw_env`; ``seat`` (``"random"``,
-    ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (a :class:`~piquet_env.players.Player`
+    ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (an :class:`~piquet_env.agent.Agent`
     such as any agent of :mod:`piquet_agents`, or ``None`` for a uniform random player);
     ``illegal_reward`` (the learner's reward for an illegal action, which ends the episode).
     """
@@ -67,7 +67,7 @@ class PiquetGymEnv(gymnasium.Env):
         reward: str = "result",
         reward_scale: float = 1.0,
         seat: str | int = "random",
-        opponent: Player | None = None,
+        opponent: Agent | None = None,
         render_mode: str | None = None,
         render_view: str = "player",
         illegal_reward: float = -1.0,
@@ -212,10 +212,10 @@ def _action_id(action: Any) -> int:
     return int(action)
 
 
-def _check_opponent(opponent: Player | None) -> Player:
+def _check_opponent(opponent: Agent | None) -> Agent:
     """The opponent as given, or a uniform random player for ``None``."""
     if opponent is None:
-        return RandomPlayer()
+        return RandomAgent()
     if isinstance(opponent, str):
         raise TypeError(
             f"opponent={opponent!r} is an agent spec: build the agent with "
@@ -225,6 +225,6 @@ def _check_opponent(opponent: Player | None) -> Player:
         getattr(opponent, "reset", None)
     ):
         raise TypeError(
-            f"opponent must be a Player (with act and reset) or None, got {type(opponent).__name__}"
+            f"opponent must be an Agent (with act and reset) or None, got {type(opponent).__name__}"
         )
     return opponent

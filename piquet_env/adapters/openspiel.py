@@ -35,7 +35,7 @@ point difference in ``episode="deal"``; ``"win"``: +1/-1/0 on that result)::
   samples are refused, the state itself is returned, which is consistent but tells the searcher
   the real cards. Measured over 10 random parties each: 1.7% of decisions (37 of 2,122) under
   ``standard``, 3.0% (66 of 2,200) under ``classic+normand``.
-- Bots: :class:`PlayerBot` plays any :class:`piquet_env.players.Player` (the project's agents)
+- Bots: :class:`PlayerBot` plays any :class:`piquet_env.agent.Agent` (the project's agents)
   in ``evaluate_bots``. OpenSpiel's Python ``ISMCTSBot`` does not implement ``restart_at``, which
   ``evaluate_bots`` calls: subclass it with ``restart_at = lambda self, state: self.reset()``.
 """
@@ -54,13 +54,13 @@ except ImportError as e:  # pragma: no cover - exercised in an env-only install
         'the OpenSpiel adapter needs open_spiel: pip install "piquet-env[openspiel]"'
     ) from e
 
+from piquet_env.agent import Agent, Turn
 from piquet_env.cards import card_str, cards_str
 from piquet_env.game import Game, Phase
 from piquet_env.game.knowledge import determinize
 from piquet_env.game.scoring import MAX_TOTAL
 from piquet_env.game.state import MODES
 from piquet_env.observation import encoder_for
-from piquet_env.players import Player, Turn
 from piquet_env.render import render_text
 from piquet_env.rules import make_rules
 
@@ -331,10 +331,10 @@ class PiquetState(pyspiel.State):
 
 
 class PlayerBot(pyspiel.Bot):
-    """An OpenSpiel bot playing a :class:`piquet_env.players.Player` (every agent of
+    """An OpenSpiel bot playing a :class:`piquet_env.agent.Agent` (every agent of
     :mod:`piquet_agents` is one), for ``evaluate_bots`` and OpenSpiel's other tools."""
 
-    def __init__(self, player: Player, seed: int = 0) -> None:
+    def __init__(self, player: Agent, seed: int = 0) -> None:
         pyspiel.Bot.__init__(self)
         self.player = player
         self._seed = seed

@@ -2,14 +2,18 @@
 
 - :class:`BatchGame` (:mod:`.engine`): N games, ``reset``/``step``, observations, masks, rewards,
   full states, autoreset, given deals, any game out as a :class:`~piquet_env.game.Game`.
-- :class:`PiquetVectorEnv` (:mod:`.gym`): a Gymnasium ``VectorEnv`` for one learner seat against
-  a batch policy; :class:`SelfPlayEnv` (:mod:`.selfplay`): both seats, for a trainer.
+- :class:`PiquetVectorEnv` (:mod:`.vector_env`): a Gymnasium ``VectorEnv`` for one learner seat
+  against a batch policy; :class:`SelfPlayEnv` (:mod:`.selfplay`): both seats, for a trainer.
 - :mod:`.deal`: the seeds and deals (any game of the batch rebuilt by :func:`make_game`);
   :mod:`.state`, :mod:`.steps`, :mod:`.scoring`, :mod:`.tables`, :mod:`.encoder`: the state
   arrays, the rules as batch transitions, scoring, combination tables, the batched encoder.
-- ``python -m piquet_env.vector.benchmark`` and ``python -m piquet_env.vector.difftest``.
+
+The batched engine imports only the engine it runs on (``game``, ``observation``, ``rewards``,
+``rules``); its speed benchmark and the differential test against ``Game`` live in
+:mod:`piquet_env.testing`.
 """
 
+from piquet_env.vector.batch_policy import BatchPolicy, RandomPolicy, sample_legal
 from piquet_env.vector.deal import first_elder, game_seed, make_game
 from piquet_env.vector.engine import (
     NO_ACTION,
@@ -18,9 +22,8 @@ from piquet_env.vector.engine import (
     StepResult,
     deal_score,
 )
-from piquet_env.vector.gym import PiquetVectorEnv
-from piquet_env.vector.policy import BatchPolicy, RandomPolicy, sample_legal
 from piquet_env.vector.selfplay import SelfPlayEnv, SelfPlayStep
+from piquet_env.vector.vector_env import PiquetVectorEnv
 
 __all__ = [
     "NO_ACTION",

@@ -5,7 +5,7 @@
 ``encoder_for(rules).fields`` and fills each field for every game at once: the 0/1 block is
 assembled as ``uint64`` words (card planes are bitmasks already) and expanded with
 ``np.unpackbits``; the scalar block is the raw counts times the same float32 scale factors.
-The differential test (``tests/test_vector_game.py``, ``python -m piquet_env.vector.difftest``)
+The differential test (``tests/test_vector_game.py``, ``python -m piquet_env.testing.difftest``)
 checks every entry against :meth:`~piquet_env.observation.ObservationEncoder.encode`.
 """
 

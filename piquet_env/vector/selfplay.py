@@ -25,8 +25,8 @@ from typing import NamedTuple
 import numpy as np
 
 from piquet_env.rules import Rules
+from piquet_env.vector.batch_policy import sample_legal
 from piquet_env.vector.engine import BatchGame, StepResult
-from piquet_env.vector.policy import sample_legal
 
 __all__ = ["SelfPlayEnv", "SelfPlayStep", "sample_legal"]
 

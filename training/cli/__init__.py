@@ -3,7 +3,7 @@
 Every module listed in :data:`COMMANDS` exposes ``add_parser(subparsers)``, which registers its
 subcommand and sets ``func`` (called with the parsed arguments, returning an exit status). What the
 subcommands share (the parser class, ``--rules``/``--variant``/``--seed``, :class:`CLIError`, output
-path checks) lives in :mod:`piquet_training.cli.common`; :func:`main` turns every user error into
+path checks) lives in :mod:`piquet_cli.common`; :func:`main` turns every user error into
 ``piquet COMMAND: REASON`` on stderr with exit status 2.
 """
 
@@ -14,15 +14,14 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from piquet_training.cli.common import Parser, run_command
-
+from piquet_cli.common import Parser, run_command
 from piquet_env import __version__
 
 COMMANDS = (
-    "piquet_training.cli.bench",
-    "piquet_training.cli.evaluate",
-    "piquet_training.cli.train",
-    "piquet_training.cli.play",
+    "piquet_cli.bench",
+    "piquet_cli.evaluate",
+    "piquet_cli.train",
+    "piquet_cli.play",
 )
 """Modules that each contribute one subcommand (in help order)."""
 

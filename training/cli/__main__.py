@@ -1,7 +1,7 @@
-"""``python -m piquet_training.cli`` runs the ``piquet`` command line."""
+"""``python -m piquet_cli`` runs the ``piquet`` command line."""
 
 import sys
 
-from piquet_training.cli import main
+from piquet_cli import main
 
 sys.exit(main())

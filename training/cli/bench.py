@@ -1,5 +1,5 @@
 """``piquet bench engine|env|vector``: speed with random legal play, printed (the measurements
-live in :mod:`piquet_env.benchmark` and :mod:`piquet_env.vector.benchmark`).
+live in :mod:`piquet_env.testing.env_speed` and :mod:`piquet_env.testing.batch_speed`).
 
 ``engine`` plays random legal parties through the pure engine and prints decisions/s and deals/s;
 ``env`` plays through the PettingZoo env and prints agent-steps/s and the memory of 1,000 envs;
@@ -13,16 +13,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from piquet_training.cli.common import (
+from piquet_cli.common import (
     add_rules_arguments,
     add_seed_argument,
     positive,
     resolve_seed,
     rules_from_args,
 )
-
-from piquet_env.benchmark import bench_engine, bench_env, print_env_report
-from piquet_env.vector.benchmark import SIZES, bench_vector, print_vector_report
+from piquet_env.testing.batch_speed import SIZES, bench_vector, print_vector_report
+from piquet_env.testing.env_speed import bench_engine, bench_env, print_env_report
 
 DESCRIPTION = """\
 Measure speed with random legal play.

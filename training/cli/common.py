@@ -3,7 +3,7 @@
 
 A subcommand reports a user error (a bad flag value, an unknown rule set, an agent spec that does
 not build, an output path that cannot be written) by raising :class:`CLIError`; ``piquet``'s
-:func:`~piquet_training.cli.main` turns it, and every error in :data:`USER_ERRORS`, into one line
+:func:`~piquet_cli.main` turns it, and every error in :data:`USER_ERRORS`, into one line
 ``piquet COMMAND: REASON`` on stderr and exit status 2 (the status argparse uses for bad flags).
 
 Seeds follow one policy: ``--seed N`` fixes every random choice of a run; without it a fresh seed
@@ -18,7 +18,7 @@ is drawn from the operating system and printed, so any run can be repeated.
 >>> rules_from_args(p.parse_args(["--rules", "bogus"]))
 Traceback (most recent call last):
 ...
-piquet_training.cli.common.CLIError: unknown rules preset 'bogus'; expected one of ...
+piquet_cli.common.CLIError: unknown rules preset 'bogus'; expected one of ...
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class CLIError(ValueError):
 
 
 USER_ERRORS: dict[str, str] = {
-    "piquet_training.cli.common": "CLIError",
+    "piquet_cli.common": "CLIError",
     "piquet_agents.checkpoint": "CheckpointError",
 }
 """Errors (module: class) that :func:`run_command` reports as ``piquet COMMAND: REASON``, exit 2.
@@ -195,7 +195,7 @@ def at_least(name: str, value: float, low: float) -> None:
     >>> at_least("--deals", 0, 1)
     Traceback (most recent call last):
     ...
-    piquet_training.cli.common.CLIError: --deals must be at least 1, got 0
+    piquet_cli.common.CLIError: --deals must be at least 1, got 0
     """
     if not value >= low:
         raise CLIError(f"{name} must be at least {low:g}, got {value:g}")
@@ -311,7 +311,7 @@ def require(modules: Sequence[str], extra: str = "train") -> None:
     >>> require(["json", "no_such_module_xyz"])
     Traceback (most recent call last):
     ...
-    piquet_training.cli.common.CLIError: needs no_such_module_xyz: pip install 'piquet-env[train]'
+    piquet_cli.common.CLIError: needs no_such_module_xyz: pip install 'piquet-env[train]'
     """
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from piquet_training.cli.common import (
+from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
     add_seed_argument,
@@ -31,6 +31,7 @@ from piquet_training.cli.common import (
     rules_from_args,
     write_or_fall_back,
 )
+from piquet_env.rules import Rules
 from piquet_training.evaluation.duplicate import MODES, MatchReport, evaluate
 from piquet_training.evaluation.ladder import (
     RECORD_FILE,
@@ -39,8 +40,6 @@ from piquet_training.evaluation.ladder import (
     MatchRecord,
     run_ladder,
 )
-
-from piquet_env.rules import Rules
 
 SPEC_HELP = "random, heuristic, mcts:ITERATIONS or the path of a policy checkpoint"
 
@@ -223,6 +222,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 if __name__ == "__main__":
-    from piquet_training.cli import main
+    from piquet_cli import main
 
     sys.exit(main(["eval", *sys.argv[1:]]))

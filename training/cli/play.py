@@ -1,5 +1,5 @@
 """``piquet play`` and ``piquet replay``: play against an agent, and replay saved games, in the
-terminal (see :mod:`piquet_training.tui.session` and :mod:`piquet_training.tui.replay`).
+terminal (see :mod:`piquet_table.session` and :mod:`piquet_table.replay`).
 
 ``--save FILE`` is checked before the game starts (a directory, a path under a regular file or an
 unwritable folder is a user error, exit 2); if writing still fails at the end, the record goes to a
@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from piquet_training.cli.common import (
+from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
     add_seed_argument,
@@ -25,7 +25,7 @@ from piquet_training.cli.common import (
     rules_from_args,
     write_or_fall_back,
 )
-from piquet_training.tui.text import Style, want_color
+from piquet_table.text import Style, want_color
 
 WATCH_DELAY = 0.6
 """Default seconds between moves when watching two agents on a terminal (``--delay``)."""
@@ -64,10 +64,9 @@ def _isatty() -> bool:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from piquet_training.tui.session import Session, make_seats, terminal_status
-    from piquet_training.tui.signals import SignalGuard
-
     from piquet_env.game import Game
+    from piquet_table.session import Session, make_seats, terminal_status
+    from piquet_table.signals import SignalGuard
 
     _tolerant_io()
     rules = rules_from_args(args)
@@ -135,7 +134,7 @@ def _save(path: Path, game, session, seed: int) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from piquet_training.tui.replay import run_replay
+    from piquet_table.replay import run_replay
 
     _tolerant_io()
     at_least("--deal", args.deal, 1)

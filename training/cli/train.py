@@ -20,7 +20,7 @@ import dataclasses
 import types
 from pathlib import Path
 
-from piquet_training.cli.common import CLIError, check_output_path
+from piquet_cli.common import CLIError, check_output_path
 from piquet_training.config import ConfigError, TrainConfig, apply_overrides, load_toml, to_toml
 
 BACKENDS = ("torch", "rllib")

@@ -40,8 +40,12 @@ from dataclasses import dataclass, field, fields
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 
-from piquet_agents.base import Agent
-from piquet_agents.play import play_game
+from piquet_agents.loop import play_game
+from piquet_env.agent import Agent
+from piquet_env.files import write_text
+from piquet_env.game import Game, to_json
+from piquet_env.game.state import MODES
+from piquet_env.rules import Rules
 from piquet_training.evaluation.stats import (
     MIN_PAIRS,
     Estimate,
@@ -50,11 +54,6 @@ from piquet_training.evaluation.stats import (
     too_small,
     verdict_word,
 )
-
-from piquet_env.files import write_text
-from piquet_env.game import Game, to_json
-from piquet_env.game.state import MODES
-from piquet_env.rules import Rules
 
 AgentLike = Agent | str
 

@@ -50,6 +50,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import piquet_env
+from piquet_env.rules import Rules
 from piquet_training.evaluation.duplicate import (
     AgentLike,
     GameResult,
@@ -58,9 +60,6 @@ from piquet_training.evaluation.duplicate import (
     play_games,
     report,
 )
-
-import piquet_env
-from piquet_env.rules import Rules
 
 ALPHA = 0.05
 """The ladder's level: a match separates two agents when its ``p`` is under this (shared out

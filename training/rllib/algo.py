@@ -20,6 +20,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from piquet_env.rewards import REWARDS
+from piquet_env.rules import Rules, make_rules
 from piquet_training.config import (
     MODE,
     OUTPUT_DIR,
@@ -35,9 +37,6 @@ from piquet_training.config import (
     one_of,
     setting,
 )
-
-from piquet_env.rewards import REWARDS
-from piquet_env.rules import Rules, make_rules
 
 _CPUS = Rule(
     "empty (all) or an integer >= 1", lambda v: v is None or (isinstance(v, int) and v >= 1)
@@ -141,12 +140,13 @@ def algo_config(cfg: RLlibConfig) -> Any:
     ``lambda_``, ``clip_coef`` -> ``clip_param``, ``ent_coef`` -> ``entropy_coeff``, ``vf_coef`` ->
     ``vf_loss_coeff``, ``max_grad_norm`` -> ``grad_clip``, ``update_epochs`` -> ``num_epochs``,
     ``mode`` -> the env's ``episode``)."""
-    from piquet_training.rllib.env import ENV_NAME, register
-    from piquet_training.rllib.league import MAIN, SelfPlayCallback, mapping_fn
-    from piquet_training.rllib.module import MaskedActorCriticModule
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from piquet_training.rllib.env import ENV_NAME, register
+    from piquet_training.rllib.league import MAIN, SelfPlayCallback, mapping_fn
+    from piquet_training.rllib.module import MaskedActorCriticModule
 
     register()
     spec = RLModuleSpec(

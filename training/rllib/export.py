@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_training.rllib.algo import RLlibConfig

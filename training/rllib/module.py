@@ -23,10 +23,11 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from piquet_agents.network import MASKED_LOGIT, ActorCritic
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
+
+from piquet_agents.network import MASKED_LOGIT, ActorCritic
 
 OBS_KEY = "observation"
 """Key of the observation vector in the environment's observation dict."""

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
 from piquet_agents import checkpoint as ck
 from piquet_training.rllib.algo import RLlibConfig, algo_config
 from piquet_training.rllib.export import (

@@ -1,15 +1,15 @@
-"""Who acts at a turn, as the environment sees it: a :class:`Turn` and a :class:`Player`.
+"""Who acts at a turn, as the environment sees it: a :class:`Turn` and an :class:`Agent`.
 
 This is the small protocol through which the environment layer hands a decision to someone else
 (the Gymnasium adapter's opponent, the batched engine's opponents, the agents of
 :mod:`piquet_agents`): a :class:`Turn` is the acting player's view (the game, his observation vector
-and action mask, his legal actions), and a :class:`Player` answers it with one legal action id.
-The agents of :mod:`piquet_agents` implement :class:`Player` (``piquet_agents.Agent`` is this
+and action mask, his legal actions), and an :class:`Agent` answers it with one legal action id.
+The agents of :mod:`piquet_agents` implement :class:`Agent` (``piquet_agents.Agent`` is this
 protocol); the environment itself never imports them.
 
 >>> from piquet_env.game import Game
 >>> g = Game(seed=1)
->>> RandomPlayer(seed=0).act(Turn(g, g.current_player)) in g.legal_actions()
+>>> RandomAgent(seed=0).act(Turn(g, g.current_player)) in g.legal_actions()
 True
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from piquet_env.game import Game
 
-__all__ = ["Player", "RandomPlayer", "Turn"]
+__all__ = ["Agent", "Player", "RandomAgent", "RandomPlayer", "Turn"]
 
 
 class Turn:
@@ -72,7 +72,7 @@ class Turn:
 
 
 @runtime_checkable
-class Player(Protocol):
+class Agent(Protocol):
     """Anything that picks a legal action for a :class:`Turn` (an agent, a person, a policy).
 
     ``name`` identifies it in reports and ladders; ``reset(seed)`` reseeds its randomness (call it
@@ -91,7 +91,7 @@ class Player(Protocol):
         ...
 
 
-class RandomPlayer:
+class RandomAgent:
     """Picks uniformly among ``turn.legal_actions``; reproducible for a given seed."""
 
     def __init__(self, seed: int | None = None, name: str = "random") -> None:
@@ -109,8 +109,14 @@ class RandomPlayer:
         """A legal action drawn uniformly at random."""
         legal = turn.legal_actions
         if not legal:
-            raise ValueError("RandomPlayer asked to act with no legal action (the game is over)")
+            raise ValueError("RandomAgent asked to act with no legal action (the game is over)")
         return legal[int(self._rng.random() * len(legal))]
 
     def __repr__(self) -> str:
-        return f"RandomPlayer(seed={self.seed!r})"
+        return f"RandomAgent(seed={self.seed!r})"
+
+
+Player = Agent
+"""The protocol's former name (kept as an alias)."""
+RandomPlayer = RandomAgent
+"""The random agent's former name (kept as an alias)."""

@@ -13,7 +13,7 @@ for him (and said so); each deal's end waits for Enter so that its score stays o
 narrated for an onlooker who sees both hands, at a pace (``delay`` seconds between moves, or Enter
 after each trick with ``step``). Lines are wrapped at spaces to fit the terminal (80 columns at
 most). Every game can be saved as a JSON record (:mod:`piquet_env.game.record`), also when the
-game ends by Ctrl-C, SIGTERM or SIGHUP (:mod:`piquet_training.tui.signals`).
+game ends by Ctrl-C, SIGTERM or SIGHUP (:mod:`piquet_table.signals`).
 """
 
 from __future__ import annotations
@@ -26,24 +26,23 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
 
-from piquet_agents.base import Agent, Turn
-from piquet_agents.play import IllegalAgentActionError
-from piquet_training.tui.input import (
+from piquet_agents.loop import IllegalAgentActionError
+from piquet_env import combinations as combos
+from piquet_env.actions import declare_action, done_action, pass_action
+from piquet_env.agent import Agent, Turn
+from piquet_env.cards import JOKER, SUIT_MASKS, SUIT_NAMES, cards_of, parse_card, sort_key
+from piquet_env.game import Game, Phase, opponent_known, talon_known
+from piquet_env.rules import Rules
+from piquet_table.input import (
     InputError,
     parse_decision,
     parse_discards,
     parse_play,
     read_line,
 )
-from piquet_training.tui.narrate import Narrator
-from piquet_training.tui.signals import SignalGuard, Stopped
-from piquet_training.tui.text import Cast, Style, fit, printable, role, terminal_width
-
-from piquet_env import combinations as combos
-from piquet_env.actions import declare_action, done_action, pass_action
-from piquet_env.cards import JOKER, SUIT_MASKS, SUIT_NAMES, cards_of, parse_card, sort_key
-from piquet_env.game import Game, Phase, opponent_known, talon_known
-from piquet_env.rules import Rules
+from piquet_table.narrate import Narrator
+from piquet_table.signals import SignalGuard, Stopped
+from piquet_table.text import Cast, Style, fit, printable, role, terminal_width
 
 HELP = """\
 Commands, at any prompt:
@@ -133,7 +132,7 @@ class Session:
     Watching two agents, ``delay`` seconds pass after every move that says something, and
     ``step`` waits for Enter after each trick. ``pause_deals`` (default: when a person plays, or
     with ``step``) waits for Enter at each deal's end. ``guard`` holds signals while a move is
-    applied (see :class:`~piquet_training.tui.signals.SignalGuard`).
+    applied (see :class:`~piquet_table.signals.SignalGuard`).
     """
 
     def __init__(

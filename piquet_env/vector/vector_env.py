@@ -12,8 +12,9 @@
 ((4,), 'bool')
 
 The learner's seat is fixed (``seat=0`` or ``1``) or drawn for every episode (``"random"``). The
-opponent is any :class:`~piquet_env.vector.policy.BatchPolicy` (default: uniform random); it moves
-inside :meth:`~PiquetVectorEnv.step`, in batch, until the learner is to act again in every game.
+opponent is any :class:`~piquet_env.vector.batch_policy.BatchPolicy` (default: uniform random);
+it moves inside :meth:`~PiquetVectorEnv.step`, in batch, until the learner is to act again in
+every game.
 
 Gymnasium conventions followed: ``single_observation_space`` is the float32 ``Box`` of the
 observation, ``observation_space`` its batch; ``single_action_space`` ``Discrete(n_actions)``,
@@ -43,8 +44,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from piquet_env.rules import Rules
+from piquet_env.vector.batch_policy import BatchPolicy, RandomPolicy, sample_legal
 from piquet_env.vector.engine import NO_ACTION, BatchGame, StepResult
-from piquet_env.vector.policy import BatchPolicy, RandomPolicy, sample_legal
 
 __all__ = ["PiquetVectorEnv", "sample_legal"]
 

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from piquet_training.tui.text import (
+from piquet_env import combinations as combos
+from piquet_env.cards import parse_card, parse_mask
+from piquet_env.game import Game, Phase
+from piquet_env.rules import Rules
+from piquet_table.text import (
     Cast,
     Style,
     role,
@@ -22,11 +26,6 @@ from piquet_training.tui.text import (
     score_table,
     settlement_lines,
 )
-
-from piquet_env import combinations as combos
-from piquet_env.cards import parse_card, parse_mask
-from piquet_env.game import Game, Phase
-from piquet_env.rules import Rules
 
 CATEGORY_WORDS = ("the point", "sequences", "sets")
 """How a player names each declaration category when scoring it."""

@@ -10,7 +10,7 @@ score breakdowns; at every episode end the settled result and both final observa
 
 Command (the slow run of the closing note; ``--preset all`` runs the 16 presets)::
 
-    python -m piquet_env.vector.difftest --games 100000 --preset all [--batch 1024] [--jobs 2]
+    python -m piquet_env.testing.difftest --games 100000 --preset all [--batch 1024] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from piquet_env.game.scoring import breakdown
 from piquet_env.observation import encoder_for
 from piquet_env.rewards import REWARDS, reward_due
 from piquet_env.rules import Rules, all_presets, make_rules
+from piquet_env.vector.batch_policy import sample_legal
 from piquet_env.vector.deal import make_game
 from piquet_env.vector.engine import NO_ACTION, BatchGame
-from piquet_env.vector.policy import sample_legal
 
 
 @dataclass
@@ -223,9 +223,9 @@ def _run(args: tuple) -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m piquet_env.vector.difftest --games N --preset all``."""
+    """Command line: ``python -m piquet_env.testing.difftest --games N --preset all``."""
     ap = argparse.ArgumentParser(
-        prog="python -m piquet_env.vector.difftest", description=__doc__.split("\n")[0]
+        prog="python -m piquet_env.testing.difftest", description=__doc__.split("\n")[0]
     )
     ap.add_argument("--games", type=int, default=10_000, help="episodes per preset and mode")
     ap.add_argument("--preset", default="all", help="a preset such as classic+normand, or all")

@@ -10,8 +10,8 @@ steps, one per pause: a deal's start (the hands, the exchange and the declaratio
 
 >>> from piquet_env.game import Game
 >>> from piquet_env.game.record import record_of
->>> from piquet_agents.play import play_game
->>> from piquet_agents.random_agent import RandomAgent
+>>> from piquet_agents.loop import play_game
+>>> from piquet_env.agent import RandomAgent
 >>> g = play_game(Game(seed=3, mode="deal"), [RandomAgent(seed=1), RandomAgent(seed=2)])
 >>> steps = replay_steps(record_of(g, ["random", "random"]))
 >>> [s.kind for s in steps][:3], sum(s.kind == "trick" for s in steps), steps[-1].kind
@@ -25,12 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from piquet_training.tui.input import read_line
-from piquet_training.tui.narrate import Narrator
-from piquet_training.tui.text import Cast, Style, fit, printable, role, terminal_width
-
 from piquet_env.game import Game, Phase
 from piquet_env.game.record import RecordError, load_record, replay, start_game
+from piquet_table.input import read_line
+from piquet_table.narrate import Narrator
+from piquet_table.text import Cast, Style, fit, printable, role, terminal_width
 
 KEYS = """\
 Replay keys:
@@ -56,7 +55,7 @@ class Step:
 
 def player_names(doc: dict) -> tuple[str, str]:
     """The players' names in a record, safe for the terminal (escape sequences and control
-    characters removed, see :func:`~piquet_training.tui.text.printable`) and made distinct
+    characters removed, see :func:`~piquet_table.text.printable`) and made distinct
     (``'random (0)'``, ``'random (1)'``) if both agents have the same name."""
     raw = doc.get("agents") or ["player 0", "player 1"]
     names = [printable(str(n)) or f"player {p}" for p, n in enumerate(raw[:2])]

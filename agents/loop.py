@@ -1,7 +1,7 @@
 """Drive a game with two agents: the loop every tool (evaluation, replay, human play) shares.
 
 >>> from piquet_env.game import Game
->>> from piquet_agents.random_agent import RandomAgent
+>>> from piquet_env.agent import RandomAgent
 >>> g = play_game(Game(seed=3, mode="deal"), [RandomAgent(seed=1), RandomAgent(seed=2)])
 >>> g.is_over and sum(g.result) == 0
 True
@@ -12,8 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
-from piquet_agents.base import Agent, Turn
-
+from piquet_env.agent import Agent, Turn
 from piquet_env.game import Game
 
 

@@ -12,7 +12,7 @@ pinned to one core, as ``piquet bench env`` is.
 ``--processes 2`` adds rows with one batch per process (no shared lock), the way to use both cores
 from numpy.
 
-Command: ``python -m piquet_env.vector.benchmark [--rules classic] [--variant normand]
+Command: ``python -m piquet_env.testing.batch_speed [--rules classic] [--variant normand]
 [--sizes 256,1024,4096,16384] [--threads 1,2] [--processes 2] [--seconds 3]
 [--memory-games 100000]``.
 """
@@ -28,11 +28,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from piquet_env.benchmark import engine_play, random_play
 from piquet_env.piquet_v0 import env
 from piquet_env.rules import Rules, make_rules
+from piquet_env.testing.env_speed import engine_play, random_play
+from piquet_env.vector.batch_policy import RandomPolicy
 from piquet_env.vector.engine import BatchGame
-from piquet_env.vector.policy import RandomPolicy
 
 SIZES = (256, 1024, 4096, 16384)
 THREADS = (1, 2)
@@ -236,7 +236,7 @@ def print_vector_report(res: dict) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line of ``piquet bench vector`` (also ``python -m piquet_env.vector.benchmark``)."""
+    """Command line of ``piquet bench vector`` (or ``python -m piquet_env.testing.batch_speed``)."""
     ap = argparse.ArgumentParser(prog="piquet bench vector", description=__doc__.split("\n")[0])
     ap.add_argument("--rules", default="standard", help="standard, classic, or e.g. classic+orbis")
     ap.add_argument("--variant", action="append", default=[], help="orbis, saison or normand")

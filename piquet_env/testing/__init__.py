@@ -1,0 +1,10 @@
+"""Harnesses for the environment, kept apart from what it runs on (as ``pettingzoo.test`` is).
+
+- :mod:`.difftest`: the batched engine against :class:`~piquet_env.game.Game`, step by step
+  (``python -m piquet_env.testing.difftest``).
+- :mod:`.env_speed`: the bare engine and the PettingZoo env, agent-steps per second and memory
+  (``piquet bench env``).
+- :mod:`.batch_speed`: the batched engine beside them (``piquet bench vector``).
+
+Nothing in the engine, the env or the batched engine imports this package.
+"""
