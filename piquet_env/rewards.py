@@ -10,12 +10,17 @@ A reward mode (:data:`REWARDS`) says what a player earns over an episode:
   ``result``, as under ``"result"``, only earlier.
 - ``"win"``: nothing until the end, then +1 for a won episode, -1 for a lost one, 0 for a tie.
 
-:func:`reward_due` is a pure function of the game just after a move: the points due to one player
+When it is paid: at the end of each deal (the environment's way), or *densely*, after every move,
+so that each point is credited to the decision that scored it (the trainer's way). Only
+``"deal_points"`` pays anything before the episode's end, and an episode pays the same sum either
+way.
+
+:func:`reward_due` is a pure function of one game just after a move: the points due to one player
 since he was last paid. The environment (:class:`piquet_env.piquet_v0.raw_env`) asks it at the end
-of each deal (so ``"deal_points"`` pays each deal's difference when the deal ends); the trainer's
-collector (:mod:`piquet_training.collector`) asks it after every move when it pays deal points
-densely, crediting each point to the decision that scored it. Either caller multiplies by its
-``reward_scale``.
+of each deal; the per-game training collector (:mod:`piquet_training.collector`) after every move.
+:class:`BatchRewards` is the same definition over N games of the batched engine
+(:class:`piquet_env.vector.BatchGame` pays with it, dense or not; the differential test checks it
+against :func:`reward_due` step by step). Every caller multiplies by its ``reward_scale``.
 
 >>> from piquet_env.game import Game
 >>> g = Game(seed=3, mode="deal")
@@ -33,10 +38,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from piquet_env.game import Game
 
-__all__ = ["REWARDS", "RewardError", "check_reward", "reward_due"]
+__all__ = ["REWARDS", "BatchRewards", "RewardError", "check_reward", "reward_due"]
 
 REWARDS = ("result", "deal_points", "win")
 """The reward modes, in the order the environment documents them."""
@@ -46,9 +53,13 @@ class RewardError(ValueError):
     """A reward mode or reward setting that does not exist or is out of range."""
 
 
-def check_reward(mode: str, *, scale: float = 1.0, settle_weight: float = 1.0) -> None:
-    """Raise :class:`RewardError` naming the setting if ``mode``, ``scale`` (positive, finite) or
-    ``settle_weight`` (finite, at least 0) is not usable."""
+def check_reward(
+    mode: str, *, scale: float = 1.0, settle_weight: float = 1.0, dense: bool = False
+) -> None:
+    """Raise :class:`RewardError` naming the setting if ``mode``, ``scale`` (positive, finite),
+    ``settle_weight`` (finite, at least 0) or ``dense`` (a bool) is not usable."""
+    if not isinstance(dense, (bool, np.bool_)):
+        raise RewardError(f"dense must be True or False, got {dense!r}")
     if mode not in REWARDS:
         raise RewardError(f"reward must be one of {REWARDS}, got {mode!r}")
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
@@ -99,3 +110,77 @@ def reward_due(
     if mode == "result":
         return float(result), credited
     return float((result > 0) - (result < 0)), credited
+
+
+class BatchRewards:
+    """What :func:`reward_due` pays, for ``n`` games at once (unscaled, both players).
+
+    ``mode``, ``settle_weight`` and ``dense`` as above (``dense``: pay the running deal-point
+    difference after every step, else each deal's difference at its end). Call :meth:`start`
+    for the slots whose episode starts, and :meth:`pay` once per step with what the step did.
+
+    >>> r = BatchRewards(1, "deal_points", settle_weight=0.5, dense=True)
+    >>> r.pay(np.array([[10, 4]]))[0].tolist()  # 6 points ahead in the deal so far
+    [6.0, -6.0]
+    >>> r.pay(np.array([[0, 0]]), deal_games=np.array([0]), deal_totals=np.array([[12, 4]]),
+    ...       ended_games=np.array([0]), results=np.array([[108, -108]]))[0].tolist()
+    [52.0, -52.0]
+
+    (The deal's remaining 2 points, then half the settlement's remainder: 0.5 * (108 - 8).)
+    """
+
+    def __init__(
+        self, n: int, mode: str, *, settle_weight: float = 1.0, dense: bool = False
+    ) -> None:
+        check_reward(mode, settle_weight=settle_weight, dense=dense)
+        self.mode, self.settle_weight, self.dense = mode, float(settle_weight), bool(dense)
+        self.credited = np.zeros(n, dtype=np.int64)
+        """Player 0's deal-point difference already paid in the deal under way (dense)."""
+        self.paid = np.zeros(n, dtype=np.int64)
+        """Player 0's deal differences paid this episode (for the settlement's remainder)."""
+
+    def start(self, games: np.ndarray) -> None:
+        """Episodes start in slots ``games``: nothing is owed there."""
+        self.credited[games] = 0
+        self.paid[games] = 0
+
+    def pay(
+        self,
+        points: np.ndarray,
+        *,
+        deal_games: np.ndarray | None = None,
+        deal_totals: np.ndarray | None = None,
+        ended_games: np.ndarray | None = None,
+        results: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The points ``(n, 2)`` due to each player for one step, unscaled (float64).
+
+        ``points`` ``(n, 2)``: each player's points so far in the deal under way after the step;
+        ``deal_games`` the games whose deal ended in the step, ``deal_totals`` ``(k, 2)`` those
+        deals' totals; ``ended_games`` the games whose episode ended, ``results`` ``(k, 2)``
+        their settled results."""
+        n = self.credited.shape[0]
+        none = np.zeros(0, dtype=np.int64)
+        dg = none if deal_games is None else np.asarray(deal_games, dtype=np.int64)
+        eg = none if ended_games is None else np.asarray(ended_games, dtype=np.int64)
+        due0 = np.zeros(n, dtype=np.float64)  # player 0's due; player 1's is its negative
+        if self.mode == "deal_points":
+            if self.dense:
+                running = points[:, 0].astype(np.int64) - points[:, 1]
+                running[dg] = self.credited[dg]  # a deal that ended is paid by its total below
+                due0 += running - self.credited
+                self.credited[:] = running
+            if dg.size:
+                diff = deal_totals[:, 0].astype(np.int64) - deal_totals[:, 1]
+                due0[dg] += diff - self.credited[dg]
+                self.credited[dg] = 0
+                self.paid[dg] += diff
+            if eg.size:
+                rest = results[:, 0].astype(np.int64) - self.paid[eg]
+                due0[eg] += self.settle_weight * rest
+                if self.dense:  # a finished game owes nothing more (until :meth:`start`)
+                    self.credited[eg] = points[eg, 0].astype(np.int64) - points[eg, 1]
+        elif eg.size:
+            res = results[:, 0].astype(np.float64)
+            due0[eg] = res if self.mode == "result" else np.sign(res)
+        return np.stack([due0, -due0], axis=1)

@@ -16,7 +16,7 @@ from piquet_agents.network import ActorCritic
 from piquet_env.game import Game
 from piquet_env.observation import encoder_for
 from piquet_env.piquet_v0 import raw_env
-from piquet_env.rewards import REWARDS, RewardError, check_reward, reward_due
+from piquet_env.rewards import REWARDS, BatchRewards, RewardError, check_reward, reward_due
 from piquet_env.rules import STANDARD, all_presets
 from piquet_training.collector import Collector, Seat
 from tests.train_helpers import finished_results, trajectory_sums
@@ -140,3 +140,57 @@ def test_the_collector_pays_terminal_modes_once(reward: str) -> None:
     sums = sorted(trajectory_sums(roll))
     value = (lambda r: np.sign(r)) if reward == "win" else (lambda r: r)
     assert sums == pytest.approx(sorted(2.0 * value(r[0]) for r in results))
+
+
+def _two_deals(rewards: BatchRewards) -> list[list[float]]:
+    """Player 0's dues in a hand-worked two-deal partie of game 0 (game 1 idle throughout)."""
+    idle = np.array([[3, 3]])
+    steps = [
+        rewards.pay(np.array([[5, 0], *idle])),  # a point of five
+        rewards.pay(np.array([[5, 3], *idle])),  # opponent's tierce
+        rewards.pay(  # deal 1 ends 12 to 3; deal 2 opens with 10 to the opponent (blanche)
+            np.array([[0, 10], *idle]),
+            deal_games=np.array([0]),
+            deal_totals=np.array([[12, 3]]),
+        ),
+        rewards.pay(np.array([[0, 10], *idle])),  # the blanche is paid after the deal's end
+        rewards.pay(  # deal 2 ends 4 to 20; the partie settles at -140 for player 0
+            np.array([[4, 20], *idle]),
+            deal_games=np.array([0]),
+            deal_totals=np.array([[4, 20]]),
+            ended_games=np.array([0]),
+            results=np.array([[-140, 140]]),
+        ),
+        rewards.pay(np.array([[4, 20], *idle])),  # over: nothing more
+    ]
+    for due in steps:
+        assert due[:, 0].tolist() == (-due[:, 1]).tolist()  # zero-sum
+        assert due[1].tolist() == [0.0, 0.0]
+    return [float(d[0, 0]) for d in steps]
+
+
+def test_batch_rewards_by_hand():
+    dense = BatchRewards(2, "deal_points", settle_weight=0.5, dense=True)
+    # 5, -3, the deal's last 7 (9 - 2 credited), -10 blanche, -6 (-16 + 10 credited) then half
+    # the remainder -140 - (9 - 16) = -133
+    assert _two_deals(dense) == [5.0, -3.0, 7.0, -10.0, -6.0 - 66.5, 0.0]
+    at_deal_end = BatchRewards(2, "deal_points", settle_weight=0.5)
+    assert _two_deals(at_deal_end) == [0.0, 0.0, 9.0, 0.0, -16.0 - 66.5, 0.0]
+    whole = BatchRewards(2, "deal_points", dense=True)
+    assert sum(_two_deals(whole)) == -140.0
+    assert _two_deals(BatchRewards(2, "result", dense=True)) == [0, 0, 0, 0, -140.0, 0]
+    assert _two_deals(BatchRewards(2, "win")) == [0, 0, 0, 0, -1.0, 0]
+
+
+def test_batch_rewards_start_clears_what_is_owed():
+    r = BatchRewards(1, "deal_points", dense=True)
+    r.pay(np.array([[7, 0]]))
+    r.start(np.array([0]))  # a new episode in the slot
+    assert r.pay(np.array([[2, 0]]))[0].tolist() == [2.0, -2.0]
+
+
+def test_batch_rewards_check_their_settings():
+    with pytest.raises(RewardError, match="dense"):
+        BatchRewards(1, "deal_points", dense="yes")
+    with pytest.raises(RewardError, match="settle_weight"):
+        BatchRewards(1, "deal_points", settle_weight=-1)

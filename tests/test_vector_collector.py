@@ -211,3 +211,35 @@ def test_snapshots_act_in_one_stack_rebuilt_when_the_pool_changes():
     out = vc.collect(4, pool)
     assert vc._stack is not first and len(vc._stack_of) == 2
     assert out.games == 4 and set(out.points) == {"snapshot"}
+
+
+def _blind_rollout(seed: int):
+    """A rollout of a learner whose policy ignores its observation (all weights zero: uniform
+    over the legal actions), so the games depend on the seeds alone."""
+    enc = encoder_for(RULES)
+    torch.manual_seed(seed)
+    model = ActorCritic(enc.size, enc.n_actions, (16,), "tanh").eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+    vc = VectorCollector(RULES, "partie", 3, np.random.default_rng(seed), reward_scale=0.02)
+    return vc.collect(3, OpponentPool(model, {"self": 1.0, "random": 1.0}))
+
+
+def test_the_observations_point_scale_changes_no_training_reward(monkeypatch):
+    """Rewards come from the engine's integer points, never back out of the float observation
+    (issue 27): another ``_POINT_SCALE`` changes the observations and not one reward."""
+    import piquet_env.observation as observation
+
+    before = _blind_rollout(7)
+    try:
+        monkeypatch.setattr(observation, "_POINT_SCALE", 37.0)
+        encoder_for.cache_clear()
+        after = _blind_rollout(7)
+    finally:
+        monkeypatch.undo()
+        encoder_for.cache_clear()
+    assert np.array_equal(before.actions, after.actions)  # the same games
+    assert not np.array_equal(before.obs, after.obs)  # seen at another scale
+    assert np.count_nonzero(before.rewards) > 10
+    assert np.array_equal(before.rewards, after.rewards)

@@ -112,12 +112,31 @@ def test_special_deals_match_game(preset, name):
         batch=30,
         episode="deal",
         reward="deal_points",
+        dense=True,
         seed=3,
         deal=SPECIAL_DEALS[name],
         first_elder=1,
         state_every=3,
     )
     assert rep.differences == [] and rep.games == 60
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=IDS)
+def test_dense_deal_points_match_game(preset):
+    """The trainer's reward: deal points after every move, the settlement weighed, scaled."""
+    rep = compare(
+        preset,
+        games=40,
+        batch=40,
+        episode=("partie", "deal")[PRESETS.index(preset) % 2],
+        reward="deal_points",
+        reward_scale=0.02,
+        settle_weight=0.25,
+        dense=True,
+        seed=4,
+    )
+    assert rep.differences == []
+    assert rep.games == 40
 
 
 def test_rewards_match_the_env():

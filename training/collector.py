@@ -226,9 +226,16 @@ class Collector:
         _, a, b, _ = self.encoder.state_fields[0]
         self._own_obs = slice(a, b)  # the acting player's observation inside his state
 
-    def collect(self, n_games: int, matchup: Callable[[np.random.Generator], Matchup]) -> Rollout:
-        """Play ``n_games`` complete games, ``num_envs`` at a time; each game's seats come from
-        ``matchup(rng)``. Returns the recorded decisions as a :class:`Rollout`."""
+    def collect(
+        self,
+        n_games: int,
+        matchup: Callable[[np.random.Generator], Matchup],
+        num_envs: int | None = None,
+    ) -> Rollout:
+        """Play ``n_games`` complete games, ``num_envs`` at a time (default: the collector's);
+        each game's seats come from ``matchup(rng)``. Returns the recorded decisions as a
+        :class:`Rollout`."""
+        num_envs = self.num_envs if num_envs is None else num_envs
         buf = _Buffer(self.encoder, self.record_states)
         stats = CollectionCounts()
         started = 0
@@ -248,7 +255,7 @@ class Collector:
                     buf.trajectories.append(slot.traj[p])
             return slot
 
-        slots = [new_slot() for _ in range(min(self.num_envs, n_games))]
+        slots = [new_slot() for _ in range(min(num_envs, n_games))]
         while slots:
             # Group the slots by who acts: one forward pass per network, agents one by one.
             by_model: dict[tuple[int, bool, bool], list[_Slot]] = {}

@@ -21,9 +21,10 @@ Values are computed after collection in one batched pass (the weights do not cha
 collection, so they are those of the acting network). Acting and the value pass run in the
 collector's ``precision`` (:mod:`piquet_training.compute`).
 
-Rewards follow :func:`piquet_env.rewards.reward_due` (tested against it): the running deal-point
-difference is read from the observation's ``deal_total`` field, the deal's difference from the
-step's ``deal_scores``, the settlement from ``results``.
+Rewards are the batch's own: it is built with the collector's reward mode, scale, settlement
+weight and density, so it pays what :func:`piquet_env.rewards.reward_due` defines (the
+differential test checks it step by step), and the collector only assigns each seat's payment to
+that seat's latest recorded decision.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import torch
 
 from piquet_agents.network import ActorCritic, ActorStack
 from piquet_env.rules import Rules
-from piquet_env.vector import NO_ACTION, BatchGame, sample_legal
+from piquet_env.vector import NO_ACTION, BatchGame, StepResult, sample_legal
 from piquet_training.collector import (
     CollectionCounts,
     Collector,
@@ -47,6 +48,7 @@ __all__ = ["VectorCollector", "concat_rollouts"]
 
 _SELF, _SNAPSHOT, _HEURISTIC, _RANDOM = range(4)
 _KIND_CODES = {"self": _SELF, "snapshot": _SNAPSHOT, "heuristic": _HEURISTIC, "random": _RANDOM}
+_LABELS = {code: kind for kind, code in _KIND_CODES.items()}
 
 
 def concat_rollouts(parts: list[Rollout]) -> Rollout:
@@ -103,6 +105,56 @@ class _RowStore:
         return self.arrays[key]
 
 
+class _Slots:
+    """The games of one batch under way: who plays them, which seats the learner records, and
+    the rows and rewards of those seats."""
+
+    def __init__(
+        self,
+        n: int,
+        kinds: np.ndarray,
+        learner_seat: np.ndarray,
+        snap: np.ndarray,
+        first: int,
+    ) -> None:
+        self.kinds, self.snap, self.first = kinds, snap, first
+        self.ar = np.arange(n)
+        self.recorded = np.zeros((n, 2), dtype=bool)
+        """Which seats are the learner's (both in self-play)."""
+        self.recorded[kinds == _SELF] = True
+        one = np.flatnonzero(kinds != _SELF)
+        self.recorded[one, learner_seat[one]] = True
+        self.last_row = np.full((n, 2), -1, dtype=np.int64)
+        """Each recorded seat's latest row in the store (-1 before its first decision)."""
+        self.pending = np.zeros((n, 2), dtype=np.float64)
+        """Rewards a seat earned before its first decision."""
+        self.live = np.ones(n, dtype=bool)
+        """Games not over yet (a finished slot is dealt afresh by the batch: not ours)."""
+
+
+class _View:
+    """What the players to act see at one step: their seats, observations and masks."""
+
+    def __init__(
+        self,
+        seat: np.ndarray,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        full: np.ndarray | None,
+        size: int,
+    ) -> None:
+        self.seat, self._obs, self.mask, self.full, self._size = seat, obs, mask, full, size
+
+    def obs(self, idx: np.ndarray) -> np.ndarray:
+        """Observations of the players to act in games ``idx`` (read from the full state, whose
+        first blocks are both players' observations, when the batch skips observing)."""
+        if self.full is None:
+            return self._obs[idx]
+        size = self._size
+        own = (self.seat[idx] == 1)[:, None]
+        return np.where(own, self.full[idx, size : 2 * size], self.full[idx, :size])
+
+
 class VectorCollector:
     """Plays batches of complete games on the batched engine and records rollouts.
 
@@ -146,8 +198,6 @@ class VectorCollector:
         self.encoder = enc = self._games.encoder
         self.size, self.n_actions, self.state_size = enc.size, enc.n_actions, enc.state_size
         self._perm = enc.seat_permutation
-        f = {name: a for name, a, _, _ in enc.fields}
-        self._total = f["deal_total"]
         self._batches: dict[int, BatchGame] = {}
         self._stack: ActorStack | None = None  # the pool's snapshots, stacked
         self._stack_of: list[ActorCritic] = []  # ... as they were when stacked
@@ -171,7 +221,10 @@ class VectorCollector:
                 self.rules,
                 n,
                 episode=self.mode,
-                reward="result",
+                reward=self.reward,
+                reward_scale=self.reward_scale,
+                settle_weight=self.settle_weight,
+                dense=self.dense_reward,
                 record=False,
                 seed=0,
                 observe=not self.record_states,
@@ -213,12 +266,7 @@ class VectorCollector:
             seats = (learner, other) if rng.random() < 0.5 else (other, learner)
             return seats[0], seats[1], "heuristic"
 
-        saved = self._games.num_envs
-        self._games.num_envs = n
-        try:
-            return self._games.collect(n, matchup)
-        finally:
-            self._games.num_envs = saved
+        return self._games.collect(n, matchup, num_envs=n)
 
     @torch.no_grad()
     def values(
@@ -244,7 +292,7 @@ class VectorCollector:
             out[a : a + chunk] = v.float().cpu().numpy()
         return out
 
-    def _act(self, model: ActorCritic, obs: np.ndarray, mask: np.ndarray) -> tuple:
+    def _sample(self, model: ActorCritic, obs: np.ndarray, mask: np.ndarray) -> tuple:
         """Sampled actions and their log-probabilities (in the collector's ``precision``: the
         recorded log-probabilities are those of the policy that acted)."""
         dev = self.device
@@ -282,128 +330,105 @@ class VectorCollector:
         counts: CollectionCounts,
     ) -> None:
         """Play one game per slot until all are over; append the learner's decisions to the
-        row store (trajectory keys numbered from game ``first``) and add to ``counts``."""
+        row store (trajectory keys numbered from game ``first``) and add to ``counts``.
+
+        Each step: :meth:`_act` chooses every game's action, :meth:`_record` stores the
+        learner's decisions, the batch applies them and pays the step's rewards (its own reward
+        mode: the collector derives none), and :meth:`_credit` assigns what it paid."""
         n = len(kinds)
-        rng = self.rng
         batch = self._batch(n)
-        out = batch.reset(int(rng.integers(2**63)))
-        size, perm, scale = self.size, self._perm, self.reward_scale
-        store = self._raw
-        recorded = np.zeros((n, 2), dtype=bool)  # which seats are the learner's
-        recorded[kinds == _SELF] = True
-        one = np.flatnonzero(kinds != _SELF)
-        recorded[one, learner_seat[one]] = True
-        last_row = np.full((n, 2), -1, dtype=np.int64)
-        pending = np.zeros((n, 2), dtype=np.float64)
-        credited = np.zeros((n, 2), dtype=np.int64)
-        paid = np.zeros((n, 2), dtype=np.int64)
-        live = np.ones(n, dtype=bool)
-        ar = np.arange(n)
-        points = counts.points
-        labels = {_SELF: "self", _SNAPSHOT: "snapshot", _RANDOM: "random"}
-        dense = self.dense_reward and self.reward == "deal_points"
+        out = batch.reset(int(self.rng.integers(2**63)))
+        slots = _Slots(n, kinds, learner_seat, snap, first)
         full = np.empty((n, self.state_size), dtype=np.float32) if self.record_states else None
-        if full is not None:
-            batch.full_state(full)
-
-        def observe(idx: np.ndarray) -> np.ndarray:
-            """Observations of the players to act in games ``idx``."""
-            if full is None:
-                return out.obs[idx]
-            own = (seat[idx] == 1)[:, None]
-            return np.where(own, full[idx, size : 2 * size], full[idx, :size])
-
-        while live.any():
-            seat = out.seat.astype(np.int64)
-            mask = batch.action_mask()
-            actions = np.full(n, NO_ACTION, dtype=np.int64)
-            seat_c = seat.clip(0)
-            learner_turn = live & recorded[ar, seat_c]
-            g = np.flatnonzero(learner_turn)
-            if g.size:
-                obs_g = observe(g)
-                a, logp = self._act(pool.learner, obs_g, mask[g])
-                actions[g] = a
-                store.reserve(g.size)
-                rows = slice(store.n, store.n + g.size)
-                store["obs"][rows] = obs_g
-                store["masks"][rows] = mask[g]
-                store["actions"][rows] = a
-                store["logprobs"][rows] = logp
-                if full is not None:
-                    states = store["states"][rows]
-                    states[:] = full[g]
-                    flip = np.flatnonzero(seat[g] == 1)
-                    states[flip] = full[g[flip]][:, perm]
-                store["keys"][rows] = (first + g) * 2 + seat[g]
-                store["rewards"][rows] = pending[g, seat[g]]
-                pending[g, seat[g]] = 0.0
-                last_row[g, seat[g]] = np.arange(rows.start, rows.stop)
-                store.n = rows.stop
-            other = live & ~learner_turn
-            rand = np.flatnonzero(other & (kinds == _RANDOM))
-            if rand.size:
-                actions[rand] = sample_legal(mask[rand], rng)
-            h = np.flatnonzero(other & (kinds == _SNAPSHOT))
-            if h.size:
-                actions[h] = self._snapshots_act(pool, snap[h], observe(h), mask[h])
-            counts.env_steps += int(live.sum())
-            out = batch.step(actions)
-            # --- rewards of this step (player 0's difference, then each seat's share)
+        while slots.live.any():
             if full is not None:
                 batch.full_state(full)
-            diff0 = np.zeros(n, dtype=np.int64)
-            if dense:
-                if full is not None:  # player 0's observation comes first in the state
-                    me, opp = full[:, self._total], full[:, self._total + 1]
-                    sign = np.ones(n, dtype=np.int64)
-                else:
-                    me, opp = out.obs[:, self._total], out.obs[:, self._total + 1]
-                    sign = np.where(out.seat == 1, -1, 1)
-                diff0 = sign * (np.rint(me * 100) - np.rint(opp * 100)).astype(np.int64)
-            deal_end = np.zeros(n, dtype=bool)
-            if out.deal_games.size:
-                dg = out.deal_games
-                totals = out.deal_scores.astype(np.int64).sum(axis=2)
-                diff0[dg] = totals[:, 0] - totals[:, 1]
-                deal_end[dg] = True
-            diff = np.stack([diff0, -diff0], axis=1)
-            due = np.zeros((n, 2), dtype=np.float64)
-            if self.reward == "deal_points":
-                pay = live & (deal_end | dense)
-                due[pay] = diff[pay] - credited[pay]
-                credited[pay] = diff[pay]
-                credited[deal_end] = 0
-                paid[deal_end] += diff[deal_end]
-            ended = np.zeros(n, dtype=bool)
-            ended[out.ended_games] = True
-            ended &= live
-            if out.ended_games.size:
-                eg, res = out.ended_games, out.results.astype(np.int64)
-                sel = live[eg]
-                eg, res = eg[sel], res[sel]
-                if self.reward == "deal_points":
-                    due[eg] += self.settle_weight * (res - paid[eg])
-                elif self.reward == "result":
-                    due[eg] += res
-                else:
-                    due[eg] += np.sign(res)
-            if out.deal_games.size:
-                dg = out.deal_games[live[out.deal_games]]
-                counts.deals += dg.size
-                for k in np.unique(kinds[dg]).tolist():
-                    d = dg[kinds[dg] == k]
-                    for p in (0, 1):
-                        mine = d[recorded[d, p]]
-                        if mine.size:
-                            points.setdefault(labels[k], []).extend(diff[mine, p].tolist())
-            due *= scale
-            has = (due != 0) & recorded & live[:, None]
-            gi, pi = np.nonzero(has & (last_row >= 0))
-            store["rewards"][last_row[gi, pi]] += due[gi, pi]
-            gi, pi = np.nonzero(has & (last_row < 0))
-            pending[gi, pi] += due[gi, pi]
-            live &= ~ended
+            view = _View(out.seat.astype(np.int64), out.obs, batch.action_mask(), full, self.size)
+            learner = slots.live & slots.recorded[slots.ar, view.seat.clip(0)]
+            actions, logp = self._act(pool, slots, view, learner)
+            self._record(slots, view, learner, actions, logp)
+            counts.env_steps += int(slots.live.sum())
+            out = batch.step(actions)
+            self._credit(slots, out.rewards)
+            self._count(slots, out, counts)
+            slots.live[out.ended_games] = False
+
+    def _act(
+        self, pool: OpponentPool, slots: _Slots, view: _View, learner: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every live game's action (``NO_ACTION`` elsewhere), each kind of player in one pass,
+        and the learner's log-probabilities (for the rows of ``learner``)."""
+        actions = np.full(len(learner), NO_ACTION, dtype=np.int64)
+        g = np.flatnonzero(learner)
+        logp = np.zeros(0, dtype=np.float32)
+        if g.size:
+            actions[g], logp = self._sample(pool.learner, view.obs(g), view.mask[g])
+        other = slots.live & ~learner
+        rand = np.flatnonzero(other & (slots.kinds == _RANDOM))
+        if rand.size:
+            actions[rand] = sample_legal(view.mask[rand], self.rng)
+        h = np.flatnonzero(other & (slots.kinds == _SNAPSHOT))
+        if h.size:
+            actions[h] = self._snapshots_act(pool, slots.snap[h], view.obs(h), view.mask[h])
+        return actions, logp
+
+    def _record(
+        self,
+        slots: _Slots,
+        view: _View,
+        learner: np.ndarray,
+        actions: np.ndarray,
+        logp: np.ndarray,
+    ) -> None:
+        """Append the learner's decisions of this step to the row store; each new row takes the
+        reward its seat earned before its first decision."""
+        g = np.flatnonzero(learner)
+        if not g.size:
+            return
+        store, seat = self._raw, view.seat[g]
+        store.reserve(g.size)
+        rows = slice(store.n, store.n + g.size)
+        store["obs"][rows] = view.obs(g)
+        store["masks"][rows] = view.mask[g]
+        store["actions"][rows] = actions[g]
+        store["logprobs"][rows] = logp
+        if view.full is not None:
+            states = store["states"][rows]
+            states[:] = view.full[g]
+            flip = np.flatnonzero(seat == 1)
+            states[flip] = view.full[g[flip]][:, self._perm]
+        store["keys"][rows] = (slots.first + g) * 2 + seat
+        store["rewards"][rows] = slots.pending[g, seat]
+        slots.pending[g, seat] = 0.0
+        slots.last_row[g, seat] = np.arange(rows.start, rows.stop)
+        store.n = rows.stop
+
+    def _credit(self, slots: _Slots, rewards: np.ndarray) -> None:
+        """Assign the rewards the batch paid this step to the learner's seats: to each seat's
+        latest decision, or pending until its first."""
+        has = (rewards != 0) & slots.recorded & slots.live[:, None]
+        gi, pi = np.nonzero(has & (slots.last_row >= 0))
+        self._raw["rewards"][slots.last_row[gi, pi]] += rewards[gi, pi]
+        gi, pi = np.nonzero(has & (slots.last_row < 0))
+        slots.pending[gi, pi] += rewards[gi, pi]
+
+    @staticmethod
+    def _count(slots: _Slots, out: StepResult, counts: CollectionCounts) -> None:
+        """Deals played, and each recorded seat's point difference per deal, by opponent kind."""
+        dg = out.deal_games
+        keep = slots.live[dg]
+        dg = dg[keep]
+        if not dg.size:
+            return
+        counts.deals += dg.size
+        totals = out.deal_scores[keep].astype(np.int64).sum(axis=2)
+        diff = np.stack([totals[:, 0] - totals[:, 1], totals[:, 1] - totals[:, 0]], axis=1)
+        kinds = slots.kinds[dg]
+        for k in np.unique(kinds).tolist():
+            for p in (0, 1):
+                mine = (kinds == k) & slots.recorded[dg, p]
+                if mine.any():
+                    counts.points.setdefault(_LABELS[k], []).extend(diff[mine, p].tolist())
 
     def _rollout(self, n_games: int, counts: CollectionCounts) -> Rollout:
         """The stored rows, trajectory by trajectory in time order, gathered into the output

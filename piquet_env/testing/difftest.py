@@ -4,9 +4,10 @@
 every game of the batch, the same deal and the same actions in a ``Game`` built by
 :func:`~piquet_env.vector.deal.make_game`, and compares at every step of every game: the player
 to act, the legal mask, the observation (``encoder_for(rules).encode``), both players' rewards
-(each reward mode, as :func:`~piquet_env.rewards.reward_due` pays it); at every deal end both
-score breakdowns; at every episode end the settled result and both final observations; and, every
-``state_every`` steps, the full state (``encoder_for(rules).state``).
+(each reward mode, paid at deal ends or densely after every move, as
+:func:`~piquet_env.rewards.reward_due` pays it) and both players' running deal points; at every
+deal end both score breakdowns; at every episode end the settled result and both final
+observations; and, every ``state_every`` steps, the full state (``encoder_for(rules).state``).
 
 Command (the slow run of the closing note; ``--preset all`` runs the 16 presets)::
 
@@ -45,22 +46,38 @@ class Report:
     seconds: float = 0.0
 
 
+@dataclass
 class _Reference:
-    """One game played through ``Game``, paid at each deal end by
-    :func:`~piquet_env.rewards.reward_due`, as the env pays."""
+    """One game played through ``Game`` and paid by :func:`~piquet_env.rewards.reward_due`: at
+    each deal end, as the env pays, or after every move when ``dense``, as a trainer pays."""
 
-    def __init__(self, game: Game, reward: str, scale: float) -> None:
-        self.game, self.reward, self.scale = game, reward, scale
+    game: Game
+    reward: str
+    scale: float
+    settle_weight: float = 1.0
+    dense: bool = False
+    credited: list[int] = field(default_factory=lambda: [0, 0])
 
     def apply(self, action: int) -> tuple[np.ndarray, bool]:
         """Play ``action``; return both players' rewards and whether a deal ended."""
         g = self.game
         n_deals = len(g.deal_scores)
         g.apply(action)
-        if len(g.deal_scores) == n_deals:
+        ended = len(g.deal_scores) > n_deals
+        if not (ended or self.dense):
             return np.zeros(2, np.float32), False
-        due = [reward_due(self.reward, g, p, deal_ended=True)[0] * self.scale for p in (0, 1)]
-        return np.array(due, dtype=np.float32), True
+        due = []
+        for p in (0, 1):
+            points, self.credited[p] = reward_due(
+                self.reward,
+                g,
+                p,
+                deal_ended=ended,
+                credited=self.credited[p],
+                settle_weight=self.settle_weight,
+            )
+            due.append(points * self.scale)
+        return np.array(due, dtype=np.float32), ended
 
 
 def _first_diff(a: np.ndarray, b: np.ndarray, rules: Rules, state: bool = False) -> str:
@@ -79,6 +96,8 @@ def compare(
     episode: str = "partie",
     reward: str = "result",
     reward_scale: float = 1.0,
+    settle_weight: float = 1.0,
+    dense: bool = False,
     seed: int = 0,
     state_every: int = 7,
     max_differences: int = 10,
@@ -100,6 +119,8 @@ def compare(
         episode=episode,
         reward=reward,
         reward_scale=reward_scale,
+        settle_weight=settle_weight,
+        dense=dense,
         seed=seed,
         record=False,
     )
@@ -115,6 +136,8 @@ def compare(
             make_game(r, bg.game_seed(i), episode, given=given, elder=elder, record=False),
             reward,
             reward_scale,
+            settle_weight,
+            dense,
         )
 
     refs: list[_Reference | None] = [fresh(i) for i in range(batch)]
@@ -170,6 +193,11 @@ def compare(
                 differ(i, f"rewards: batch {res.rewards[i].tolist()}, game {rewards.tolist()}")
                 refs[i] = None
                 continue
+            points = [sum(ref.game.scores[p]) for p in (0, 1)]
+            if not ref.game.is_over and res.points[i].tolist() != points:
+                differ(i, f"deal points: batch {res.points[i].tolist()}, game {points}")
+                refs[i] = None
+                continue
             if deal_over != (i in deal_rows):
                 differ(i, f"deal end: batch {i in deal_rows}, game {deal_over}")
                 refs[i] = None
@@ -216,9 +244,17 @@ def _breakdown(fields: np.ndarray) -> DealScore:
 
 
 def _run(args: tuple) -> Report:
-    name, games, batch, episode, reward, scale, seed = args
+    name, games, batch, episode, reward, scale, weight, dense, seed = args
     return compare(
-        name, games, batch, episode=episode, reward=reward, reward_scale=scale, seed=seed
+        name,
+        games,
+        batch,
+        episode=episode,
+        reward=reward,
+        reward_scale=scale,
+        settle_weight=weight,
+        dense=dense,
+        seed=seed,
     )
 
 
@@ -233,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--episode", default="partie", choices=("partie", "deal"))
     ap.add_argument("--reward", default="deal_points", choices=REWARDS)
     ap.add_argument("--reward-scale", type=float, default=1.0)
+    ap.add_argument("--settle-weight", type=float, default=1.0)
+    ap.add_argument("--dense", action="store_true", help="pay deal points after every step")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="processes (split the games)")
     args = ap.parse_args(argv)
@@ -249,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.episode,
                 args.reward,
                 args.reward_scale,
+                args.settle_weight,
+                args.dense,
                 args.seed + 1_000_003 * j,
             )
             for j in range(jobs)

@@ -56,23 +56,6 @@ _RECORDS = (
 )
 
 
-def scalar_scales(rules: Rules) -> dict[str, float]:
-    """The divisor of each scalar field of the observation (as in :mod:`piquet_env.observation`)."""
-    return {
-        "decl_point_value": 100.0,
-        "tricks_won": 12.0,
-        "deal_points_me": 100.0,
-        "deal_points_opp": 100.0,
-        "deal_total": 100.0,
-        "partie_totals": 100.0,
-        "deal_number": float(rules.deals),
-        "deals_left": float(rules.deals),
-        "exchanged": 5.0,
-        "discarding": 5.0,
-        "talon_left": float(rules.talon_size),
-    }
-
-
 class _Words:
     """Bit fields packed into ``uint64`` words, expanded to 0/1 bytes."""
 
@@ -138,7 +121,7 @@ class BatchEncoder:
         """Upper bound of every observation entry (the encoder's, for the ``Box`` space)."""
         pos = {name: (a, b) for name, a, b, _ in enc.fields}
         self._pos = pos
-        scales = scalar_scales(rules)
+        scales = {f.name: f.scale for f in enc.layout if f.scale}  # the layout's, never a copy
         self.n_bits = min(pos[name][0] for name in scales)  # the 0/1 block, then the scalars
         self._flag0 = pos["own_voids"][0]
         self._flag = {name: pos[name][0] - self._flag0 for name in _FLAGS}

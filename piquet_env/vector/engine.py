@@ -37,7 +37,7 @@ import numpy as np
 from piquet_env.actions import action_name
 from piquet_env.game import DealScore, Game, check_deal
 from piquet_env.game.scoring import breakdown
-from piquet_env.rewards import check_reward
+from piquet_env.rewards import BatchRewards, check_reward
 from piquet_env.rules import Rules, make_rules
 from piquet_env.vector import deal as vdeal
 from piquet_env.vector.encoder import BatchEncoder
@@ -71,8 +71,10 @@ class StepResult:
     - ``obs`` ``(N, size)`` float32: that player's observation (player 0's when over), exactly
       ``encoder_for(rules).encode(game, seat)``; ``mask`` ``(N, n_actions)`` bool: his legal
       actions. Both are the batch's own buffers, overwritten by the next step: copy to keep;
-    - ``rewards`` ``(N, 2)`` float32: what each player is paid for this step (the env's reward
-      mode and scale);
+    - ``rewards`` ``(N, 2)`` float32: what each player is paid for this step (the batch's reward
+      mode, scale, settlement weight and density: :class:`piquet_env.rewards.BatchRewards`);
+    - ``points`` ``(N, 2)`` int32: each player's points so far in the deal under way (the
+      integers the observation's ``deal_total`` field shows scaled);
     - ``ended`` ``(N,)`` bool: the episode ended in this step; ``ended_games`` their indices,
       ``results`` ``(k, 2)`` their settled results, ``final_obs`` ``(k, 2, size)`` both players'
       final observations, ``ended_seeds`` their game seeds;
@@ -85,6 +87,7 @@ class StepResult:
     obs: np.ndarray
     mask: np.ndarray
     rewards: np.ndarray
+    points: np.ndarray
     ended: np.ndarray
     ended_games: np.ndarray
     results: np.ndarray
@@ -101,7 +104,9 @@ class BatchGame:
     Options as for :func:`piquet_env.piquet_v0.env`: ``rules`` (preset name or
     :class:`~piquet_env.rules.Rules`), ``variants``, ``episode`` (``"partie"`` or ``"deal"``),
     ``reward`` (:data:`~piquet_env.rewards.REWARDS`: ``"result"``, ``"deal_points"`` or
-    ``"win"``), ``reward_scale``; then ``autoreset``,
+    ``"win"``), ``reward_scale``; ``settle_weight`` and ``dense`` (pay ``"deal_points"`` after
+    every step, as a trainer credits them, rather than at each deal's end; see
+    :mod:`piquet_env.rewards`); then ``autoreset``,
     ``record`` (keep each episode's actions, for :meth:`to_game`) and ``seed`` (for the first
     :meth:`reset`; ``None`` draws one). ``observe=False`` skips the observations in
     :meth:`step` (call :meth:`observe` when needed).
@@ -116,6 +121,8 @@ class BatchGame:
         episode: str = "partie",
         reward: str = "result",
         reward_scale: float = 1.0,
+        settle_weight: float = 1.0,
+        dense: bool = False,
         autoreset: bool = True,
         record: bool = True,
         seed: int | None = None,
@@ -126,12 +133,14 @@ class BatchGame:
         self.rules = make_rules(rules, variants)
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
-        check_reward(reward, scale=reward_scale)
+        check_reward(reward, scale=reward_scale, settle_weight=settle_weight, dense=dense)
         scale = float(reward_scale)
         if int(n) < 1:
             raise ValueError(f"n must be at least 1, got {n!r}")
         self.n = n = int(n)
         self.episode, self.reward, self.reward_scale = episode, reward, scale
+        self.settle_weight, self.dense = float(settle_weight), bool(dense)
+        self._rewards = BatchRewards(n, reward, settle_weight=settle_weight, dense=dense)
         self.autoreset, self.record, self.observe_steps = autoreset, record, observe
         self.encoder = BatchEncoder(self.rules, episode)
         self.size, self.n_actions = self.encoder.size, self.encoder.n_actions
@@ -141,7 +150,7 @@ class BatchGame:
         self.batch_seed = 0 if seed is None else int(seed)
         self._seeded = seed is not None
         self._given: dict[int, list[np.ndarray]] = {}
-        self._rules_steps = Transitions(self.rules, episode, reward, self._deal_packs)
+        self._rules_steps = Transitions(self.rules, episode, self._deal_packs)
         self._obs = np.zeros((n, self.size), dtype=np.float32)
         self._mask = np.zeros((n, self.n_actions), dtype=bool)
         self._bits = np.zeros(n, dtype=np.uint64)
@@ -231,9 +240,10 @@ class BatchGame:
         s.elder[g] = e
         s.deal_number[g] = 0
         s.planned[g] = 1 if self.episode == "deal" else self.rules.deals
-        for name in ("totals", "result", "paid", "n_actions_taken"):
+        for name in ("totals", "result", "n_actions_taken"):
             getattr(s, name)[g] = 0
         s.over[g] = False
+        self._rewards.start(g)
         self._rules_steps.start_deal(s, g, ev)
 
     def _deal_packs(self, g: np.ndarray) -> np.ndarray:
@@ -311,15 +321,27 @@ class BatchGame:
         """Forced declarations, rewards, autoreset, then observations and masks."""
         s, rs = self.state, self._rules_steps
         rs.auto_declarations(s, np.flatnonzero(s.phase == DECLARE), ev)
-        if rewards is None:
-            raw = np.zeros((self.n, 2), dtype=np.int64)
-            for g, r in zip(ev.reward_games, ev.rewards):
-                raw[g] += r
-            rewards = (raw * self.reward_scale).astype(np.float32)
+
+        def cat(xs: list[np.ndarray], dt: type) -> np.ndarray:
+            return np.concatenate(xs) if xs else np.zeros(0, dt)
+
+        deal_games = cat(ev.deal_games, np.int64)
+        deal_scores = (
+            np.concatenate(ev.deal_scores) if ev.deal_scores else np.zeros((0, 2, 10), np.int16)
+        )
         ended = np.zeros(self.n, dtype=bool)
-        eg = np.concatenate(ev.ended) if ev.ended else np.zeros(0, np.int64)
+        eg = cat(ev.ended, np.int64)
         ended[eg] = True
         results = s.result[eg].copy()
+        if rewards is None:
+            due = self._rewards.pay(
+                s.deal_points,
+                deal_games=deal_games,
+                deal_totals=deal_scores.sum(axis=2, dtype=np.int64),
+                ended_games=eg,
+                results=results,
+            )
+            rewards = (due * self.reward_scale).astype(np.float32)
         seeds = s.seed[eg].copy()
         final = np.zeros((eg.size, 2, self.size), dtype=np.float32)
         if eg.size:
@@ -335,25 +357,20 @@ class BatchGame:
         self.encoder.mask_from_bits(bits, self._mask)
         if self.observe_steps:
             self.observe()
-
-        def cat(xs: list[np.ndarray], dt: type) -> np.ndarray:
-            return np.concatenate(xs) if xs else np.zeros(0, dt)
-
         return StepResult(
             seat=s.current.copy(),
             obs=self._obs,
             mask=self._mask,
             rewards=rewards,
+            points=s.deal_points.astype(np.int32),
             ended=ended,
             ended_games=eg,
             results=results,
             final_obs=final,
             ended_seeds=seeds,
-            deal_games=cat(ev.deal_games, np.int64),
+            deal_games=deal_games,
             deal_numbers=cat(ev.deal_numbers, np.int16),
-            deal_scores=(
-                np.concatenate(ev.deal_scores) if ev.deal_scores else np.zeros((0, 2, 10), np.int16)
-            ),
+            deal_scores=deal_scores,
         )
 
     def _exchange_min(self) -> np.ndarray:

@@ -50,7 +50,6 @@ _FIELDS: dict[str, tuple[tuple[int, ...], str]] = {
     "voids": ((2,), "u1"),
     "totals": ((2,), "i4"),
     "result": ((2,), "i4"),
-    "paid": ((2,), "i4"),  # rewards paid so far this episode (unscaled)
     "point_height": ((2,), "i2"),  # pip total of the point declared, 0 if none
     "scores": ((2, N_SCORE_FIELDS), "i2"),
     "deal_points": ((2,), "i2"),  # sum of the scores: the deal score so far
@@ -99,7 +98,6 @@ class BatchState:
     voids: np.ndarray
     totals: np.ndarray
     result: np.ndarray
-    paid: np.ndarray
     point_height: np.ndarray
     scores: np.ndarray
     deal_points: np.ndarray

@@ -26,14 +26,13 @@ _SCORE_FIELD = (sc.POINT, sc.SEQUENCE, sc.SET)
 
 class Events:
     """What one batch step produced: games whose deal ended (with both players' final deal score
-    fields) and games whose episode ended (with the unscaled rewards paid per player)."""
+    fields) and games whose episode ended. What anyone is paid for them is not the rules' business
+    (:class:`piquet_env.rewards.BatchRewards`)."""
 
     def __init__(self) -> None:
         self.deal_games: list[np.ndarray] = []
         self.deal_scores: list[np.ndarray] = []
         self.deal_numbers: list[np.ndarray] = []
-        self.reward_games: list[np.ndarray] = []
-        self.rewards: list[np.ndarray] = []
         self.ended: list[np.ndarray] = []
 
 
@@ -47,19 +46,17 @@ class Transitions:
     """The rules of one :class:`~piquet_env.rules.Rules` object over a batch.
 
     ``deal_source(g)`` returns the shuffled packs ``(len(g), n_cards)`` for the deals starting in
-    games ``g``; ``episode`` is ``"partie"`` or ``"deal"``; ``reward`` the reward mode.
+    games ``g``; ``episode`` is ``"partie"`` or ``"deal"``.
     """
 
     def __init__(
         self,
         rules: Rules,
         episode: str,
-        reward: str,
         deal_source: Callable[[np.ndarray], np.ndarray],
     ) -> None:
         self.rules = rules
         self.episode = episode
-        self.reward = reward
         self.deal_source = deal_source
         self.n = rules.n_cards
         self.done, self.declare, self.pass_ = self.n, self.n + 1, self.n + 2
@@ -330,7 +327,7 @@ class Transitions:
     # ------------------------------------------------------------------ deal end
 
     def end_deal(self, s: BatchState, g: np.ndarray, ev: Events) -> None:
-        """The twelfth trick is over in games ``g``: bonuses, totals, rewards, next deal or end."""
+        """The twelfth trick is over in games ``g``: bonuses, totals, next deal or end."""
         vsc.finish_deal(s, g, self.rules)
         scores = s.scores[g].copy()
         deal_total = scores.astype(np.int32).sum(axis=2)  # (k, 2)
@@ -354,19 +351,7 @@ class Transitions:
             s.planned[g[tie]] += 2
             over = reached & ~tie
             result = vsc.settle(s.totals[g], self.rules)
-        rewards = np.zeros((g.size, 2), dtype=np.int32)
-        if self.reward == "deal_points":
-            rewards[:, 0], rewards[:, 1] = diff, -diff
         go = g[over]
-        if self.reward == "deal_points":
-            rewards[over] = result[over] - s.paid[go]
-        elif self.reward == "win":
-            rewards[over] = np.sign(result[over])
-        else:
-            rewards[over] = result[over]
-        s.paid[g] += rewards
-        ev.reward_games.append(g)
-        ev.rewards.append(rewards)
         if go.size:
             s.result[go] = result[over]
             s.phase[go] = OVER
