@@ -173,7 +173,7 @@ class MCTSAgent:
         if len(legal) == 1:
             return legal[0]
         if game.phase == Phase.EXCHANGE:
-            return self.exchange_step(game, p, legal)
+            return self._exchange(game, p, legal)
         return self._search(game, p, legal)
 
     def _search(self, game: Game, player: int, legal: list[int]) -> int:
@@ -261,16 +261,10 @@ class MCTSAgent:
                     add([*order[:i], *order[i + 1 : k], alt])
         return plans
 
-    def exchange_step(
-        self,
-        game: Game,
-        player: int,
-        legal: list[int],
-        choose: Callable[[Game, int], list[int]] | None = None,
-    ) -> int:
-        """The next card of the exchange plan (``choose(game, player)``, by default
-        :meth:`_choose_plan`, picks a new plan whenever the exchange is not the planned one), or
-        the end of the discard once the plan is played out."""
+    def _exchange(self, game: Game, player: int, legal: list[int]) -> int:
+        """The next card of the exchange plan (:meth:`_choose_plan` picks a new plan whenever the
+        exchange is not the planned one), or the end of the discard once the plan is played
+        out."""
         full = game.hands[player] | game.discards[player]
         key = (player, full, game.deal_number)
         done = game.discards[player]
@@ -280,7 +274,7 @@ class MCTSAgent:
             or not all(done >> c & 1 or game.hands[player] >> c & 1 for c in self._plan[1])
             or (done & ~sum(1 << c for c in self._plan[1]))
         ):
-            self._plan = (key, (choose or self._choose_plan)(game, player))
+            self._plan = (key, self._choose_plan(game, player))
         for c in self._plan[1]:
             if game.hands[player] >> c & 1:
                 return c
@@ -301,12 +295,15 @@ class MCTSAgent:
             roll_seed = rng.getrandbits(32)
             return [
                 self._value(
-                    play_plan(world, player, plans[i]), player, deal_index, random.Random(roll_seed)
+                    _play_plan(world, player, plans[i]),
+                    player,
+                    deal_index,
+                    random.Random(roll_seed),
                 )
                 for i in alive
             ]
 
-        return plans[halve(len(plans), limit, weigh, deadline)]
+        return plans[_halve(len(plans), limit, weigh, deadline)]
 
     def __repr__(self) -> str:
         return (
@@ -315,7 +312,7 @@ class MCTSAgent:
         )
 
 
-def play_plan(world: Game, player: int, plan: list[int]) -> Game:
+def _play_plan(world: Game, player: int, plan: list[int]) -> Game:
     """A copy of ``world`` in which ``player`` has discarded the cards of ``plan`` still in his
     hand and ended his discard."""
     g = world.clone()
@@ -327,7 +324,7 @@ def play_plan(world: Game, player: int, plan: list[int]) -> Game:
     return g
 
 
-def halve(
+def _halve(
     n_plans: int,
     limit: int,
     weigh: Callable[[list[int]], list[float]],

@@ -140,6 +140,16 @@ class ActorCritic(nn.Module):
         logits = self.policy_head(z).masked_fill(mask == 0, MASKED_LOGIT)
         return logits, self._value(z, state)
 
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The actor's masked logits ``[B, n_actions]`` alone: the critic is not run."""
+        return self.policy_head(self.trunk(obs)).masked_fill(mask == 0, MASKED_LOGIT)
+
+    def values(self, read: torch.Tensor) -> torch.Tensor:
+        """The critic's values ``[B]`` alone, from what it reads: the full states for an asymmetric
+        critic (``state_size`` entries each; the actor is not run), else the observations."""
+        trunk = self.trunk if self.critic_trunk is None else self.critic_trunk
+        return self.value_head(trunk(read)).squeeze(-1)
+
     def _value(self, z: torch.Tensor, state: torch.Tensor | None) -> torch.Tensor:
         if self.critic_trunk is not None:
             if state is None:

@@ -3,11 +3,10 @@
 Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
 ``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
 ``mcts:0:time=0.2``), ``mcts:N:policy=PATH`` (the search guided by a trained policy,
-:class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``c``, ``scale``, ``batch``,
-``exchange``, ``mix``, ``playout``, ``depth``, ``search``, ``margin``;
-``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the package,
-:mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory (loaded by
-:meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
+:class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``batch``, ``mix`` and
+``margin``; ``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the
+package, :mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory
+(loaded by :meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
 :class:`AgentSpecError` saying ``agent spec '<spec>': <what is wrong>``.
 
 >>> from piquet_env.rules import STANDARD
@@ -38,20 +37,21 @@ SPEC_FORMS = (
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
 """Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
 sets."""
-GUIDED_OPTIONS = {
-    "policy": "policy",
-    "c": "c",
-    "scale": "scale",
-    "batch": "batch",
-    "exchange": "exchange",
-    "mix": "mix",
-    "playout": "playout",
-    "depth": "depth",
-    "search": "search",
-    "margin": "margin",
-}
+GUIDED_OPTIONS = ("policy", "batch", "mix", "margin")
 """Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
-:class:`~piquet_agents.guided_search.GuidedSearchAgent`)."""
+:class:`~piquet_agents.guided_search.GuidedSearchAgent`), each its argument of that name."""
+REMOVED_GUIDED_OPTIONS = {
+    "search": "the search is the flat one (search=tree gained nothing on its policy)",
+    "playout": "the playouts are the policy's own (playout=heuristic gained nothing)",
+    "exchange": "the exchange is searched card by card (exchange=plan and exchange=value gained "
+    "nothing; mcts:N plans whole discards)",
+    "c": "it was the PUCT constant of search=tree",
+    "depth": "it cut the tree of search=tree",
+    "scale": "it weighed values against c in search=tree; the flat search compares values only "
+    "with each other",
+}
+"""Options the guided search once had, each with why it went: forms that gained nothing on their
+policy in the README's measurements, and their settings."""
 _ITERATIONS_RULE = "iterations must be a positive integer (or 0 with a time=SECONDS option)"
 
 
@@ -78,15 +78,18 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
 
 
 def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
-    """``mcts:N:policy=PATH`` with options ``c``, ``scale``, ``batch``, ``exchange``, ``mix``,
-    ``playout``, ``depth``, ``search`` and ``margin`` (``:KEY=VALUE`` each): the search guided by
-    a policy."""
+    """``mcts:N:policy=PATH`` with options ``batch``, ``mix`` and ``margin`` (``:KEY=VALUE``
+    each): the search guided by a policy."""
     from piquet_agents.guided_search import GuidedSearchAgent
 
     kwargs: dict[str, object] = {}
     for opt in parts[2:]:
         key, sep, value = opt.partition("=")
         key = key.strip().lower()
+        if sep and key in REMOVED_GUIDED_OPTIONS:
+            raise AgentSpecError(
+                spec, f"option {key} was removed: {REMOVED_GUIDED_OPTIONS[key]}; drop it"
+            )
         if not sep or key not in GUIDED_OPTIONS:
             raise AgentSpecError(
                 spec,
@@ -97,33 +100,16 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
             raise AgentSpecError(spec, f"option {key} given twice")
         if key == "policy":
             kwargs[key] = value.strip()
-        elif key in ("playout", "search", "exchange"):
-            from piquet_agents import guided_search
-
-            choices = {
-                "playout": guided_search.PLAYOUTS,
-                "search": guided_search.SEARCHES,
-                "exchange": guided_search.EXCHANGES,
-            }[key]
-            if value.strip() not in choices:
-                raise AgentSpecError(
-                    spec, f"option {key} must be one of {', '.join(choices)}, got {value!r}"
-                )
-            kwargs[key] = value.strip()
-        elif key == "margin":
-            kwargs[key] = _number(spec, key, value, 0.0, strict=False)
-        elif key == "mix":
-            kwargs[key] = _number(spec, key, value, 0.0, strict=False)
-            if float(kwargs[key]) > 1:  # type: ignore[arg-type]
-                raise AgentSpecError(spec, f"option mix must be a number in [0, 1], got {value!r}")
-        elif key in ("batch", "depth"):
+        elif key == "batch":
             if not value.strip().isdigit() or int(value) < 1:
                 raise AgentSpecError(
-                    spec, f"option {key} must be a positive integer, got {value!r}"
+                    spec, f"option batch must be a positive integer, got {value!r}"
                 )
             kwargs[key] = int(value)
-        else:
-            kwargs[key] = _number(spec, key, value, 0.0, strict=True)
+        else:  # mix or margin
+            kwargs[key] = _number(spec, key, value, 0.0, strict=False)
+            if key == "mix" and float(kwargs[key]) > 1:  # type: ignore[arg-type]
+                raise AgentSpecError(spec, f"option mix must be a number in [0, 1], got {value!r}")
     text = parts[1].strip() if len(parts) > 1 else ""
     if not text.isdigit() or int(text) < 1:
         raise AgentSpecError(

@@ -469,7 +469,7 @@ def test_the_record_knows_a_checkpoint_by_its_bytes(tmp_path):
     ckpt.parent.mkdir()
     ckpt.write_bytes(b"first")
     assert spec_files(str(ckpt.parent)) == [str(ckpt)]  # a run directory: its policy file
-    assert spec_files(f"mcts:50:policy={ckpt.parent}:c=2") == [str(ckpt)]
+    assert spec_files(f"mcts:50:policy={ckpt.parent}:margin=2") == [str(ckpt)]
     assert spec_files("heuristic") == [] and agent_id("heuristic") == agent_id(" heuristic ")
     before = agent_id(str(ckpt))
     key = MatchRecord.key(str(ckpt), "random", STANDARD, "deal", 1)

@@ -1,7 +1,10 @@
-"""The search guided by a policy network: legal everywhere, reproducible, its visits add up, its
-spec checked (``mcts:N:policy=PATH``). Budgets are tiny: strength is measured by ``piquet eval``."""
+"""The search guided by a policy network: legal everywhere, reproducible, the very choices it made
+before its other forms were removed, its spec checked (``mcts:N:policy=PATH``, removed options
+named). Budgets are tiny: strength is measured by ``piquet eval``."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -9,12 +12,11 @@ import torch
 
 from piquet_agents import checkpoint as ck
 from piquet_agents.guided_search import GuidedSearchAgent, overrule
-from piquet_agents.mcts import MCTSAgent
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_agents.registry import AgentSpecError, make_agent
 from piquet_env.agent import RandomAgent, Turn
-from piquet_env.game import Game, Phase
+from piquet_env.game import Game
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
 
@@ -37,82 +39,56 @@ def _play(game, agents):
 
 
 @pytest.mark.parametrize("preset", ["standard", "classic+normand"])
-@pytest.mark.parametrize(
-    "critic,exchange,mix,playout",
-    [
-        (True, "plan", 0.5, "heuristic"),
-        (False, "plan", 1.0, "heuristic"),
-        (True, "search", 0.0, "heuristic"),
-        (True, "value", 0.5, "policy"),
-        (False, "value", 1.0, "policy"),
-        (True, "search", 0.5, "flat"),
-    ],
-)
-def test_legal_in_every_phase(preset, critic, exchange, mix, playout):
+@pytest.mark.parametrize("critic,mix", [(True, 0.5), (False, 1.0), (True, 0.0)])
+def test_legal_in_every_phase(preset, critic, mix):
     rules = make_rules(preset)
-    agent = GuidedSearchAgent(
-        _net(rules, critic),
-        rules,
-        6,
-        batch=4,
-        exchange=exchange,
-        mix=mix,
-        playout="policy" if playout == "flat" else playout,
-        search="flat" if playout == "flat" else "tree",
-        seed=1,
-    )
+    agent = GuidedSearchAgent(_net(rules, critic), rules, 6, batch=4, mix=mix, seed=1)
     _play(Game(rules, seed=2, mode="deal"), [agent, RandomAgent(3)])
     _play(Game(rules, seed=3, mode="deal"), [RandomAgent(3), agent])
 
 
-def test_reproducible_and_visits_add_up():
+def test_reproducible_and_reseeded():
     rules = make_rules("standard")
     net = _net(rules, True)
-    runs = [
-        _play(Game(rules, seed=7, mode="deal"), [GuidedSearchAgent(net, rules, 10, seed=5)] * 2)
-        for _ in range(2)
-    ]
-    assert runs[0] == runs[1]
-    g = Game(rules, seed=8, mode="deal")
-    agent = GuidedSearchAgent(net, rules, 37, batch=8, seed=0)
-    while len(g.legal_actions()) < 2:
-        g.apply(g.legal_actions()[0])
-    visits = agent.visits(Turn(g, g.current_player))
-    assert sum(visits.values()) == 37
-    assert set(visits) <= set(g.legal_actions())
+    agent = GuidedSearchAgent(net, rules, 10, seed=5)
+    first = _play(Game(rules, seed=7, mode="deal"), [agent, agent])
+    again = _play(Game(rules, seed=7, mode="deal"), [GuidedSearchAgent(net, rules, 10, seed=5)] * 2)
+    agent.reset(5)
+    reseeded = _play(Game(rules, seed=7, mode="deal"), [agent, agent])
+    assert first == again == reseeded
 
 
-def test_the_exchange_is_the_plain_searchs_plan():
-    rules = make_rules("standard")
-    guided = GuidedSearchAgent(_net(rules, True), rules, 20, exchange="plan", seed=4)
-    plain = MCTSAgent(20, seed=GuidedSearchAgent._planner_seed(4))
-    g = Game(rules, seed=11, mode="deal")
-    exchanged = 0
-    while g.phase == Phase.EXCHANGE:
-        turn = Turn(g, g.current_player)
-        a = guided.act(turn)
-        if len(turn.legal_actions) > 1:
-            assert a == plain.act(turn)
-            exchanged += 1
-        g.apply(a)
-    assert exchanged >= 2
+# Deals played by one seeded search in both seats, recorded with the code of e232381, before the
+# search's other forms (tree search, heuristic playouts, planned exchanges) were removed: the
+# default form must still make the very same choices (among them, in each deal, 10 to 21 where it
+# overrules its policy). A change to the encoders or the shipped baseline changes them too: record
+# them again from the code before such a change.
+RECORDED = {
+    "defaults": [0, 32, 32, 34, 34, 34, 33, 11, 8, 24, 27, 22, 21, 23, 4, 18, 12, 31, 30, 29, 9,
+                 19, 7, 6, 5, 16, 10, 13, 14, 15, 28],
+    "margin=0": [9, 32, 32, 33, 33, 26, 25, 30, 29, 18, 23, 19, 16, 11, 8, 2, 3, 24, 28, 31, 13,
+                 12, 15, 22, 6, 7, 1, 20, 14],
+    "shared critic alone": [26, 24, 21, 14, 33, 12, 25, 10, 4, 31, 34, 34, 29, 28, 19, 17, 5, 2,
+                            22, 20, 15, 6, 16, 18, 32, 11, 7, 1, 3, 0, 27, 9, 30, 8, 23, 13],
+    "baseline": [0, 1, 24, 10, 13, 2, 3, 19, 33, 33, 33, 33, 33, 22, 16, 23, 20, 21, 8, 31, 26, 30,
+                 28, 18, 9, 29, 27, 25, 11, 7, 4, 5, 12, 6, 14, 17, 15],
+}  # fmt: skip
 
 
-@pytest.mark.parametrize("depth", [1, 2])
-def test_the_tree_stops_at_its_depth(depth):
-    rules = make_rules("standard")
-    agent = GuidedSearchAgent(_net(rules, True), rules, 40, batch=8, depth=depth, seed=0)
-    g = Game(rules, seed=8, mode="deal")
-    while g.phase == Phase.EXCHANGE or len(g.legal_actions()) < 2:
-        g.apply(g.legal_actions()[0])
-    root = agent._search(g, g.current_player)
-    assert sum(ch.n for ch in root.children.values()) == 40
-    level = list(root.children.values())
-    for _ in range(depth - 1):
-        level = [gc for ch in level for gc in ch.children.values()]
-    assert level and all(not ch.children for ch in level)  # nothing below the cut
-    unlimited = GuidedSearchAgent(_net(rules, True), rules, 40, batch=8, seed=0)
-    assert any(ch.children for ch in unlimited._search(g, g.current_player).children.values())
+@pytest.mark.parametrize("case", RECORDED)
+def test_seeded_choices_are_those_recorded(case):
+    std, normand = make_rules("standard"), make_rules("classic+normand")
+    rules, agent, deal = {
+        "defaults": lambda: (std, GuidedSearchAgent(_net(std, True), std, 12, seed=5), 7),
+        "margin=0": lambda: (std, GuidedSearchAgent(_net(std, True), std, 12, margin=0, seed=2), 9),
+        "shared critic alone": lambda: (
+            normand,
+            GuidedSearchAgent(_net(normand, False), normand, 10, batch=4, mix=0, margin=0, seed=1),
+            3,
+        ),
+        "baseline": lambda: (std, make_agent("mcts:8:policy=baseline:margin=0.5", std, seed=0), 11),
+    }[case]()
+    assert _play(Game(rules, seed=deal, mode="deal"), [agent, agent]) == RECORDED[case]
 
 
 def test_flat_search_keeps_the_policys_choice_unless_another_is_clearly_better():
@@ -125,7 +101,7 @@ def test_flat_search_keeps_the_policys_choice_unless_another_is_clearly_better()
     rules = make_rules("standard")
     net = _net(rules, True)
     policy = PolicyAgent(net, rules)
-    bold = GuidedSearchAgent(net, rules, 12, search="flat", margin=0, exchange="search", seed=2)
+    bold = GuidedSearchAgent(net, rules, 12, margin=0, seed=2)
     g = Game(rules, seed=9, mode="deal")
     differ = 0
     while not g.is_over:
@@ -149,7 +125,7 @@ def _greedy_to_the_end(game, policy):
 def test_policy_playouts_are_the_greedy_policy_in_both_seats(preset):
     rules = make_rules(preset)
     net = _net(rules, True)
-    agent = GuidedSearchAgent(net, rules, 4, playout="policy", seed=0)
+    agent = GuidedSearchAgent(net, rules, 4, seed=0)
     policy = PolicyAgent(net, rules)
     starts = []
     for seed in range(6):  # games stopped in every phase: exchange, declarations, tricks
@@ -168,61 +144,54 @@ def test_policy_playouts_are_the_greedy_policy_in_both_seats(preset):
         assert got.totals == want.totals
 
 
-def test_value_exchange_weighs_the_policys_own_plan():
-    rules = make_rules("standard")
-    net = _net(rules, True)
-    agent = GuidedSearchAgent(net, rules, 8, exchange="value", playout="policy", seed=3)
-    policy = PolicyAgent(net, rules)
-    g = Game(rules, seed=5, mode="deal")
-    p = g.current_player
-    own = agent._policy_plan(g, p)
-    h = g.clone()
-    while h.current_player == p and h.phase == Phase.EXCHANGE:
-        a = policy.act(Turn(h, p))
-        if a >= rules.n_cards:
-            break
-        h.apply(a)
-    assert sorted(own) == sorted(c for c in range(rules.n_cards) if h.discards[p] >> c & 1)
-    plan = agent._choose_plan(g, p)
-    candidates = [sorted(c) for c in agent._planner.exchange_candidates(g, p)] + [sorted(own)]
-    assert sorted(plan) in candidates
-    while g.current_player == p and g.phase == Phase.EXCHANGE:  # a plan, played card by card
-        g.apply(agent.act(Turn(g, p)))
-    assert sorted(c for c in range(rules.n_cards) if g.discards[p] >> c & 1) in candidates
-
-
 def test_spec_builds_the_guided_search(tmp_path):
     rules = make_rules("standard")
     path = ck.save_policy(
         tmp_path / "p.safetensors", _net(rules, True), rules, {"reward_scale": 0.05}
     )
-    agent = make_agent(f"mcts:12:policy={path}:c=2:batch=3", rules, seed=0)
+    agent = make_agent(f"mcts:12:policy={path}:batch=3", rules, seed=0)
     assert isinstance(agent, GuidedSearchAgent)
-    assert (agent.iterations, agent.c, agent.batch, agent.reward_scale) == (12, 2.0, 3, 0.05)
-    assert (agent.exchange, agent.search, agent.playout) == ("search", "flat", "policy")
-    assert make_agent(f"mcts:5:policy={path}:exchange=plan", rules).exchange == "plan"
-    assert (agent.mix, make_agent(f"mcts:5:policy={path}:mix=0", rules).mix) == (0.5, 0.0)
-    assert make_agent(f"mcts:5:policy={path}:playout=heuristic", rules).playout == "heuristic"
-    assert make_agent(f"mcts:5:policy={path}:exchange=value", rules).exchange == "value"
-    assert (agent.depth, make_agent(f"mcts:5:policy={path}:depth=1", rules).depth) == (None, 1)
-    flat = make_agent(f"mcts:5:policy={path}:search=flat:margin=0.5", rules)
-    tree = make_agent(f"mcts:5:policy={path}:search=tree", rules)
-    assert (tree.search, flat.search, agent.margin, flat.margin) == ("tree", "flat", 1.0, 0.5)
+    assert (agent.iterations, agent.batch, agent.reward_scale) == (12, 3, 0.05)
+    assert (agent.mix, agent.margin) == (0.5, 1.0)
+    tuned = make_agent(f"mcts:5:policy={path}:mix=0:margin=0.5", rules)
+    assert (tuned.mix, tuned.margin, tuned.batch) == (0.0, 0.5, 16)
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
-        (f"mcts:5:policy={path}:rollout=greedy", "bad option"),
-        (f"mcts:5:policy={path}:batch=0", "batch"),
-        (f"mcts:5:policy={path}:exchange=greedy", "exchange must be one of plan, value, search"),
+        (
+            f"mcts:5:policy={path}:rollout=greedy",
+            "bad option 'rollout=greedy'; with policy= the options are policy=VALUE, "
+            "batch=VALUE, mix=VALUE, margin=VALUE",
+        ),
+        (f"mcts:5:policy={path}:batch=0", "batch must be a positive integer"),
         (f"mcts:5:policy={path}:mix=1.5", "mix must be a number in"),
         (f"mcts:5:policy={path}:mix=-0.1", "mix must be a finite number >= 0"),
-        (f"mcts:5:policy={path}:playout=random", "playout must be one of heuristic, policy"),
-        (f"mcts:5:policy={path}:depth=0", "depth must be a positive integer"),
-        (f"mcts:5:policy={path}:search=wide", "search must be one of tree, flat"),
         (f"mcts:5:policy={path}:margin=-1", "margin must be a finite number >= 0"),
+        (f"mcts:5:policy={path}:margin=1:margin=2", "margin given twice"),
     ]:
-        with pytest.raises(AgentSpecError, match=words):
+        with pytest.raises(AgentSpecError, match=re.escape(words)):
             make_agent(bad, rules)
+
+
+@pytest.mark.parametrize(
+    "option,words",
+    [
+        ("search=tree", "option search was removed: the search is the flat one"),
+        ("search=flat", "option search was removed: the search is the flat one"),
+        ("playout=heuristic", "option playout was removed: the playouts are the policy's own"),
+        ("exchange=plan", "option exchange was removed: the exchange is searched card by card"),
+        ("exchange=search", "option exchange was removed: the exchange is searched card by card"),
+        ("c=2", "option c was removed: it was the PUCT constant of search=tree"),
+        ("depth=1", "option depth was removed: it cut the tree of search=tree"),
+        ("scale=30", "option scale was removed: it weighed values against c in search=tree"),
+    ],
+)
+def test_a_removed_option_is_named_with_what_to_do(tmp_path, option, words):
+    rules = make_rules("standard")
+    path = ck.save_policy(tmp_path / "p.safetensors", _net(rules, True), rules)
+    with pytest.raises(AgentSpecError, match=re.escape(words)) as err:
+        make_agent(f"mcts:5:policy={path}:{option}", rules)
+    assert str(err.value).endswith("; drop it")
 
 
 def test_bad_arguments_are_named():
@@ -231,15 +200,11 @@ def test_bad_arguments_are_named():
         GuidedSearchAgent(_net(rules, True), rules, 0)
     with pytest.raises(ValueError, match="mix must be a number in"):
         GuidedSearchAgent(_net(rules, True), rules, 5, mix=2)
-    with pytest.raises(ValueError, match="exchange must be one of"):
-        GuidedSearchAgent(_net(rules, True), rules, 5, exchange="cards")
-    with pytest.raises(ValueError, match="search must be one of"):
-        GuidedSearchAgent(_net(rules, True), rules, 5, search="wide")
     with pytest.raises(ValueError, match="margin must be a finite number"):
         GuidedSearchAgent(_net(rules, True), rules, 5, margin=float("nan"))
-    with pytest.raises(ValueError, match="depth must be a positive int"):
-        GuidedSearchAgent(_net(rules, True), rules, 5, depth=0)
-    with pytest.raises(ValueError, match="playout must be one of"):
-        GuidedSearchAgent(_net(rules, True), rules, 5, playout="greedy")
+    with pytest.raises(ValueError, match="batch must be a positive int"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, batch=0)
+    with pytest.raises(ValueError, match="reward_scale must be a finite number > 0"):
+        GuidedSearchAgent(_net(rules, True), rules, 5, reward_scale=0.0)
     with pytest.raises(ValueError, match="network reads"):
         GuidedSearchAgent(_net(make_rules("standard+normand"), True), rules, 5)

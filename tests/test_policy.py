@@ -67,6 +67,26 @@ def test_greedy_act_takes_the_most_probable_legal_action() -> None:
     assert all(a % 2 == 1 for a in actions.tolist())
 
 
+@pytest.mark.parametrize("state_size", [0, 7])
+def test_the_actor_and_the_critic_each_run_alone(state_size: int) -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(5, 3, hidden=(4,), state_size=state_size)
+    obs = torch.randn(6, 5)
+    mask = torch.tensor([[1, 0, 1]] * 6, dtype=torch.int8)
+    state = torch.randn(6, state_size) if state_size else None
+    logits, values = model(obs, mask, state)
+    ran: list[str] = []
+    for name in ("trunk", "policy_head", "critic_trunk", "value_head"):
+        module = getattr(model, name)
+        if module is not None:
+            module.register_forward_hook(lambda *_, name=name: ran.append(name))
+    assert torch.equal(model.logits(obs, mask), logits)
+    assert ran == ["trunk", "policy_head"]
+    ran.clear()
+    assert torch.equal(model.values(obs if state is None else state), values)
+    assert ran == (["trunk", "value_head"] if state is None else ["critic_trunk", "value_head"])
+
+
 def test_bad_architecture_is_rejected() -> None:
     with pytest.raises(ValueError, match="activation"):
         ActorCritic(10, 5, activation="gelu")
