@@ -42,6 +42,7 @@ except ModuleNotFoundError as err:  # the train extra is not installed
 from piquet_env.files import temp_beside
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
+from piquet_env.untrusted import canonical_json
 
 _DTYPE_NAMES = {
     torch.float64: "F64",
@@ -137,8 +138,7 @@ def current_obs_version() -> int | str:
 
 def _canonical(meta: dict[str, Any]) -> bytes:
     """The metadata (less its checksum) as canonical JSON: the bytes the checksum covers."""
-    plain = json.loads(json.dumps({k: v for k, v in meta.items() if k != "sha256"}))
-    return json.dumps(plain, sort_keys=True, separators=(",", ":")).encode()
+    return canonical_json({k: v for k, v in meta.items() if k != "sha256"})
 
 
 def _digest(tensors: dict[str, torch.Tensor], meta: dict[str, Any] | None = None) -> str:

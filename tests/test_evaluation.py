@@ -484,6 +484,7 @@ def test_the_record_knows_a_checkpoint_by_its_bytes(tmp_path):
 
 
 def test_a_record_cut_short_drops_its_last_line_and_a_corrupt_one_is_an_error(tmp_path, capsys):
+    from piquet_env.untrusted import sha256_hex
     from piquet_training.evaluation.ladder import LadderRecordError, MatchRecord
 
     path = tmp_path / "matches.jsonl"
@@ -498,15 +499,19 @@ def test_a_record_cut_short_drops_its_last_line_and_a_corrupt_one_is_an_error(tm
     path.write_text(line + "{not json\n")
     with pytest.raises(LadderRecordError, match="line 2: not a recorded batch"):
         MatchRecord(path, resume=True)
+
+    def signed(entry: dict) -> str:  # a line changed and its checksum made again
+        entry.pop("sha256")
+        return json.dumps({**entry, "sha256": sha256_hex(entry)}) + "\n"
+
     entry = json.loads(line)
     entry["games"] = entry["games"][:3]  # pair 1 lost a game
-    path.write_text(json.dumps(entry) + "\n")
+    path.write_text(signed(entry))
     with pytest.raises(LadderRecordError, match="line 1: pair 1 lacks one of its two games"):
         MatchRecord(path, resume=True)
-    entry = json.loads(line)
     other = json.loads(line)
     other["games"][0]["points"] += 1
-    path.write_text(json.dumps(entry) + "\n" + json.dumps(other) + "\n")
+    path.write_text(line + signed(other))
     with pytest.raises(LadderRecordError, match="line 2: pair 0 recorded twice, differently"):
         MatchRecord(path, resume=True)
 

@@ -24,14 +24,15 @@ piquet_env.game.record.RecordError: event 0 is not an object (got null)
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 
 from piquet_env.cards import parse_card
 from piquet_env.files import write_text
 from piquet_env.game.state import MODES, Game, check_deal
 from piquet_env.rules import Rules
+from piquet_env.untrusted import UntrustedError, parse_json, read_regular_file
+from piquet_env.untrusted import json_kind as _kind
+from piquet_env.untrusted import short_json as _short
 
 RECORD_FORMAT = "piquet-log/1"
 """The ``format`` string of a game record."""
@@ -88,26 +89,9 @@ def load_record(path: str | Path) -> dict:
     """
     path = Path(path)
     try:
-        info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise RecordError(f"{path}: is a directory, not a game record")
-        if not stat.S_ISREG(info.st_mode):  # a FIFO or a device could block or never end
-            raise RecordError(f"{path}: not a regular file")
-        if info.st_size > MAX_RECORD_BYTES:
-            raise RecordError(
-                f"{path}: {info.st_size:,} bytes, over the {MAX_RECORD_BYTES // 2**20} MiB a game "
-                "record may take"
-            )
-        with open(path, "rb") as f:
-            data = f.read(MAX_RECORD_BYTES + 1)
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such file") from None
-    except OSError as err:
-        raise RecordError(f"{path}: cannot be read ({err.strerror or err})") from None
-    if len(data) > MAX_RECORD_BYTES:  # it grew while being read
-        raise RecordError(
-            f"{path}: over the {MAX_RECORD_BYTES // 2**20} MiB a game record may take"
-        )
+        data = read_regular_file(path, MAX_RECORD_BYTES, "a game record")
+    except UntrustedError as err:
+        raise RecordError(str(err)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -119,20 +103,11 @@ def load_record(path: str | Path) -> dict:
 
 
 def _parse_json(text: str) -> object:
-    """JSON text as Python objects; :class:`RecordError` if it is not JSON."""
-
-    def no_constant(name: str) -> object:
-        raise RecordError(f"not a JSON game record ({name} is not a JSON number)")
-
+    """JSON text as Python objects (:func:`~piquet_env.untrusted.parse_json`: no ``NaN``, no
+    ``Infinity``, bounded nesting); :class:`RecordError` if it is not JSON."""
     try:
-        return json.loads(text, parse_constant=no_constant)
-    except json.JSONDecodeError as err:
-        raise RecordError(f"not a JSON game record ({err})") from None
-    except RecursionError:
-        raise RecordError("not a game record: the JSON is nested too deeply") from None
-    except RecordError:
-        raise
-    except ValueError as err:  # e.g. an integer of more than 4,300 digits
+        return parse_json(text)
+    except UntrustedError as err:
         raise RecordError(f"not a JSON game record ({err})") from None
 
 
@@ -162,27 +137,6 @@ def check_record(doc: object) -> dict:
 
 
 # ---------------------------------------------------------------------- checking events
-
-
-def _kind(x: object) -> str:
-    """The JSON name of a value's type."""
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "boolean"
-    if isinstance(x, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(x), type(x).__name__)
-
-
-def _short(x: object, limit: int = 60) -> str:
-    """``x`` as JSON cut to ``limit`` characters; control and non-ASCII characters are escaped, so
-    the text is safe to print on a terminal."""
-    try:
-        text = json.dumps(x, ensure_ascii=True, default=repr)
-    except (RecursionError, ValueError):
-        return f"a deeply nested {_kind(x)}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_int(x: object) -> bool:

@@ -1,0 +1,181 @@
+"""Reading files that may be hostile: checked before they are opened, parsed strictly, checksummed.
+
+Game records (:mod:`piquet_env.game.record`), checkpoints (``piquet_agents.checkpoint``) and a
+ladder's record of its games (``piquet_training.evaluation.ladder_record``) come from files that
+may have been edited, cut short or swapped for something else. These helpers turn such input into
+an :class:`UntrustedError` (a ``ValueError``) saying what is wrong, never another exception or a
+hang:
+
+- :func:`read_regular_file`: the file's type (:func:`file_kind`) and size are checked before it is
+  opened (a FIFO or a device is refused, without blocking), then at most so many bytes are read;
+- :func:`parse_json`: JSON without ``NaN`` or ``Infinity``, without numbers beyond a float's
+  range, and nested no deeper than the parser can go;
+- :func:`canonical_json` and :func:`sha256_hex`: the bytes a checksum covers (sorted keys, no
+  spaces) and their SHA-256;
+- :func:`json_kind` and :func:`short_json`: a value named and shown safely in a message.
+
+>>> parse_json('{"a": [1, 2.5]}')
+{'a': [1, 2.5]}
+>>> parse_json("[-Infinity]")
+Traceback (most recent call last):
+...
+piquet_env.untrusted.UntrustedError: -Infinity is not a JSON number
+>>> canonical_json({"b": 1, "a": (2, "é")})
+b'{"a":[2,"\\\\u00e9"],"b":1}'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import stat
+from pathlib import Path
+
+__all__ = [
+    "UntrustedError",
+    "canonical_json",
+    "file_kind",
+    "json_kind",
+    "parse_json",
+    "read_regular_file",
+    "sha256_hex",
+    "short_json",
+]
+
+
+class UntrustedError(ValueError):
+    """Input that is not read: the message says why (and names the file, for a file)."""
+
+
+def _size_text(n: int) -> str:
+    """A byte count as a person would write a limit: ``16 MiB``, ``1 GiB``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n:,} bytes"
+
+
+def file_kind(mode: int) -> str:
+    """The kind of file an ``st_mode`` says: ``"a regular file"``, ``"a directory"``, ``"a
+    FIFO"``, ``"a character device"``, ``"a block device"``, ``"a socket"``...
+
+    >>> import os
+    >>> file_kind(os.stat(".").st_mode)
+    'a directory'
+    """
+    for test, kind in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return kind
+    return "an unknown kind of file"
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``max_bytes`` bytes; ``what`` says what
+    it should be (``"a game record"``), for the messages.
+
+    Its type and size are checked before it is opened, and again on the open file (opened without
+    blocking, so a FIFO put there in between cannot hang the read). Raises :class:`UntrustedError`
+    naming the file: missing, a directory, not a regular file (a FIFO, a device, a socket), over
+    ``max_bytes``, or unreadable.
+    """
+    path = Path(path)
+    limit = _size_text(max_bytes)
+
+    def check(info: os.stat_result) -> None:
+        if stat.S_ISDIR(info.st_mode):
+            raise UntrustedError(f"{path}: is a directory, not {what}")
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or a device could block or never end
+            raise UntrustedError(f"{path}: is {file_kind(info.st_mode)}, not a regular file")
+        if info.st_size > max_bytes:
+            raise UntrustedError(
+                f"{path}: {info.st_size:,} bytes, over the {limit} {what} may take"
+            )
+
+    try:
+        check(os.stat(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            check(os.fstat(f.fileno()))  # the file opened is the file checked
+            data = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise UntrustedError(f"{path}: no such file") from None
+    except OSError as err:
+        raise UntrustedError(f"{path}: cannot be read ({err.strerror or err})") from None
+    if len(data) > max_bytes:  # it grew while being read
+        raise UntrustedError(f"{path}: over the {limit} {what} may take")
+    return data
+
+
+def _no_constant(name: str) -> object:
+    raise UntrustedError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise UntrustedError(f"{text[:30]} is beyond the range of a JSON number")
+    return value
+
+
+def parse_json(text: str) -> object:
+    """``text`` as JSON, strictly: :class:`UntrustedError` if it is not JSON, holds ``NaN`` or
+    ``Infinity`` (or a number that would become one), nests deeper than the parser can go, or
+    holds an integer of more digits than Python converts."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except UntrustedError:
+        raise
+    except json.JSONDecodeError as err:
+        raise UntrustedError(str(err)) from None
+    except RecursionError:
+        raise UntrustedError("nested too deeply") from None
+    except ValueError as err:  # e.g. an integer of more than 4,300 digits
+        raise UntrustedError(str(err)) from None
+
+
+def canonical_json(value: object) -> bytes:
+    """``value`` as canonical JSON, the bytes a checksum covers: first made plain JSON (tuples
+    become lists), then written with sorted keys, no spaces and ASCII escapes. ``TypeError`` or
+    ``ValueError`` for a value that is not JSON."""
+    plain = json.loads(json.dumps(value))
+    return json.dumps(plain, sort_keys=True, separators=(",", ":")).encode()
+
+
+def sha256_hex(value: object) -> str:
+    """The SHA-256 of :func:`canonical_json` of ``value``, in hex.
+
+    >>> sha256_hex({"b": 1, "a": [2]}) == sha256_hex({"a": (2,), "b": 1})
+    True
+    """
+    return hashlib.sha256(canonical_json(value)).hexdigest()
+
+
+def json_kind(value: object) -> str:
+    """The JSON name of a value's type (``"null"``, ``"number"``, ``"object"``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
+def short_json(value: object, limit: int = 60) -> str:
+    """``value`` as JSON cut to ``limit`` characters; control and non-ASCII characters are
+    escaped, so the text is safe to print on a terminal."""
+    try:
+        text = json.dumps(value, ensure_ascii=True, default=repr)
+    except (RecursionError, ValueError):
+        return f"a deeply nested {json_kind(value)}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
