@@ -13,7 +13,7 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.policy import ActorCritic, PolicyAgent
 from piquet_env.observation import OBS_VERSION, encoder_for
 from piquet_env.rules import STANDARD, make_rules
-from piquet_training import optim_state
+from piquet_training import run_state
 
 ENC = encoder_for(STANDARD)
 
@@ -149,12 +149,12 @@ def test_optimizer_state_round_trip() -> None:
         opt.zero_grad()
         loss.backward()
         opt.step()
-    tensors, meta = optim_state.optimizer_to_tensors(opt)
+    tensors, meta = run_state.optimizer_to_tensors(opt)
     meta = json.loads(json.dumps(meta))
     m2 = model()
     m2.load_state_dict(m.state_dict())
     opt2 = torch.optim.Adam(m2.parameters(), lr=1.0)
-    optim_state.optimizer_from_tensors(
+    run_state.optimizer_from_tensors(
         opt2, {k.split(".", 1)[1]: v for k, v in tensors.items()}, meta
     )
     a, b = opt.state_dict(), opt2.state_dict()

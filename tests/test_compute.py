@@ -120,18 +120,18 @@ def test_evaluation_runs_on_one_thread_and_restores_the_run_s(
     processes get their share of ``torch_threads``; both settings are restored after."""
     import os
 
-    import piquet_training.evaluation.duplicate as duplicate
+    import piquet_training.evaluation.greedy as greedy
     from piquet_agents.checkpoint import save_policy
-    from piquet_training.ppo import evaluate_policy
+    from piquet_training.evaluation.greedy import evaluate_policy
 
     seen: list[tuple[int, str | None]] = []
-    real = duplicate.evaluate
+    real = greedy.evaluate
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append((torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")))
         return real(*args, **{**kwargs, "workers": 1})  # spare the test the worker processes
 
-    monkeypatch.setattr(duplicate, "evaluate", spy)
+    monkeypatch.setattr(greedy, "evaluate", spy)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     before = torch.get_num_threads()
     torch.set_num_threads(2)

@@ -1,4 +1,4 @@
-"""What a training run shows: the terminal lines, the time budget's ETA, the learning curve."""
+"""What a training run shows: the terminal lines, the time cap, the learning curve."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from piquet_training.config import TrainConfig, apply_overrides
-from piquet_training.ppo import Budget
 from piquet_training.run_log import Console, RunLogger, learning_curve_figure
+from piquet_training.trainer import TimeCap
 from tests.train_helpers import TINY, train_cli
 
 
@@ -24,20 +24,14 @@ class FakeClock:
         return self.now
 
 
-def test_budget_by_hand() -> None:
+def test_time_cap_by_hand() -> None:
     clock = FakeClock()
-    budget = Budget(2.0, start=clock.now, clock=clock)  # 120 s
-    budget.keep_for_final(eval_s_per_pair=0.5, pairs=100)  # reserve 50 + 20 = 70 s
-    assert budget.left() == 120.0
-    assert budget.allows(50.0) and not budget.allows(50.5)
-    # 10 of 100 updates done at 5 s each: (120 - 70) / 5 = 10 more fit, so the end is update 20.
-    assert budget.updates_in_reach(done=10, planned=100, update_s=5.0) == 20
-    assert budget.updates_in_reach(done=10, planned=15, update_s=5.0) == 15
-    clock.now += 100.0  # 20 s left: less than the reserve, nothing more fits
-    assert budget.updates_in_reach(done=30, planned=100, update_s=5.0) == 30
-    assert not budget.allows(0.0)
-    none = Budget(0.0, start=clock.now, clock=clock)
-    assert none.left() == float("inf") and none.updates_in_reach(3, 9, 100.0) == 9
+    cap = TimeCap(2.0, start=clock.now, clock=clock)  # 120 s
+    assert not cap.reached(120.0) and cap.reached(120.5)
+    clock.now += 100.0  # 20 s left
+    assert not cap.reached(20.0) and cap.reached(21.0)
+    none = TimeCap(0.0, start=clock.now, clock=clock)
+    assert not none.reached(1e9)
 
 
 def test_console_lines_without_a_progress_bar(capsys: pytest.CaptureFixture) -> None:
@@ -46,8 +40,7 @@ def test_console_lines_without_a_progress_bar(capsys: pytest.CaptureFixture) -> 
     console.header(Path("/tmp/somewhere"), resumed=False)
     console.open_progress(0, 20)
     row = {"update": 2, "env_steps": 1000, "steps_per_s": 500.0, "approx_kl": 0.01, "minutes": 0.5}
-    console.progress({**row, "train_vs_heuristic": 1.25}, end_update=20)
-    console.progress({**row, "update": 3, "train_vs_heuristic": ""}, end_update=20)
+    console.progress({**row, "train_vs_heuristic": 1.25})
     console.evaluation(
         "periodic",
         4,
@@ -62,17 +55,21 @@ def test_console_lines_without_a_progress_bar(capsys: pytest.CaptureFixture) -> 
         ],
         12.0,
     )
-    console.stopping(180.0, 3.0)
+    console.progress({**row, "update": 3})  # not a tenth of the run: no line
+    console.progress({**row, "update": 4})
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "piquet train: output in /tmp/somewhere"
     assert "device cpu" in out[1] and "every 50 updates (30 pairs)" in out[3]
-    assert "time budget 14 min" in out[3]
-    assert out[4].startswith("update 2/20: 1,000 env steps, 500 steps/s") and "+1.2" in out[4]
+    assert "time cap none" in out[3]
+    # the progress shows the latest evaluation against the heuristic, not training games
+    assert out[4].startswith("update 2/20: 1,000 env steps, 500 steps/s")
+    assert "last evaluation vs heuristic -;" in out[4]
     assert out[5] == (
         "eval (update 4, 30 pairs, 12 s): vs heuristic +1.50 [-0.50, +3.50] points/deal, 95% CI"
     )
-    assert out[6].startswith("stopping after 3.0 minutes")
-    assert len(out) == 7  # update 3 is not a tenth of the run: no line
+    assert out[6].startswith("update 4/20:") and "last evaluation vs heuristic +1.50;" in out[6]
+    assert "min left" in out[6]
+    assert len(out) == 7
 
 
 def test_a_run_tells_what_it_does(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -107,11 +104,16 @@ def test_a_run_tells_what_it_does(tmp_path: Path, capsys: pytest.CaptureFixture)
     (line,) = top.get_lines()[:1]
     assert list(line.get_xdata())[-1] < max(float(x) for x in _column(out / "eval.csv", 1))
     assert "warm start" in [t.get_text() for t in top.texts]
-    # A budget too short for any update: PPO stops at once, on its own line.
+    # A cap too short for any update: PPO stops at once, saying it is not the configured run.
     capsys.readouterr()
-    assert _train(tmp_path / "short", "time_budget_minutes=0.001", "bc_games=0") == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert any(line.startswith("stopping after 0.0 minutes") for line in lines)
+    assert _train(tmp_path / "short", "time_budget_minutes=0.0001", "bc_games=0") == 0
+    printed = capsys.readouterr().out
+    assert (
+        "stopping: the time cap (time_budget_minutes = 0.0001) was reached after 0 of 2 "
+        "updates: this is not the configured run" in printed
+    )
+    summary = (tmp_path / "short" / "summary.md").read_text()
+    assert "0 of 2 PPO updates" in summary and "**stopped early**" in summary
 
 
 def _column(path: Path, k: int) -> list[str]:

@@ -252,6 +252,49 @@ def test_resume_reproduces_the_uninterrupted_run(
         assert torch.equal(resumed[key], uninterrupted[key]), key
 
 
+def test_the_same_config_gives_the_same_policy(tmp_path: Path) -> None:
+    """A run's length is its updates: two runs of one config give the same weights bit for bit,
+    whatever the machine's speed (no time limit takes part)."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert run_cli(one, "final_eval_deals=0") == 0
+    assert run_cli(two, "final_eval_deals=0") == 0
+    a, b = latest_model(one), latest_model(two)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    p1 = ck.read_checkpoint(one / ck.POLICY_FILE).section("model")
+    p2 = ck.read_checkpoint(two / ck.POLICY_FILE).section("model")
+    assert all(torch.equal(p1[k], p2[k]) for k in p1)
+
+
+def test_a_second_run_in_the_same_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "run"
+    assert run_cli(out, "final_eval_deals=0") == 0
+    before = (out / ck.POLICY_FILE).read_bytes()
+    capsys.readouterr()
+    assert run_cli(out, "final_eval_deals=0", "seed=5") == 2
+    err = capsys.readouterr().err
+    assert f"piquet train: {out} holds a run already" in err and "--resume" in err
+    assert "--overwrite" in err
+    assert (out / ck.POLICY_FILE).read_bytes() == before  # untouched
+    args = ["train", "--overwrite", "--seed", "5"]
+    for item in [*TINY, f"out_dir={out}", "final_eval_deals=0"]:
+        args += ["--set", item]
+    assert main(args) == 0
+    assert (out / ck.POLICY_FILE).read_bytes() != before
+
+
+def test_train_takes_the_shared_rules_options(tmp_path: Path) -> None:
+    out = tmp_path / "classic"
+    args = ["train", "--rules", "classic", "--variant", "orbis", "--seed", "3"]
+    for item in [*TINY, f"out_dir={out}", "final_eval_deals=0", "eval_every=0"]:
+        args += ["--set", item]
+    assert main(args) == 0
+    meta = ck.read_checkpoint(out / ck.POLICY_FILE).meta
+    assert meta["config"]["rules"] == "classic+orbis" and meta["config"]["seed"] == 3
+    assert main(["train", "--resume", str(out), "--rules", "standard"]) == 2
+
+
 def test_resume_from_a_corrupt_checkpoint_is_a_clear_error(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -453,19 +453,16 @@ class TrainConfig(Settings):
     """Directory for checkpoints, logs, the learning curve and the summary."""
     updates: int = setting(420, integer(0), aliases=("iterations",))
     """PPO updates (each one collects ``games_per_update`` complete games)."""
-    time_budget_minutes: float = setting(14.0, at_least(0), aliases=("max_minutes",))
-    """Wall-time budget of the whole run, warm start and final evaluation included (0: none).
-    PPO stops early enough for the final evaluation to fit, at the speed measured by the
-    evaluation before the first update, and the final evaluation shrinks (to no fewer than 20
-    pairs) if time is short, e.g. on a busy machine. (``max_minutes``, an older limit on PPO
-    alone, is read as this.)"""
+    time_budget_minutes: float = setting(0.0, at_least(0), aliases=("max_minutes",))
+    """A cap on the run's wall time (0, the default: none). It never changes what the run
+    computes: a run that would pass it stops before the next update, saying how many of its
+    ``updates`` it made and that its policy is not the configured run's (``--resume`` finishes
+    it exactly). (``max_minutes``, an older name, is read as this.)"""
     torch_threads: int = setting(2, integer(1, 1024), aliases=("learner_threads",))
-    """``torch.set_num_threads`` for self-play and the update. On an idle 2-core machine two
-    threads make the default run 1.35x as fast as one (55,000 against 41,000 env steps/s); on
-    cores busy with other processes they are as fast as one, thanks to the short spin of idle
-    threads set by :data:`piquet_training.SPIN_COUNT`. Evaluation worker processes share these
-    threads (at least one each), and evaluation in the run's process uses one. Runs match bit for
-    bit only at the same thread count."""
+    """``torch.set_num_threads`` for self-play and the update (idle threads spin briefly:
+    :data:`piquet_training.SPIN_COUNT`). Evaluation worker processes share these threads (at
+    least one each), and evaluation in the run's process uses one. Runs match bit for bit only at
+    the same thread count."""
     progress: bool = setting(True)
     """Show a progress bar (otherwise a line per evaluation and every few minutes)."""
     tensorboard: bool = setting(True)

@@ -1,10 +1,11 @@
 """Run logs of ``piquet train``: the terminal, CSV files, TensorBoard, the learning curve, summary.
 
 :class:`Console` prints what a run is doing: a header (output directory, key settings, device),
-the warm start's steps, every evaluation with its interval, a progress bar whose ETA is the run's
-real end under the time budget (or, with ``progress=false``, a line every tenth of the run), and
-why it stopped. :class:`RunLogger` writes the files of a run directory: ``train.csv`` (one row per
-PPO update: losses, entropy, KL, explained variance, training return, env steps/s...),
+the warm start's steps, every evaluation with its interval, a progress bar over the run's updates
+with the estimated time to their end and the latest evaluation against the heuristic (or, with
+``progress=false``, a line every tenth of the run), and why it stopped early if it did.
+:class:`RunLogger` writes the files of a run directory: ``train.csv`` (one row per PPO update:
+losses, entropy, KL, explained variance, training return, env steps/s...),
 ``eval.csv`` (one row per evaluation and opponent: its ``kind`` ``start``, ``periodic`` or
 ``final``, mean points per deal with its 95% interval), ``events.csv`` (the warm start and each
 resume), TensorBoard event files under ``tb/`` (optional); :func:`plot_learning_curve` draws
@@ -54,6 +55,8 @@ class Console:
         self._every = max(1, cfg.updates // 10)
         self._last_line = 0.0
         self._t0 = time.perf_counter()
+        self._done0, self._total = 0, cfg.updates
+        self._latest_eval: dict[str, float] = {}
 
     def say(self, text: str) -> None:
         """Print ``text`` on its own line(s), above the progress bar if one is shown."""
@@ -69,7 +72,7 @@ class Console:
         import torch
 
         cfg = self.cfg
-        budget = f"{cfg.time_budget_minutes:g} min" if cfg.time_budget_minutes else "none"
+        cap = f"{cfg.time_budget_minutes:g} min" if cfg.time_budget_minutes else "none"
         opponents = ", ".join(
             f"{name} {w:g}"
             for name, w in (
@@ -96,15 +99,18 @@ class Console:
                     f"  {cfg.updates} updates of {cfg.games_per_update} {cfg.mode}s; opponents: "
                     f"{opponents}; reward {cfg.reward} x {cfg.reward_scale:g}",
                     f"  evaluation vs {cfg.eval_opponents}: {evals}, final {cfg.final_eval_deals} "
-                    f"pairs ({cfg.eval_mode}s); time budget {budget}",
+                    f"pairs ({cfg.eval_mode}s); time cap {cap}",
                 ]
             )
         )
 
     def evaluation(self, kind: str, update: int, rows: Sequence[dict[str, Any]], s: float) -> None:
-        """One line per evaluation: each opponent's points per deal with its 95% interval."""
+        """One line per evaluation: each opponent's points per deal with its 95% interval (the
+        progress display shows the latest one against the heuristic)."""
         if not rows:
             return
+        for r in rows:
+            self._latest_eval[r["opponent"]] = r["mean_diff"]
         what = {"start": "starting policy", "periodic": f"update {update}", "final": "final"}
         parts = [
             f"vs {r['opponent']} {r['mean_diff']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
@@ -116,49 +122,43 @@ class Console:
             + " points/deal, 95% CI"
         )
 
+    def _vs_heuristic(self) -> str:
+        """The latest evaluation's points per deal against the heuristic, or ``-``."""
+        vs = self._latest_eval.get("heuristic")
+        return "-" if vs is None else f"{vs:+.2f}"
+
     def open_progress(self, done: int, total: int) -> None:
-        """Start the progress display at update ``done`` of ``total``."""
+        """Start the progress display at update ``done`` of the run's ``total`` updates."""
         self._t0 = time.perf_counter()
-        self._done0 = done
+        self._done0, self._total = done, total
         if self.echo and self.cfg.progress and done < total:
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, initial=done, desc="ppo", unit="upd", dynamic_ncols=True)
 
-    def progress(self, row: dict[str, Any], end_update: int) -> None:
-        """After an update: move the bar (its total is ``end_update``, the update the time budget
-        lets the run reach, so its ETA is the real end), or print a line now and then."""
-        vs = row.get("train_vs_heuristic", "")
-        vs_text = f"{vs:+.1f}" if vs != "" else "-"
+    def progress(self, row: dict[str, Any]) -> None:
+        """After an update: move the bar (its total the run's updates, its ETA the estimated
+        time to their end), or print a line now and then with the time left."""
         if self._bar is not None:
-            if self._bar.total != end_update:
-                self._bar.total = end_update
             self._bar.update(1)
             self._bar.set_postfix(
                 steps_s=f"{row['steps_per_s']:.0f}",
                 kl=f"{row['approx_kl']:.3f}",
-                vs_heur=vs_text,
+                eval_vs_heur=self._vs_heuristic(),
             )
             return
-        update = row["update"]
+        update, total = row["update"], self._total
         now = time.perf_counter()
-        if update % self._every and update != end_update and now - self._last_line < 60:
+        if update % self._every and update != total and now - self._last_line < 60:
             return
         self._last_line = now
         per = (now - self._t0) / max(1, update - self._done0)
-        eta = per * max(0, end_update - update)
+        eta = per * max(0, total - update)
         self.say(
-            f"update {update}/{end_update}: {row['env_steps']:,} env steps, "
-            f"{row['steps_per_s']:,.0f} steps/s, kl {row['approx_kl']:.3f}, vs heuristic "
-            f"{vs_text}; {row['minutes']:.1f} min, about {eta / 60:.1f} min left"
-        )
-
-    def stopping(self, elapsed_s: float, budget_minutes: float) -> None:
-        """Say, on its own line, that the time budget ends PPO early."""
-        self.close_progress()
-        self.say(
-            f"stopping after {elapsed_s / 60:.1f} minutes: the rest of time_budget_minutes "
-            f"({budget_minutes:g}) is kept for the final evaluation"
+            f"update {update}/{total}: {row['env_steps']:,} env steps, "
+            f"{row['steps_per_s']:,.0f} steps/s, kl {row['approx_kl']:.3f}, last evaluation vs "
+            f"heuristic {self._vs_heuristic()}; {row['minutes']:.1f} min, about "
+            f"{eta / 60:.1f} min left"
         )
 
     def close_progress(self) -> None:

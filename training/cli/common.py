@@ -81,8 +81,8 @@ _REST = [
 def plain_text(doc: str) -> str:
     """A docstring with its reStructuredText markup removed, for ``--help``.
 
-    >>> plain_text("``piquet train`` runs :mod:`piquet_training.ppo` (see `help`)")
-    'piquet train runs piquet_training.ppo (see help)'
+    >>> plain_text("``piquet train`` runs :mod:`piquet_training.trainer` (see `help`)")
+    'piquet train runs piquet_training.trainer (see help)'
     """
     for pattern, repl in _REST:
         doc = pattern.sub(repl, doc)
@@ -140,13 +140,14 @@ class Parser(argparse.ArgumentParser):
 # ------------------------------------------------------------------------- shared arguments
 
 
-def add_rules_arguments(p: argparse.ArgumentParser) -> None:
-    """Add ``--rules NAME`` and the repeatable ``--variant NAME`` (see :func:`rules_from_args`)."""
+def add_rules_arguments(p: argparse.ArgumentParser, default: str | None = "standard") -> None:
+    """Add ``--rules NAME`` and the repeatable ``--variant NAME`` (see :func:`rules_from_args`);
+    ``default=None`` leaves ``args.rules`` None when not given (a config's rules then hold)."""
     p.add_argument(
         "--rules",
-        default="standard",
+        default=default,
         metavar="NAME",
-        help=f"rule set: {' or '.join(RULE_SETS)} (default: standard)",
+        help=f"rule set: {' or '.join(RULE_SETS)} (default: {default or 'that of the config'})",
     )
     p.add_argument(
         "--variant",

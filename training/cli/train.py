@@ -2,15 +2,17 @@
 
     piquet train                                   # the default run (< 15 min on 2 CPU cores)
     piquet train --config my.toml --set seed=3 --set updates=400
+    piquet train --rules classic --variant normand --seed 3 --set out_dir=runs/classic
     piquet train --resume runs/piquet              # continue a stopped run
+    piquet train --overwrite                       # start again in a folder holding a run
     piquet train --show-config                     # print the effective config as TOML
     piquet train --device cuda                     # the networks on a GPU (games stay on CPU)
 
 ``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
-:mod:`piquet_training.ppo`) or ``rllib`` (Ray RLlib, :mod:`piquet_training.rllib.cli`, which adds
-its own flags). Both read settings the same way (:mod:`piquet_training.config`: TOML, ``--set``,
-the same names for the same hyperparameters, every value checked before any work starts) and
-print them the same way with ``--show-config``.
+:mod:`piquet_training.trainer`) or ``rllib`` (Ray RLlib, :mod:`piquet_training.rllib.cli`, which
+adds its own flags). Both read settings the same way (:mod:`piquet_training.config`: TOML,
+``--set``, ``--rules``/``--variant``/``--seed``, the same names for the same hyperparameters,
+every value checked before any work starts) and print them the same way with ``--show-config``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import dataclasses
 import types
 from pathlib import Path
 
-from piquet_cli.common import CLIError, check_output_path
+from piquet_agents.checkpoint import LATEST_FILE, POLICY_FILE
+from piquet_cli.common import CLIError, add_rules_arguments, check_output_path
 from piquet_training.config import ConfigError, TrainConfig, apply_overrides, load_toml, to_toml
 
 BACKENDS = ("torch", "rllib")
@@ -39,7 +42,7 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
     """The run's config: the checkpoint's (on ``--resume``, with ``out_dir`` the resumed run's
     directory) or the default, then ``--config``, then each ``--set``; every value checked."""
     if args.resume:
-        from piquet_agents.checkpoint import LATEST_FILE, read_checkpoint
+        from piquet_agents.checkpoint import read_checkpoint
 
         path = Path(args.resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
@@ -51,11 +54,37 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
         cfg = TrainConfig()
     if args.config:
         cfg = load_toml(args.config, base=cfg)
-    cfg = apply_overrides(cfg, args.set).validate()
+    cfg = apply_overrides(cfg, [*_shared_settings(args), *args.set]).validate()
     if getattr(args, "device", None):
         cfg = dataclasses.replace(cfg, device=args.device)
     check_output_path(cfg.out_dir, "out_dir", directory=True)
     return cfg
+
+
+def _shared_settings(args: argparse.Namespace) -> list[str]:
+    """``--rules``, ``--variant`` and ``--seed`` as the ``KEY=VALUE`` settings they stand for
+    (applied before ``--set``, which can still override them)."""
+    out = []
+    if args.rules is not None or args.variant:
+        if args.resume:
+            raise CLIError("--rules and --variant cannot change the rules of a resumed run")
+        out.append("rules=" + "+".join([args.rules or "standard", *args.variant]))
+    if args.seed is not None:
+        if args.resume:
+            raise CLIError("--seed cannot change the seed of a resumed run")
+        out.append(f"seed={args.seed}")
+    return out
+
+
+def check_fresh_run_dir(out_dir: str | Path, *, overwrite: bool) -> None:
+    """Refuse to start a run in a folder that holds one already (its checkpoint or policy),
+    unless ``overwrite``: a second ``piquet train`` must not silently replace the first."""
+    held = [name for name in (LATEST_FILE, POLICY_FILE) if (Path(out_dir) / name).exists()]
+    if held and not overwrite:
+        raise CLIError(
+            f"{out_dir} holds a run already ({', '.join(held)}): continue it with --resume "
+            f"{out_dir}, replace it with --overwrite, or train elsewhere with --set out_dir=DIR"
+        )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -63,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.backend == "rllib":
         if rllib is None:  # pragma: no cover
             raise CLIError("the rllib backend is not installed")
+        args.set = [*_shared_settings(args), *args.set]  # the same flags, the same settings
         return rllib.run_rllib(args)
     stray = rllib.rllib_flags_given(args) if rllib is not None else []
     if stray:
@@ -74,8 +104,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
+    if not args.resume:
+        check_fresh_run_dir(cfg.out_dir, overwrite=args.overwrite)
     from piquet_training.compute import resolve_device
-    from piquet_training.ppo import train
+    from piquet_training.trainer import train
 
     try:
         resolve_device(cfg.device)
@@ -111,6 +143,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="override one config field (repeatable), e.g. --set updates=10",
     )
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start afresh in out_dir even if it holds a run (its files are replaced)",
+    )
+    add_rules_arguments(p, default=None)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the run's seed (the setting seed; default: the config's, 0 for the default run)",
+    )
     p.add_argument(
         "--backend",
         choices=BACKENDS,

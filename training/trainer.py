@@ -1,0 +1,427 @@
+"""The training loop of ``piquet train``, top to bottom: setup, start, the updates, finish.
+
+:func:`train` reads in order:
+
+1. **setup** (:func:`setup`): seed everything, build the network, optimizer, opponent pool,
+   collector and logger;
+2. **start** (:func:`start`): resume from a checkpoint (:mod:`piquet_training.run_state`), or
+   start from ``init_from``'s weights or a warm start by behaviour cloning of the heuristic
+   (:func:`warm_start`), and evaluate the starting policy;
+3. **per update**: anneal the learning rate, *collect* complete games (on the batched engine,
+   :mod:`piquet_training.vector_collector`, or one object per game,
+   :mod:`piquet_training.collector`), compute GAE *advantages* and run the clipped-PPO *update*
+   (:mod:`piquet_training.ppo`), then *log*, snapshot the learner into the pool, *evaluate* now
+   and then, *checkpoint*;
+4. **finish** (:func:`finish`): save the policy, evaluate it against ``eval_opponents`` over
+   duplicate deals, draw the learning curve and write the summary (:mod:`piquet_training.summary`).
+
+A run's length is its number of updates: the same config gives the same policy on any machine
+(bit for bit at the same ``torch_threads``). ``time_budget_minutes`` is only a cap
+(:class:`TimeCap`): a run that reaches it stops, says how many of its updates it made and that
+its policy is not the configured run's, and ``--resume`` finishes it exactly.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from piquet_agents import checkpoint as ck
+from piquet_agents.network import ActorCritic
+from piquet_env.observation import encoder_for
+from piquet_env.rules import Rules, make_rules
+from piquet_training.collector import Collector, OpponentPool, Rollout
+from piquet_training.compute import resolve_device, resolve_precision
+from piquet_training.config import TrainConfig, to_toml
+from piquet_training.evaluation.greedy import evaluate_policy
+from piquet_training.imitation import behaviour_clone, collect_demonstrations
+from piquet_training.ppo import gae, ppo_update
+from piquet_training.run_log import Console, RunLogger, plot_learning_curve
+from piquet_training.run_state import restore_training_checkpoint, save_training_checkpoint
+from piquet_training.summary import update_row, write_summary
+from piquet_training.vector_collector import VectorCollector
+
+
+@dataclass
+class TrainResult:
+    """What a run produced: where, how long, how fast, and its final evaluations."""
+
+    out_dir: Path
+    updates: int
+    env_steps: int
+    seconds: float
+    steps_per_s: float
+    peak_rss_mib: float
+    """Peak resident memory of the training process."""
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    worker_peak_rss_mib: float = 0.0
+    """Peak resident set of the largest evaluation worker process, pages it shares with the
+    training process counted (0 if none ran)."""
+    stopped_early: str = ""
+    """Why the run made fewer updates than configured (empty if it made them all)."""
+
+
+class TimeCap:
+    """A cap on a run's wall time: ``minutes`` from the start of this process's run (0: none).
+
+    It never changes what a run computes, only whether it goes on: :meth:`reached` says to stop
+    before an update that would end past the cap.
+    """
+
+    def __init__(
+        self, minutes: float, start: float, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self.minutes = minutes
+        self.deadline = start + 60 * minutes if minutes else float("inf")
+        self.clock = clock
+
+    def reached(self, next_update_s: float) -> bool:
+        """Whether one more update of about ``next_update_s`` seconds would end past the cap."""
+        return self.clock() + next_update_s > self.deadline
+
+
+@dataclass
+class Run:
+    """Everything a training run holds while it runs (built by :func:`setup`)."""
+
+    cfg: TrainConfig
+    out_dir: Path
+    rules: Rules
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    pool: OpponentPool
+    collector: Collector | VectorCollector
+    np_rng: np.random.Generator
+    logger: RunLogger
+    console: Console
+    cap: TimeCap
+    t_start: float
+    precision: str = "fp32"
+    """The update's resolved precision (:func:`~piquet_training.compute.resolve_precision`)."""
+    counters: dict[str, Any] = field(
+        default_factory=lambda: {"update": 0, "env_steps": 0, "train_seconds": 0.0}
+    )
+    stopped_early: str = ""
+
+    @property
+    def latest(self) -> Path:
+        """The training checkpoint's path."""
+        return self.out_dir / ck.LATEST_FILE
+
+    def checkpoint(self) -> None:
+        """Write the training checkpoint."""
+        save_training_checkpoint(
+            self.latest,
+            self.model,
+            self.optimizer,
+            self.pool,
+            self.cfg,
+            self.np_rng,
+            self.counters,
+        )
+
+    def evaluate(self, kind: str, n_pairs: int, seed: int, workers: int = 1) -> list[dict]:
+        """Evaluate the greedy policy (the saved policy file for ``kind="final"``), log the rows
+        and print them."""
+        t0 = time.perf_counter()
+        subject: ActorCritic | str = self.model
+        if kind == "final":
+            subject = str(self.out_dir / ck.POLICY_FILE)
+        rows = evaluate_policy(subject, self.cfg, n_pairs, seed=seed, workers=workers)
+        c = self.counters
+        for r in rows:
+            self.logger.log_eval(
+                {
+                    "update": c["update"],
+                    "env_steps": c["env_steps"],
+                    "minutes": c["train_seconds"] / 60,
+                    "kind": kind,
+                    **r,
+                }
+            )
+        self.console.evaluation(kind, c["update"], rows, time.perf_counter() - t0)
+        return rows
+
+
+def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
+    """Seed everything; build the network, optimizer, opponent pool, collector and logger."""
+    t_start = time.perf_counter()
+    cfg.validate()
+    out_dir = Path(cfg.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.toml").write_text(to_toml(cfg))
+    torch.set_num_threads(cfg.torch_threads)
+    random.seed(cfg.seed)
+    np_rng = np.random.default_rng(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    rules = make_rules(cfg.rules)
+    enc = encoder_for(rules)
+    state_size = enc.state_size if cfg.critic == "state" else 0
+    device = resolve_device(cfg.device)
+    precision = resolve_precision(cfg.precision, device)
+    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size)
+    model = model.to(device).eval()
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    weights = {
+        "self": cfg.self_play_weight,
+        "snapshot": cfg.snapshot_weight,
+        "heuristic": cfg.heuristic_weight,
+        "random": cfg.random_weight,
+    }
+    pool = OpponentPool(model, weights, size=cfg.pool_size)
+    return Run(
+        cfg=cfg,
+        out_dir=out_dir,
+        rules=rules,
+        model=model,
+        optimizer=optimizer,
+        pool=pool,
+        collector=make_collector(
+            cfg, rules, cfg.mode, np_rng, batched=cfg.collector == "vector", precision=precision
+        ),
+        np_rng=np_rng,
+        logger=RunLogger(out_dir, tensorboard=cfg.tensorboard),
+        console=Console(cfg, echo=echo),
+        cap=TimeCap(cfg.time_budget_minutes, t_start),
+        t_start=t_start,
+        precision=precision,
+    )
+
+
+def make_collector(
+    cfg: TrainConfig,
+    rules: Rules,
+    mode: str,
+    rng: np.random.Generator,
+    *,
+    batched: bool = False,
+    precision: str = "fp32",
+) -> Collector | VectorCollector:
+    """The self-play collector of ``cfg`` for games in ``mode``: on the batched engine
+    (:class:`~piquet_training.vector_collector.VectorCollector`, its value pass in ``precision``)
+    when ``batched``, else one :class:`~piquet_env.game.Game` per game
+    (:class:`~piquet_training.collector.Collector`)."""
+    kwargs: dict[str, Any] = dict(
+        reward=cfg.reward,
+        reward_scale=cfg.reward_scale,
+        settle_weight=cfg.settle_weight,
+        dense_reward=cfg.dense_reward,
+        record_states=cfg.critic == "state",
+    )
+    if batched:
+        return VectorCollector(
+            rules,
+            mode,
+            cfg.num_envs,
+            rng,
+            device=resolve_device(cfg.device),
+            precision=precision,
+            **kwargs,
+        )
+    return Collector(rules, mode, cfg.num_envs, rng, **kwargs)
+
+
+def collect(run: Run) -> Rollout:
+    """One update's games: ``games_per_update`` complete games against the pool's opponents."""
+    if isinstance(run.collector, VectorCollector):
+        return run.collector.collect(run.cfg.games_per_update, run.pool)
+    return run.collector.collect(run.cfg.games_per_update, run.pool.matchup)
+
+
+def start(run: Run, resume: str | Path | None) -> None:
+    """Resume from a checkpoint; or start from ``init_from``'s weights or a warm start, then
+    evaluate the starting policy and write the first checkpoint."""
+    cfg, model = run.cfg, run.model
+    if resume is not None:
+        path = Path(resume)
+        ckpt = ck.read_checkpoint(path / ck.LATEST_FILE if path.is_dir() else path, rules=run.rules)
+        _check_arch(ckpt, model, resume)
+        run.counters = restore_training_checkpoint(ckpt, model, run.optimizer, run.pool, run.np_rng)
+        c = run.counters
+        dropped = run.logger.truncate(c["update"])
+        run.logger.log_event(c["update"], c["env_steps"], "resume")
+        run.console.say(
+            f"resumed from {resume} at update {c['update']}, {c['env_steps']:,} env steps"
+            + (
+                f" ({dropped} log rows after that update dropped: they are redone)"
+                if dropped
+                else ""
+            )
+        )
+        return
+    run.logger.truncate(0, keep_start=False)
+    if cfg.init_from:
+        init = ck.read_checkpoint(cfg.init_from, rules=run.rules)
+        _check_arch(init, model, cfg.init_from)
+        model.load_state_dict(init.section("model"))
+        run.console.say(f"initial weights from {cfg.init_from}")
+    elif cfg.bc_games > 0:
+        warm_start(run)
+    run.checkpoint()
+    if cfg.eval_every:  # where PPO starts from (the warm start's policy)
+        run.console.say(
+            f"evaluating the starting policy ({cfg.eval_deals} pairs vs {cfg.eval_opponents})..."
+        )
+        run.evaluate("start", cfg.eval_deals, seed=10_000)
+
+
+def _check_arch(ckpt: ck.Checkpoint, model: ActorCritic, source: str | Path) -> None:
+    if ckpt.meta.get("arch") != model.arch():
+        raise ck.CheckpointError(
+            f"{source}: arch: network {ckpt.meta.get('arch')} differs from the config's "
+            f"{model.arch()}",
+            path=ckpt.path,
+            field="arch",
+        )
+
+
+def warm_start(run: Run) -> None:
+    """Behaviour cloning: imitate the heuristic's decisions in ``bc_games`` games, then save the
+    warm-started policy as ``bc.safetensors``."""
+    from piquet_agents.heuristic import HeuristicAgent
+
+    cfg = run.cfg
+    t0 = time.perf_counter()
+    run.console.say(
+        f"warm start: recording {cfg.bc_games} heuristic-vs-heuristic {cfg.bc_mode}s to imitate..."
+    )
+    demo_collector = make_collector(cfg, run.rules, cfg.bc_mode, run.np_rng)
+    demos = collect_demonstrations(demo_collector, cfg.bc_games, HeuristicAgent)
+    run.console.say(
+        f"warm start: fitting {len(demos):,} decisions ({cfg.bc_epochs} epochs), "
+        f"recorded in {time.perf_counter() - t0:.0f} s..."
+    )
+    stats = behaviour_clone(
+        run.model,
+        demos,
+        epochs=cfg.bc_epochs,
+        learning_rate=cfg.bc_learning_rate,
+        batch_size=cfg.bc_batch_size,
+        gamma=cfg.gamma,
+        vf_coef=cfg.vf_coef,
+        rng=run.np_rng,
+    )
+    run.counters["bc_seconds"] = time.perf_counter() - t0
+    run.logger.log_event(0, 0, "warm_start")
+    run.console.say(
+        f"warm start: imitated {len(demos):,} heuristic decisions from {cfg.bc_games} "
+        f"{cfg.bc_mode}s in {run.counters['bc_seconds']:.0f} s (accuracy "
+        f"{100 * stats['bc/accuracy']:.1f}%)"
+    )
+    ck.save_policy(run.out_dir / "bc.safetensors", run.model, run.rules, cfg.to_dict())
+
+
+def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
+    """Run (or, with ``resume``, continue) a training run; see the module docstring."""
+    run = setup(cfg, echo=echo)
+    run.console.header(run.out_dir, resumed=resume is not None, precision=run.precision)
+    start(run, resume)
+    c = run.counters
+    run.console.open_progress(c["update"], cfg.updates)
+    loop_start = time.perf_counter() - c["train_seconds"]
+    here, done_here, update_s = time.perf_counter(), 0, 0.0  # this process's time per update
+    while c["update"] < cfg.updates:
+        if run.cap.reached(update_s):
+            run.stopped_early = (
+                f"the time cap (time_budget_minutes = {cfg.time_budget_minutes:g}) was reached "
+                f"after {c['update']} of {cfg.updates} updates: this is not the configured run "
+                f"(piquet train --resume {run.out_dir} finishes it exactly)"
+            )
+            run.console.close_progress()
+            run.console.say(f"stopping: {run.stopped_early}")
+            break
+        if cfg.anneal_lr:
+            run.optimizer.param_groups[0]["lr"] = cfg.learning_rate * (
+                1 - c["update"] / cfg.updates
+            )
+        t0 = time.perf_counter()
+        # collect
+        batch = collect(run)
+        collect_s = time.perf_counter() - t0
+        # advantages
+        advantages, returns = gae(
+            batch.rewards, batch.values, batch.dones, cfg.gamma, cfg.gae_lambda
+        )
+        # update
+        stats = ppo_update(
+            run.model, run.optimizer, batch, advantages, returns, cfg, run.np_rng, run.precision
+        )
+        # log, snapshot, evaluate, checkpoint
+        c["collect_seconds"] = c.get("collect_seconds", 0.0) + collect_s
+        c["update_seconds"] = c.get("update_seconds", 0.0) + time.perf_counter() - t0 - collect_s
+        c["update"] += 1
+        c["env_steps"] += batch.env_steps
+        c["train_seconds"] = time.perf_counter() - loop_start
+        lr = run.optimizer.param_groups[0]["lr"]
+        row = update_row(c, lr, batch, stats, time.perf_counter() - t0, collect_s)
+        run.logger.log_update(row)
+        run.console.progress(row)
+        update = c["update"]
+        if cfg.snapshot_every and update % cfg.snapshot_every == 0:
+            run.pool.add_snapshot(update)
+        if cfg.eval_every and update % cfg.eval_every == 0 and update < cfg.updates:
+            run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
+        if update % cfg.checkpoint_every == 0 or update == cfg.updates:
+            run.checkpoint()
+        done_here += 1
+        update_s = (time.perf_counter() - here) / done_here  # evaluations and saves included
+    run.console.close_progress()
+    return finish(run)
+
+
+def finish(run: Run) -> TrainResult:
+    """Save the checkpoint and the policy, run the final evaluation, draw the learning curve and
+    write the summary."""
+    cfg, c = run.cfg, run.counters
+    run.checkpoint()
+    ck.save_policy(run.out_dir / ck.POLICY_FILE, run.model, run.rules, cfg.to_dict())
+    finals = []
+    if cfg.final_eval_deals:
+        run.console.say(
+            f"final evaluation: {cfg.final_eval_deals} pairs vs {cfg.eval_opponents} "
+            f"({cfg.eval_workers} worker{'s' if cfg.eval_workers > 1 else ''})..."
+        )
+        finals = run.evaluate(
+            "final", cfg.final_eval_deals, seed=cfg.seed + 1, workers=cfg.eval_workers
+        )
+    run.logger.close()
+    plot_learning_curve(run.out_dir)
+    # ru_maxrss is in KiB; the children's is the largest single worker's, not a sum.
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    seconds = time.perf_counter() - run.t_start
+    train_seconds = c["train_seconds"]
+    steps_per_s = c["env_steps"] / train_seconds if train_seconds else 0.0
+    lines = write_summary(
+        run.out_dir,
+        cfg,
+        c,
+        precision=run.precision,
+        finals=finals,
+        seconds=seconds,
+        steps_per_s=steps_per_s,
+        peak=peak,
+        worker_peak=worker_peak,
+        stopped_early=run.stopped_early,
+    )
+    for line in lines:
+        run.console.say(line)
+    return TrainResult(
+        run.out_dir,
+        c["update"],
+        c["env_steps"],
+        seconds,
+        steps_per_s,
+        peak,
+        [{k: v for k, v in r.items() if k != "summary"} for r in finals],
+        worker_peak,
+        run.stopped_early,
+    )
