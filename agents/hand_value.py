@@ -14,7 +14,7 @@ sampling the talon (see :mod:`piquet_agents.heuristic`).
 
 from __future__ import annotations
 
-from piquet_env.cards import JOKER, PIPS, SUIT_MASKS
+from piquet_env.cards import JOKER
 from piquet_env.combinations import RANK_MASKS, SET_RANKS, sequences
 
 POINT_WORTH = (0.0, 0.0, 0.0, 0.3, 1.5, 4.0, 6.0, 7.0, 8.0)
@@ -25,7 +25,6 @@ TRIO_WORTH = (0.0, 0.0, 0.0, 1.2, 1.6, 2.0, 2.4, 2.8)
 """Expected points of a trio by rank index (only tens and above count)."""
 QUATORZE_WORTH = 13.5
 _RUNS = tuple(tuple(c.size for c in sequences(b)) for b in range(256))
-_PIP_SUM = tuple(sum(PIPS[r] for r in range(8) if b >> r & 1) for b in range(256))
 TRICK_WORTH = 2.0
 """Deal points a trick brings on average (the win, and often the next lead)."""
 LENGTH_WORTH = 0.8
@@ -92,11 +91,6 @@ def hand_value(hand: int) -> float:
     return declaration_value(hand) + trick_value(hand)
 
 
-def point_pips(hand: int, suit: int) -> int:
-    """Pip total of the hand's cards of one suit."""
-    return _PIP_SUM[hand >> (8 * suit) & 0xFF]
-
-
 def greedy_discards(hand: int, k: int, keep: int = 0) -> list[int]:
     """``k`` cards to discard from ``hand``, dropping one at a time the card whose loss lowers
     :func:`hand_value` least (ties: the lower card); cards in ``keep`` are never chosen."""
@@ -117,8 +111,3 @@ def greedy_discards(hand: int, k: int, keep: int = 0) -> list[int]:
         out.append(best_c)
         h ^= 1 << best_c
     return out
-
-
-def suit_lengths(hand: int) -> list[int]:
-    """Number of cards of each suit in a hand."""
-    return [(hand & SUIT_MASKS[s]).bit_count() for s in range(4)]

@@ -28,7 +28,6 @@ import os
 from piquet_env.agent import Agent
 from piquet_env.rules import Rules
 
-BUILTIN = ("random", "heuristic", "mcts", "baseline")
 SPEC_FORMS = (
     "random, heuristic, mcts[:ITERATIONS[:OPTION=VALUE...]] (mcts:N:policy=PATH for the search "
     "guided by a policy), baseline or a checkpoint path"

@@ -54,11 +54,6 @@ def suit(card: Card) -> int:
     return card >> 3
 
 
-def make_card(rank_index: int, suit_index: int) -> Card:
-    """Card id from a rank index (0..7) and a suit index (0..3)."""
-    return suit_index * 8 + rank_index
-
-
 def card_str(card: Card) -> str:
     """Two-letter name of a card id: ``'TS'``, ``'AH'``, ``'JK'`` for the joker."""
     if card == JOKER:

@@ -187,6 +187,7 @@ AGENTS = ("player_0", "player_1")
 _INDEX = {"player_0": 0, "player_1": 1}
 EPISODES = MODES
 RENDER_VIEWS = ("player", "player_0", "player_1", "spectator")
+RENDER_MODES = ("human", "ansi", "rgb_array")
 OBSERVATION_FORMATS = ("dict", "vector")
 RESET_OPTION_KEYS = ("deal", "deals", "first_elder")
 
@@ -270,7 +271,7 @@ class raw_env(AECEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": list(RENDER_MODES),
         "name": "piquet_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -306,11 +307,7 @@ class raw_env(AECEnv):
             ) from None
         if not (math.isfinite(scale) and scale > 0):
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(render_mode)
         if render_view not in RENDER_VIEWS:
             raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
         if observation_format not in OBSERVATION_FORMATS:
@@ -447,14 +444,7 @@ class raw_env(AECEnv):
             )
             return None
         g = self._started("render")
-        view = render_view_player(self.render_view, g)
-        if self.render_mode == "rgb_array":
-            return render_rgb(g, view)
-        text = render_text(g, view)
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
+        return render_frame(self.render_mode, g, render_view_player(self.render_view, g))
 
     def close(self) -> None:
         """Nothing to release."""
@@ -488,7 +478,8 @@ class raw_env(AECEnv):
         return g
 
     def _names_now(self) -> tuple[str, ...]:
-        """Names of the action ids in the current situation (:func:`_action_names`)."""
+        """Names of the action ids in the current situation (:func:`_action_names`): the card's
+        in play, the category's being decided in the declarations, the exchange's otherwise."""
         g = self.game
         if g.phase == _PLAY:
             return self._names[1]
@@ -515,12 +506,7 @@ class raw_env(AECEnv):
             self.infos = self._mask_infos() if self._info_mask else {a: {} for a in AGENTS}
             self._select(p)
             return
-        if phase == _PLAY:
-            names = self._names[1]
-        elif phase == _DECLARE:
-            names = self._names[2 + (g.decl_step >> 1)]  # the category being decided
-        else:
-            names = self._names[0]
+        names = self._names_now()
         pname = PHASE_NAMES[phase]
         acting = list(map(names.__getitem__, legal))
         i0 = {"phase": pname, "to_act": p == 0, "legal_actions": acting if p == 0 else []}
@@ -559,6 +545,28 @@ def render_view_player(render_view: str, game: Game) -> int | None:
     if render_view == "spectator" or game.is_over:
         return None
     return 1 if render_view == "player_1" else 0
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """``render_mode`` if it is ``None`` or one of :data:`RENDER_MODES`, else a ``ValueError``
+    naming it (the AEC env and the Gymnasium adapter check it here)."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(
+            f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}"
+        )
+    return render_mode
+
+
+def render_frame(render_mode: str, game: Game, view: int | None) -> str | np.ndarray | None:
+    """Render ``game`` from player ``view`` (``None``: everything) in ``render_mode``: the image
+    (``rgb_array``), the text (``ansi``), or the text printed (``human``, returning ``None``)."""
+    if render_mode == "rgb_array":
+        return render_rgb(game, view)
+    text = render_text(game, view)
+    if render_mode == "ansi":
+        return text
+    print(text + "\n")
+    return None
 
 
 def render_rgb(game: Game, player: int | None) -> np.ndarray:

@@ -37,8 +37,14 @@ import numpy as np
 from gymnasium import spaces
 
 from piquet_env.agent import Agent, RandomAgent, Turn
-from piquet_env.piquet_v0 import AGENTS, raw_env, render_rgb, render_view_player
-from piquet_env.render import render_text
+from piquet_env.piquet_v0 import (
+    AGENTS,
+    RENDER_MODES,
+    check_render_mode,
+    raw_env,
+    render_frame,
+    render_view_player,
+)
 from piquet_env.rules import Rules
 
 SEATS = ("random", "player_0", "player_1")
@@ -55,7 +61,7 @@ class PiquetGymEnv(gymnasium.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": list(RENDER_MODES),
         "render_fps": 1,
     }
 
@@ -72,11 +78,7 @@ class PiquetGymEnv(gymnasium.Env):
         render_view: str = "player",
         illegal_reward: float = -1.0,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(render_mode)
         self.aec = raw_env(
             rules=rules,
             variants=variants,
@@ -165,13 +167,7 @@ class PiquetGymEnv(gymnasium.Env):
         view: int | None = self.learner
         if aec.render_view != "player":
             view = render_view_player(aec.render_view, game)
-        if self.render_mode == "rgb_array":
-            return render_rgb(game, view)
-        text = render_text(game, view)
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
+        return render_frame(self.render_mode, game, view)
 
     # ------------------------------------------------------------------ helpers
 

@@ -126,8 +126,3 @@ class BatchState:
     def nbytes(self) -> int:
         """Bytes held by the state arrays."""
         return sum(a.nbytes for a in self.arrays().values())
-
-    def copy_from(self, other: BatchState) -> None:
-        """Overwrite every array with ``other``'s (same shapes)."""
-        for name, a in other.arrays().items():
-            np.copyto(getattr(self, name), a)

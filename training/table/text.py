@@ -30,7 +30,7 @@ WIDTH = 78
 """Width of headings and rules, to fit an 80-column terminal."""
 
 _RED, _DEFAULT_FG = "\x1b[31m", "\x1b[39m"
-_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+_BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 _SCORE_WORDS = {"sequence": "sequences", "set": "sets", "cards": "the cards"}
 SCORE_ROWS = tuple((f, _SCORE_WORDS.get(f, f.replace("_", " "))) for f in DEAL_SCORE_FIELDS)
 """The fields of a :class:`DealScore` in reckoning order, with the words a player uses."""
@@ -137,10 +137,6 @@ class Style:
         """Bold text when coloured."""
         return _BOLD + text + _RESET if self.color else text
 
-    def dim(self, text: str) -> str:
-        """Faint text when coloured."""
-        return _DIM + text + _RESET if self.color else text
-
     def heading(self, title: str) -> str:
         """A full-width heading line: ``'══ Deal 2 of 6 ═══…'``."""
         bar = "=" if self.ascii else "═"
@@ -187,10 +183,6 @@ class Cast:
         """The player's name for a table column: :meth:`who`, cut to ``limit`` characters."""
         name = self.who(p)
         return name if len(name) <= limit else name[: limit - 3] + "..."
-
-    def possessive(self, p: int) -> str:
-        """``'your'`` or ``"random's"``."""
-        return "your" if p == self.viewer else f"{self.names[p]}'s"
 
 
 def role(game_elder: int, p: int) -> str:
