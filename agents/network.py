@@ -252,10 +252,16 @@ class ActorStack:
                 x = layer(x)
         return x[which, slot].masked_fill(mask == 0, MASKED_LOGIT)
 
-    def act(self, which: torch.Tensor, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Actions sampled (torch's global RNG) from each row's network."""
-        probs = torch.softmax(self.logits(which, obs, mask).float(), dim=-1)
-        return torch.multinomial(probs, 1).squeeze(1)
+    def act(
+        self, which: torch.Tensor, obs: torch.Tensor, mask: torch.Tensor, greedy: bool = False
+    ) -> torch.Tensor:
+        """Actions sampled (torch's global RNG) from each row's network, or with ``greedy`` the
+        most probable legal action (as a greedy :class:`~piquet_agents.policy.PolicyAgent`
+        plays)."""
+        logits = self.logits(which, obs, mask).float()
+        if greedy:
+            return logits.argmax(dim=-1)
+        return torch.multinomial(torch.softmax(logits, dim=-1), 1).squeeze(1)
 
 
 def _stacked(layers: Sequence[nn.Module], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:

@@ -379,13 +379,15 @@ class Collector:
 
 class OpponentPool:
     """Chooses each game's opponent for the learner: itself (both seats, parameter sharing), a
-    past snapshot, the heuristic or the random agent, with the given weights.
+    past snapshot, the heuristic, the random agent or a fixed ``target``, with the given weights.
 
     Snapshots are frozen copies of the learner added with :meth:`add_snapshot`; the oldest is
-    dropped past ``size``. With an empty pool, snapshot games are self-play games.
+    dropped past ``size``. With an empty pool, snapshot games are self-play games. The
+    ``target`` (kind ``"target"``) is a frozen network, played greedily, or a factory of agents:
+    the opponent an exploiter trains against.
     """
 
-    KINDS = ("self", "snapshot", "heuristic", "random")
+    KINDS = ("self", "snapshot", "heuristic", "random", "target")
 
     def __init__(
         self,
@@ -393,6 +395,7 @@ class OpponentPool:
         weights: dict[str, float],
         size: int = 6,
         agent_factories: dict[str, Callable[[], Agent]] | None = None,
+        target: ActorCritic | Callable[[], Agent] | None = None,
     ) -> None:
         unknown = set(weights) - set(self.KINDS)
         if unknown:
@@ -410,7 +413,13 @@ class OpponentPool:
             from piquet_env.agent import RandomAgent
 
             agent_factories = {"heuristic": HeuristicAgent, "random": RandomAgent}
-        self.factories = agent_factories
+        self.factories = dict(agent_factories)
+        if weights.get("target", 0) > 0 and target is None:
+            raise ValueError("opponent kind 'target' needs a target network or agent factory")
+        self.target_model = target if isinstance(target, ActorCritic) else None
+        """The target when it is a network (acting in batch, greedily)."""
+        if target is not None and self.target_model is None:
+            self.factories["target"] = target
 
     def add_snapshot(self, update: int) -> None:
         """Freeze a copy of the learner's current weights into the pool."""
@@ -432,6 +441,8 @@ class OpponentPool:
         if kind == "snapshot":
             j = int(rng.integers(len(self.snapshots)))
             other = Seat(model=self.snapshots[j])
+        elif kind == "target" and self.target_model is not None:
+            other = Seat(model=self.target_model, greedy=True)
         else:
             other = Seat(agent=self.factories[kind]())
         seats = (learner, other) if rng.random() < 0.5 else (other, learner)

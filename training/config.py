@@ -422,6 +422,22 @@ def _specs_problem(v: Any) -> str:
     return ""
 
 
+def _spec_problem(v: Any) -> str:
+    """Why ``v`` is neither empty nor one agent spec ("" if it is either)."""
+    if v == "":
+        return ""
+    if not isinstance(v, str) or "," in v:
+        return "one agent spec (or empty)"
+    return _specs_problem(v)
+
+
+AGENT_SPEC_OR_NONE = Rule(
+    "empty or one agent spec (random, heuristic, mcts:N, baseline or a checkpoint path)",
+    lambda v: not _spec_problem(v),
+    _spec_problem,
+)
+
+
 AGENT_SPECS = Rule(
     "comma-separated agent specs (random, heuristic, mcts:N or a checkpoint path)",
     lambda v: not _specs_problem(v),
@@ -453,6 +469,9 @@ class TrainConfig(Settings):
     """Directory for checkpoints, logs, the learning curve and the summary."""
     updates: int = setting(420, integer(0), aliases=("iterations",))
     """PPO updates (each one collects ``games_per_update`` complete games)."""
+    env_steps: int = setting(0, integer(0))
+    """Stop after the update that brings the run to this many env steps (0: after ``updates``
+    alone). Like ``updates``, a count: the run is the same on any machine."""
     time_budget_minutes: float = setting(0.0, at_least(0), aliases=("max_minutes",))
     """A cap on the run's wall time (0, the default: none). It never changes what the run
     computes: a run that would pass it stops before the next update, saying how many of its
@@ -513,6 +532,12 @@ class TrainConfig(Settings):
     """Share of games against a past snapshot of the learner (self-play if the pool is empty)."""
     random_weight: float = setting(0.05, at_least(0))
     """Share of games against the random agent."""
+    opponent: str = setting("", AGENT_SPEC_OR_NONE)
+    """One fixed opponent for every game, an agent spec (empty: the pool above). The learner
+    then trains to beat it alone, as an exploiter does (``piquet exploit``): a policy opponent
+    (a checkpoint, ``baseline``) acts greedily in batched passes, as a greedy
+    :class:`~piquet_agents.policy.PolicyAgent`; any other agent is played one game object per
+    game beside the batch, at its own cost. The other opponent weights are then ignored."""
     snapshot_every: int = setting(10, integer(0))
     """Add a snapshot of the learner to the opponent pool every this many updates (0: never)."""
     pool_size: int = setting(6, integer(1, 1000))
@@ -584,7 +609,9 @@ class TrainConfig(Settings):
     """Write ``checkpoints/latest.safetensors`` every this many updates (and at the end)."""
 
     def check_together(self) -> None:
-        """The opponent weights must have a positive sum."""
+        """Without a fixed ``opponent``, the opponent weights must have a positive sum."""
+        if self.opponent:
+            return
         weights = (
             self.self_play_weight,
             self.heuristic_weight,

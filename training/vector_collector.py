@@ -46,8 +46,14 @@ from piquet_training.compute import autocast
 
 __all__ = ["VectorCollector", "concat_rollouts"]
 
-_SELF, _SNAPSHOT, _HEURISTIC, _RANDOM = range(4)
-_KIND_CODES = {"self": _SELF, "snapshot": _SNAPSHOT, "heuristic": _HEURISTIC, "random": _RANDOM}
+_SELF, _SNAPSHOT, _HEURISTIC, _RANDOM, _TARGET = range(5)
+_KIND_CODES = {
+    "self": _SELF,
+    "snapshot": _SNAPSHOT,
+    "heuristic": _HEURISTIC,
+    "random": _RANDOM,
+    "target": _TARGET,
+}
 _LABELS = {code: kind for kind, code in _KIND_CODES.items()}
 
 
@@ -201,6 +207,8 @@ class VectorCollector:
         self._batches: dict[int, BatchGame] = {}
         self._stack: ActorStack | None = None  # the pool's snapshots, stacked
         self._stack_of: list[ActorCritic] = []  # ... as they were when stacked
+        self._target: ActorStack | None = None  # the pool's fixed target network, stacked
+        self._target_of: ActorCritic | None = None
         columns: dict[str, tuple[tuple[int, ...], type]] = {
             "obs": ((self.size,), np.float32),
             "masks": ((self.n_actions,), np.int8),
@@ -242,10 +250,14 @@ class VectorCollector:
         learner_seat = (rng.random(n_games) < 0.5).astype(np.int8)
         snap = rng.integers(max(1, len(pool.snapshots)), size=n_games)
         parts = []
-        n_heuristic = int((kinds == _HEURISTIC).sum())
-        if n_heuristic:
-            parts.append(self._heuristic_games(n_heuristic, pool))
-        keep = kinds != _HEURISTIC
+        per_game = kinds == _HEURISTIC  # agents that cannot act in batch
+        if pool.target_model is None:
+            per_game |= kinds == _TARGET
+        for code, kind in ((_HEURISTIC, "heuristic"), (_TARGET, "target")):
+            n = int((per_game & (kinds == code)).sum())
+            if n:
+                parts.append(self._agent_games(n, pool, kind))
+        keep = ~per_game
         kinds, learner_seat, snap = kinds[keep], learner_seat[keep], snap[keep]
         self._raw.n = 0
         counts = CollectionCounts()
@@ -257,14 +269,15 @@ class VectorCollector:
         out.values = self.values(pool.learner, out.obs, out.masks, out.states)
         return out
 
-    def _heuristic_games(self, n: int, pool: OpponentPool) -> Rollout:
-        """``n`` games against the heuristic, played one object per game."""
-        factory = pool.factories["heuristic"]
+    def _agent_games(self, n: int, pool: OpponentPool, kind: str) -> Rollout:
+        """``n`` games against the pool's agent of ``kind`` (the heuristic, or a target that is
+        no network), played one object per game."""
+        factory = pool.factories[kind]
 
         def matchup(rng: np.random.Generator) -> tuple[Seat, Seat, str]:
             learner, other = Seat(model=pool.learner, record=True), Seat(agent=factory())
             seats = (learner, other) if rng.random() < 0.5 else (other, learner)
-            return seats[0], seats[1], "heuristic"
+            return seats[0], seats[1], kind
 
         return self._games.collect(n, matchup, num_envs=n)
 
@@ -370,7 +383,21 @@ class VectorCollector:
         h = np.flatnonzero(other & (slots.kinds == _SNAPSHOT))
         if h.size:
             actions[h] = self._snapshots_act(pool, slots.snap[h], view.obs(h), view.mask[h])
+        t = np.flatnonzero(other & (slots.kinds == _TARGET))
+        if t.size:
+            actions[t] = self._target_act(pool, view.obs(t), view.mask[t])
         return actions, logp
+
+    def _target_act(self, pool: OpponentPool, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The fixed target network's greedy actions, in float32 as a greedy policy agent plays
+        (one stack of one network, built once per target)."""
+        if self._target_of is not pool.target_model:
+            self._target = ActorStack([pool.target_model], torch.float32)
+            self._target_of = pool.target_model
+        dev = self.device
+        which = torch.zeros(len(obs), dtype=torch.int64, device=dev)
+        obs_t, mask_t = torch.from_numpy(obs).to(dev), torch.from_numpy(mask).to(dev)
+        return self._target.act(which, obs_t, mask_t, greedy=True).cpu().numpy()
 
     def _record(
         self,
