@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from piquet_agents.registry import SPEC_HELP
 from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
@@ -164,8 +165,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--opponent",
         default="random",
         metavar="SPEC",
-        help="the agent to play against: random, heuristic, mcts:N or a checkpoint "
-        "path (default: random)",
+        help=f"the agent to play against (default: random): {SPEC_HELP}",
     )
     add_rules_arguments(p)
     add_seed_argument(p)
@@ -178,7 +178,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--player",
         metavar="SPEC",
-        help="let an agent take your seat and watch it play (no input needed)",
+        help="let an agent (in the forms of --opponent) take your seat and watch it play "
+        "(no input needed)",
     )
     p.add_argument(
         "--delay",
