@@ -33,9 +33,11 @@ piquet_agents.registry.AgentSpecError: agent spec 'mcts:-3': iterations must be 
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import re
+from types import ModuleType
 
 from piquet_env.agent import Agent
 from piquet_env.rules import Rules
@@ -113,6 +115,18 @@ class AgentSpecError(ValueError):
         self.reason = reason
 
 
+def _torch_module(spec: str, name: str) -> ModuleType:
+    """``piquet_agents.<name>`` (``policy`` or ``guided_search``: they need torch), or
+    :class:`AgentSpecError` saying what to install."""
+    try:
+        return importlib.import_module(f"piquet_agents.{name}")
+    except ImportError as exc:
+        cause = exc if isinstance(exc, ModuleNotFoundError) else exc.__cause__
+        absent = getattr(cause, "name", None)
+        reason = f"needs {absent.partition('.')[0]}: pip install 'piquet-env[train]'"
+        raise AgentSpecError(spec, reason if absent else str(exc)) from exc
+
+
 def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
     """A finite option value above ``low`` (``strict``) or at least ``low``, written in ASCII."""
     try:
@@ -133,7 +147,7 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
     """``mcts:N:policy=PATH`` with options ``c``, ``scale``, ``batch``, ``exchange``, ``mix``,
     ``playout``, ``depth``, ``search`` and ``margin`` (``:KEY=VALUE`` each): the search guided by
     a policy."""
-    from piquet_agents.guided_search import GuidedSearchAgent
+    GuidedSearchAgent = _torch_module(spec, "guided_search").GuidedSearchAgent
 
     kwargs: dict[str, object] = {}
     for opt in guided_options(parts):
@@ -301,8 +315,8 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
         return HeuristicAgent(seed=seed)
     if low == "baseline" and not os.path.exists(spec):
         from piquet_agents.baseline import BASELINE_PATH
-        from piquet_agents.policy import PolicyAgent
 
+        PolicyAgent = _torch_module(spec, "policy").PolicyAgent
         try:
             return PolicyAgent.load(BASELINE_PATH, rules=rules, seed=seed, name="baseline")
         except ValueError as exc:
@@ -310,12 +324,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
     if low.split(":")[0] == "mcts" and not os.path.exists(spec):
         return _parse_mcts(spec, seed, rules)
     if os.path.exists(spec):
-        try:
-            from piquet_agents.policy import PolicyAgent
-        except ImportError as exc:
-            raise AgentSpecError(
-                spec, f"a checkpoint, but policy agents are unavailable ({exc})"
-            ) from exc
+        PolicyAgent = _torch_module(spec, "policy").PolicyAgent
         try:
             return PolicyAgent.load(spec, rules=rules, seed=seed)
         except ValueError as exc:  # CheckpointError, or a network of the wrong size
