@@ -136,11 +136,15 @@ def _save(path: Path, game, session, seed: int) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     from piquet_table.replay import run_replay
+    from piquet_table.signals import SignalGuard
 
     _tolerant_io()
     at_least("--deal", args.deal, 1)
     try:
-        return run_replay(args.file, style=_style(args), show_all=args.all, start_deal=args.deal)
+        with SignalGuard():  # kill and hang-up unwind too, so the terminal's mode is restored
+            return run_replay(
+                args.file, style=_style(args), show_all=args.all, start_deal=args.deal
+            )
     except BrokenPipeError:  # e.g. `piquet replay FILE --all | head`
         _quiet_stdout()
         return 0
@@ -200,7 +204,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "replay",
         help="step through a saved game trick by trick",
         description="Replay a saved game record, showing both hands. Enter steps on, b goes "
-        "back, d jumps to the next deal, a prints the rest, q quits, ? lists the keys.",
+        "back, d jumps to the next deal, a prints the rest, q quits, ? lists the keys. On a "
+        "terminal each key acts as it is pressed; from a pipe or a file, one key per line.",
     )
     r.add_argument(
         "file", help="a game record (JSON) from `piquet play --save` or `piquet eval --save-games`"
