@@ -43,7 +43,6 @@ from piquet_env.agent import Agent
 from piquet_env.rules import Rules
 
 BUILTIN = ("random", "heuristic", "mcts", "baseline")
-"""The agent names of the grammar (``mcts`` also takes ``:ITERATIONS`` and options)."""
 FORMS = (
     ("random", "uniform over the legal moves"),
     ("heuristic", "rules of thumb"),

@@ -125,7 +125,6 @@ def test_any_text_is_an_agent_or_an_agent_spec_error(spec: str) -> None:
         # int() refuses '²' (a plain ValueError before) and takes '٣' and '１' (taken before)
         ("mcts:²:policy=baseline", "with policy= iterations must be a positive integer, got '²'"),
         ("mcts:200:policy=baseline:batch=²", "option batch must be a positive integer, got '²'"),
-        ("mcts:200:policy=baseline:depth=٣", "option depth must be a positive integer, got '٣'"),
         ("mcts:٣:policy=baseline", "with policy= iterations must be a positive integer, got '٣'"),
         ("mcts:٣", f"{ITERATIONS}, got '٣'"),
         ("mcts:１", f"{ITERATIONS}, got '１'"),
@@ -169,8 +168,8 @@ def test_a_path_with_a_colon_is_a_path(colon_run: Path) -> None:
     for spec, batch in [
         (f"mcts:20:policy={colon_run}", 16),
         (f"mcts:20:policy={policy}", 16),
-        (f"mcts:20:policy={colon_run}:batch=4:c=2", 4),
-        (f"mcts:20:c=2:policy={policy}:batch=4", 4),
+        (f"mcts:20:policy={colon_run}:batch=4:margin=2", 4),
+        (f"mcts:20:mix=0.5:policy={policy}:batch=4", 4),
     ]:
         agent = make_agent(spec, STANDARD)
         assert isinstance(agent, GuidedSearchAgent) and agent.batch == batch, spec
