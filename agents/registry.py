@@ -1,12 +1,24 @@
 """Build agents from short text specs, as the command line and the evaluation workers do.
 
-Specs: ``random``, ``heuristic``, ``mcts`` or ``mcts:ITERATIONS`` (optionally followed by
-``:key=value`` options of :class:`~piquet_agents.mcts.MCTSAgent`, e.g. ``mcts:400:c=0.5`` or
-``mcts:0:time=0.2``), ``mcts:N:policy=PATH`` (the search guided by a trained policy,
-:class:`~piquet_agents.guided_search.GuidedSearchAgent`, options ``batch``, ``mix`` and
-``margin``; ``policy=baseline`` for the shipped one), ``baseline`` (the policy shipped in the
-package, :mod:`piquet_agents.baseline`), or the path of a policy checkpoint or run directory
-(loaded by :meth:`piquet_agents.policy.PolicyAgent.load`). A spec that cannot be built raises
+The spec grammar (case-insensitive names; :data:`SPEC_FORMS` lists it for help texts):
+
+- ``random``, ``heuristic``;
+- ``mcts`` or ``mcts:ITERATIONS`` (default 200), optionally followed by ``:KEY=VALUE`` options of
+  :class:`~piquet_agents.mcts.MCTSAgent` (:data:`MCTS_OPTIONS`), e.g. ``mcts:400:c=0.5`` or
+  ``mcts:0:time=0.2`` (0 iterations only with ``time=``);
+- ``mcts:N:policy=PATH``: the search guided by a trained policy,
+  :class:`~piquet_agents.guided_search.GuidedSearchAgent`, with the options of
+  :data:`GUIDED_OPTIONS` (``batch``, ``mix``, ``margin``); ``policy=baseline`` for the shipped
+  one. ``PATH`` may contain ``:`` (a Windows drive, a folder named ``a:b``): it runs up to the
+  next ``:NAME=VALUE`` option, or over it where only the longer text is an existing file or
+  folder;
+- ``baseline``: the policy shipped in the package (:mod:`piquet_agents.baseline`);
+- the path of a policy checkpoint or run directory (loaded by
+  :meth:`piquet_agents.policy.PolicyAgent.load`). An existing path is always read as a path,
+  whatever ``:`` it contains.
+
+Counts (``ITERATIONS``, ``batch``) are written in the digits ``0-9`` and numbers in
+ASCII (``int()`` would take ``'٣'`` or ``'１'``). A spec that cannot be built raises
 :class:`AgentSpecError` saying ``agent spec '<spec>': <what is wrong>``.
 
 >>> from piquet_env.rules import STANDARD
@@ -22,17 +34,35 @@ piquet_agents.registry.AgentSpecError: agent spec 'mcts:-3': iterations must be 
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
+import re
+from types import ModuleType
 
 from piquet_env.agent import Agent
 from piquet_env.rules import Rules
 
-SPEC_FORMS = (
-    "random, heuristic, mcts[:ITERATIONS[:OPTION=VALUE...]] (mcts:N:policy=PATH for the search "
-    "guided by a policy), baseline or a checkpoint path"
+FORMS = (
+    ("random", "uniform over the legal moves"),
+    ("heuristic", "rules of thumb"),
+    ("mcts[:N[:KEY=VALUE...]]", "information-set MCTS, N iterations"),
+    ("baseline", "the policy shipped in the package"),
+    ("mcts:N:policy=PATH", "the search guided by a policy; policy=baseline for the shipped one"),
+    ("PATH", "a policy checkpoint or run directory"),
 )
-"""The forms of a spec, as error messages list them."""
+"""Every form of a spec with what it builds, in the order help texts list them."""
+
+
+def _listed(items: list[str]) -> str:
+    """``'a, b or c'``."""
+    return ", ".join(items[:-1]) + f" or {items[-1]}"
+
+
+SPEC_FORMS = _listed([form for form, _ in FORMS[:-1]] + [f"{FORMS[-1][0]} ({FORMS[-1][1]})"])
+"""The forms of a spec in one line, as error messages list them."""
+SPEC_HELP = _listed([f"{form} ({what})" for form, what in FORMS])
+"""The forms of a spec with what each builds, as every ``--help`` lists them."""
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
 """Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
 sets."""
@@ -52,6 +82,27 @@ REMOVED_GUIDED_OPTIONS = {
 """Options the guided search once had, each with why it went: forms that gained nothing on their
 policy in the README's measurements, and their settings."""
 _ITERATIONS_RULE = "iterations must be a positive integer (or 0 with a time=SECONDS option)"
+_COUNT = re.compile(r"[0-9]+")
+"""A count as the grammar writes it: ASCII digits only (``int()`` also takes ``'٣'``, ``'１'``,
+``'+5'`` and ``'1_0'``, and ``str.isdigit()`` takes ``'²'``, which ``int()`` refuses)."""
+_OPTION = re.compile(r"\s*[A-Za-z_]+\s*=")
+"""The start of a ``KEY=VALUE`` option, where a policy's path stops."""
+
+
+def _digits(text: str) -> str:
+    """``' (digits 0-9 only)'`` for a text that holds other characters than ASCII, else ``''``:
+    said after a refused count or number."""
+    return "" if text.isascii() else " (digits 0-9 only)"
+
+
+def _count(spec: str, what: str, text: str, low: int, rule: str | None = None) -> int:
+    """The count ``text`` (ASCII digits) if it is at least ``low``, else :class:`AgentSpecError`
+    ``'<rule>, got <text>'`` (``rule`` defaults to ``'<what> must be a positive integer'``)."""
+    text = text.strip()
+    if _COUNT.fullmatch(text) and int(text) >= low:
+        return int(text)
+    rule = rule or f"{what} must be a positive integer"
+    raise AgentSpecError(spec, f"{rule}, got {text!r}{_digits(text)}")
 
 
 class AgentSpecError(ValueError):
@@ -64,12 +115,28 @@ class AgentSpecError(ValueError):
         self.reason = reason
 
 
-def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
-    """A finite option value above ``low`` (``strict``) or at least ``low``."""
+def _torch_module(spec: str, name: str) -> ModuleType:
+    """``piquet_agents.<name>`` (``policy`` or ``guided_search``: they need torch), or
+    :class:`AgentSpecError` saying what to install."""
     try:
+        return importlib.import_module(f"piquet_agents.{name}")
+    except ImportError as exc:
+        cause = exc if isinstance(exc, ModuleNotFoundError) else exc.__cause__
+        absent = getattr(cause, "name", None)
+        reason = f"needs {absent.partition('.')[0]}: pip install 'piquet-env[train]'"
+        raise AgentSpecError(spec, reason if absent else str(exc)) from exc
+
+
+def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
+    """A finite option value above ``low`` (``strict``) or at least ``low``, written in ASCII."""
+    try:
+        if not text.isascii():
+            raise ValueError(text)
         value = float(text)
     except ValueError:
-        raise AgentSpecError(spec, f"option {key}={text!r} is not a number") from None
+        raise AgentSpecError(
+            spec, f"option {key}={text!r} is not a number{_digits(text)}"
+        ) from None
     bound = f"> {low:g}" if strict else f">= {low:g}"
     if not math.isfinite(value) or value < low or (strict and value == low):
         raise AgentSpecError(spec, f"option {key} must be a finite number {bound}, got {text!r}")
@@ -79,10 +146,10 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
 def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
     """``mcts:N:policy=PATH`` with options ``batch``, ``mix`` and ``margin`` (``:KEY=VALUE``
     each): the search guided by a policy."""
-    from piquet_agents.guided_search import GuidedSearchAgent
+    GuidedSearchAgent = _torch_module(spec, "guided_search").GuidedSearchAgent
 
     kwargs: dict[str, object] = {}
-    for opt in parts[2:]:
+    for opt in guided_options(parts):
         key, sep, value = opt.partition("=")
         key = key.strip().lower()
         if sep and key in REMOVED_GUIDED_OPTIONS:
@@ -100,27 +167,44 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
         if key == "policy":
             kwargs[key] = value.strip()
         elif key == "batch":
-            if not value.strip().isdigit() or int(value) < 1:
-                raise AgentSpecError(
-                    spec, f"option batch must be a positive integer, got {value!r}"
-                )
-            kwargs[key] = int(value)
+            kwargs[key] = _count(spec, f"option {key}", value, 1)
         else:  # mix or margin
             kwargs[key] = _number(spec, key, value, 0.0, strict=False)
             if key == "mix" and float(kwargs[key]) > 1:  # type: ignore[arg-type]
                 raise AgentSpecError(spec, f"option mix must be a number in [0, 1], got {value!r}")
-    text = parts[1].strip() if len(parts) > 1 else ""
-    if not text.isdigit() or int(text) < 1:
-        raise AgentSpecError(
-            spec, f"with policy= iterations must be a positive integer, got {text!r}"
-        )
+    text = parts[1] if len(parts) > 1 else ""
+    iterations = _count(spec, "with policy= iterations", text, 1)
     path = _policy_path(str(kwargs.pop("policy")))
     if not os.path.exists(path):
         raise AgentSpecError(spec, f"policy: no checkpoint file or run directory at {path!r}")
     try:
-        return GuidedSearchAgent.load(path, int(text), rules=rules, seed=seed, name=spec, **kwargs)
+        return GuidedSearchAgent.load(path, iterations, rules=rules, seed=seed, name=spec, **kwargs)
     except ValueError as exc:  # CheckpointError, or a network of the wrong size
         raise AgentSpecError(spec, f"cannot use the policy: {exc}") from exc
+
+
+def guided_options(parts: list[str]) -> list[str]:
+    """The ``KEY=VALUE`` options of a split ``mcts:N:...`` spec (``parts[2:]``), with the path of
+    ``policy=`` joined back over the ``:`` it contains: up to the next ``NAME=VALUE`` option, or
+    over it when only the longer text is an existing file or folder.
+
+    >>> guided_options("mcts:9:policy=C:/runs/a:b:batch=8".split(":"))
+    ['policy=C:/runs/a:b', 'batch=8']
+    """
+    opts, out, i = parts[2:], [], 0
+    while i < len(opts):
+        key, sep, value = opts[i].partition("=")
+        end = i + 1
+        if sep and key.strip().lower() == "policy":
+            stop = next((j for j in range(i + 1, len(opts)) if _OPTION.match(opts[j])), len(opts))
+            longer = range(len(opts), stop, -1)
+            end = next(
+                (j for j in longer if os.path.exists(":".join([value, *opts[i + 1 : j]]).strip())),
+                stop,
+            )
+        out.append(":".join(opts[i:end]))
+        i = end
+    return out
 
 
 def _parse_mcts(spec: str, seed: int | None, rules: Rules | None = None) -> Agent:
@@ -151,13 +235,8 @@ def _parse_mcts(spec: str, seed: int | None, rules: Rules | None = None) -> Agen
             kwargs[arg] = _number(spec, key, value, 0.0, strict=key != "c")
     iterations = 200
     if len(parts) > 1 and parts[1].strip() != "":
-        text = parts[1].strip()
-        try:
-            iterations = int(text)
-        except ValueError:
-            raise AgentSpecError(spec, f"{_ITERATIONS_RULE}, got {text!r}") from None
-        if iterations < 0 or (iterations == 0 and "time_limit" not in kwargs):
-            raise AgentSpecError(spec, f"{_ITERATIONS_RULE}, got {text!r}")
+        low = 0 if "time_limit" in kwargs else 1
+        iterations = _count(spec, "iterations", parts[1], low, _ITERATIONS_RULE)
     try:
         return MCTSAgent(iterations=iterations, seed=seed, name=spec, **kwargs)  # type: ignore[arg-type]
     except ValueError as exc:  # pragma: no cover - every option was checked above
@@ -178,7 +257,7 @@ def spec_files(spec: str) -> list[str]:
 
     spec = spec.strip()
     if spec.lower().split(":")[0] == "mcts" and not os.path.exists(spec):
-        for part in spec.split(":")[2:]:
+        for part in guided_options(spec.split(":")):
             key, _, value = part.partition("=")
             if key.strip().lower() == "policy":
                 return [str(resolve(_policy_path(value.strip())))]
@@ -222,8 +301,8 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
         return HeuristicAgent(seed=seed)
     if low == "baseline" and not os.path.exists(spec):
         from piquet_agents.baseline import BASELINE_PATH
-        from piquet_agents.policy import PolicyAgent
 
+        PolicyAgent = _torch_module(spec, "policy").PolicyAgent
         try:
             return PolicyAgent.load(BASELINE_PATH, rules=rules, seed=seed, name="baseline")
         except ValueError as exc:
@@ -231,12 +310,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
     if low.split(":")[0] == "mcts" and not os.path.exists(spec):
         return _parse_mcts(spec, seed, rules)
     if os.path.exists(spec):
-        try:
-            from piquet_agents.policy import PolicyAgent
-        except ImportError as exc:
-            raise AgentSpecError(
-                spec, f"a checkpoint, but policy agents are unavailable ({exc})"
-            ) from exc
+        PolicyAgent = _torch_module(spec, "policy").PolicyAgent
         try:
             return PolicyAgent.load(spec, rules=rules, seed=seed)
         except ValueError as exc:  # CheckpointError, or a network of the wrong size

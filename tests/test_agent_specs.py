@@ -117,3 +117,85 @@ def test_any_text_is_an_agent_or_an_agent_spec_error(spec: str) -> None:
         assert str(exc).startswith("agent spec ")
     else:
         assert agent.name
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        # int() refuses '²' (a plain ValueError before) and takes '٣' and '１' (taken before)
+        ("mcts:²:policy=baseline", "with policy= iterations must be a positive integer, got '²'"),
+        ("mcts:200:policy=baseline:batch=²", "option batch must be a positive integer, got '²'"),
+        ("mcts:٣:policy=baseline", "with policy= iterations must be a positive integer, got '٣'"),
+        ("mcts:٣", f"{ITERATIONS}, got '٣'"),
+        ("mcts:１", f"{ITERATIONS}, got '１'"),
+        ("mcts:10:c=١", "option c='١' is not a number"),
+        ("mcts:10:policy=baseline:mix=０.5", "option mix='０.5' is not a number"),
+    ],
+)
+def test_counts_and_numbers_in_other_digits_are_refused_by_name(spec: str, reason: str) -> None:
+    with pytest.raises(AgentSpecError) as info:
+        make_agent(spec, STANDARD)
+    assert str(info.value) == f"agent spec {spec!r}: {reason} (digits 0-9 only)"
+
+
+@pytest.mark.parametrize("spec", ["mcts:+5", "mcts:1_0", "mcts:20:policy=baseline:batch=+4"])
+def test_counts_are_plain_digits(spec: str) -> None:
+    """``int()`` takes a sign and underscores; the grammar's counts are digits alone."""
+    with pytest.raises(AgentSpecError) as info:
+        make_agent(spec, STANDARD)
+    assert "must be a positive integer" in str(info.value)
+    assert str(info.value).endswith(f"got {spec.rpartition('=' if '=' in spec else ':')[2]!r}")
+
+
+@pytest.fixture
+def colon_run(tmp_path: Path) -> Path:
+    """A run directory whose path holds ``:`` (its policy: the shipped one)."""
+    from piquet_agents.baseline import BASELINE_PATH
+
+    run = tmp_path / "run:2"
+    run.mkdir()
+    (run / "policy.safetensors").symlink_to(BASELINE_PATH)
+    return run
+
+
+def test_a_path_with_a_colon_is_a_path(colon_run: Path) -> None:
+    from piquet_agents.guided_search import GuidedSearchAgent
+    from piquet_agents.policy import PolicyAgent
+    from piquet_agents.registry import spec_files
+
+    policy = str(colon_run / "policy.safetensors")
+    assert isinstance(make_agent(str(colon_run), STANDARD), PolicyAgent)
+    for spec, batch in [
+        (f"mcts:20:policy={colon_run}", 16),
+        (f"mcts:20:policy={policy}", 16),
+        (f"mcts:20:policy={colon_run}:batch=4:margin=2", 4),
+        (f"mcts:20:mix=0.5:policy={policy}:batch=4", 4),
+    ]:
+        agent = make_agent(spec, STANDARD)
+        assert isinstance(agent, GuidedSearchAgent) and agent.batch == batch, spec
+        assert spec_files(spec) == [policy]
+    # a path that does not exist runs to the next option, and the error names all of it
+    missing = f"mcts:20:policy={colon_run}x:y:batch=4"
+    with pytest.raises(AgentSpecError) as info:
+        make_agent(missing, STANDARD)
+    assert str(info.value) == (
+        f"agent spec {missing!r}: policy: no checkpoint file or run directory at '{colon_run}x:y'"
+    )
+    with pytest.raises(AgentSpecError, match="bad option 'btach=4'; with policy= the options"):
+        make_agent(f"mcts:20:policy={colon_run}:btach=4", STANDARD)
+
+
+def test_an_existing_path_wins_over_an_option(tmp_path: Path) -> None:
+    from piquet_agents.baseline import BASELINE_PATH
+    from piquet_agents.registry import guided_options
+
+    odd = tmp_path / "p:batch=4"  # a folder whose name reads as an option
+    odd.mkdir()
+    (odd / "policy.safetensors").symlink_to(BASELINE_PATH)
+    spec = f"mcts:20:policy={odd}:batch=2"
+    assert guided_options(spec.split(":")) == [f"policy={odd}", "batch=2"]
+    assert make_agent(spec, STANDARD).batch == 2
+    assert guided_options(f"mcts:20:policy={tmp_path}/p:batch=3".split(":")) == [
+        f"policy={tmp_path}/p",
+        "batch=3",
+    ]

@@ -134,6 +134,23 @@ def test_every_option_of_every_command_has_help_without_rest_markup():
             assert action.help, f"piquet {name}: {action.option_strings or action.dest} has no help"
 
 
+@pytest.mark.parametrize(
+    ("command", "flag"), [("play", "--opponent"), ("eval", "A"), ("ladder", "AGENT")]
+)
+def test_every_agent_spec_form_is_in_the_help(command, flag):
+    """The forms come from the registry (``baseline`` and the guided search were missing)."""
+    from piquet_agents.registry import FORMS
+
+    parser = _subcommands()[command]
+    action = next(a for a in parser._actions if flag in (*a.option_strings, a.metavar))
+    text = " ".join(action.help.split())
+    for form, what in FORMS:
+        assert f"{form} ({what})" in text
+    for name in ("random", "heuristic", "mcts", "baseline"):
+        assert name in text
+    assert "mcts:N:policy=PATH" in " ".join(parser.format_help().split())
+
+
 def test_eval_help_says_95_percent_confidence():
     assert "95% confidence" in " ".join(_subcommands()["eval"].format_help().split())
 

@@ -78,6 +78,16 @@ def test_eval_partie_mode_variants_and_saved_games(tmp_path, capsys):
         (["eval", "random", "mcts:x", "--deals", "2"], "'mcts:x'"),
         (["eval", "random", "mcts:0", "--deals", "2"], "iterations"),
         (["eval", "random", "mcts:-3", "--deals", "2"], "iterations"),
+        (
+            ["eval", "mcts:²:policy=baseline", "random", "--deals", "2"],
+            "agent spec 'mcts:²:policy=baseline': with policy= iterations must be a positive "
+            "integer, got '²' (digits 0-9 only)",
+        ),
+        (
+            ["eval", "mcts:20:policy=baseline:batch=²", "random", "--deals", "2"],
+            "agent spec 'mcts:20:policy=baseline:batch=²': option batch must be a positive",
+        ),
+        (["eval", "random", "mcts:٣", "--deals", "2"], "agent spec 'mcts:٣': iterations"),
         (["eval", "random", "random", "--deals", "0"], "--deals must be at least 1, got 0"),
         (["eval", "random", "random", "--deals", "-5"], "--deals must be at least 1, got -5"),
         (["eval", "random", "random", "--workers", "0"], "--workers must be at least 1"),

@@ -47,3 +47,30 @@ def test_training_without_the_train_extra_names_it(missing):
     out = _run(code, (missing,))
     assert out.returncode == 1
     assert f"missing: {missing}" in out.stderr and "piquet-env[train]" in out.stderr
+
+
+def test_the_command_names_the_train_extra_as_the_training_package_does():
+    """``piquet`` decides what is missing without importing :mod:`piquet_training`, from its own
+    copy of the list; the two stay the same, and so do ``bench``'s default batch sizes."""
+    import piquet_training
+    from piquet_cli import COMMANDS, build_parser
+    from piquet_cli.bench import SIZES
+    from piquet_cli.common import TRAIN_MODULES
+    from piquet_env.testing.batch_speed import SIZES as BATCH_SIZES
+
+    assert TRAIN_MODULES == piquet_training.TRAIN_EXTRA
+    assert SIZES == BATCH_SIZES
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert list(sub.choices) == [name for names, _ in COMMANDS.values() for name in names]
+
+
+def test_an_import_error_that_is_no_missing_extra_is_not_hidden(monkeypatch):
+    import piquet_cli
+
+    def broken(name):
+        raise ImportError(f"a bug in {name}")
+
+    monkeypatch.setattr(piquet_cli.importlib, "import_module", broken)
+    with pytest.raises(ImportError, match="a bug in piquet_cli.bench"):
+        piquet_cli.build_parser()

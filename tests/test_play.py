@@ -664,3 +664,48 @@ def test_the_person_is_paused_at_each_deal_end_and_forced_cards_are_played() -> 
     # The pause comes after the deal's breakdown and before the next deal's heading.
     text = "\n".join(lines)
     assert text.index("End of deal 1.") < text.index("Deal 2 of 6")
+
+
+def _entries(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """Help lines grouped by entry (a heading, or a name indented at most 2 and its text): (the
+    column its text starts at, its lines)."""
+    groups: list[tuple[int, list[str]]] = []
+    for line in lines:
+        gap = re.match(r"\s*\S.*?\s{2,}", line)
+        if line.startswith("   ") and groups:
+            groups[-1][1].append(line)
+        else:
+            groups.append((gap.end() if gap else 0, [line]))
+    return groups
+
+
+@pytest.mark.parametrize("width", [40, 47, 60, 80])
+def test_the_help_wraps_each_entry_under_its_text(width: int) -> None:
+    """Issue 28, point 13: wrapped lines were indented 4 past the line's start, not under its
+    text."""
+    from piquet_table.session import HELP
+
+    lines: list[str] = []
+    answers = iter(["help", "q"])
+    session = Session(
+        Game(seed=1),
+        [None, RandomAgent(seed=1)],
+        Style(),
+        lambda _: next(answers),
+        lines.append,
+        width=width,
+    )
+    assert session.run() == 0
+    start = lines.index("Commands, at any prompt:")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("Card names:"))
+    end = next((i for i in range(end + 1, len(lines)) if not lines[i].startswith(" ")), len(lines))
+    shown = lines[start:end]
+    assert " ".join(shown).split() == HELP.split()  # every word, in order
+    assert all(len(line) <= width for line in shown)
+    wrapped = 0
+    for column, group in _entries(shown):
+        for line in group[1:]:
+            assert len(line) - len(line.lstrip()) == column > 0, (column, line)
+            wrapped += 1
+    assert wrapped >= 5  # some lines are wrapped at every width
+    assert any("`discard 7c 8d 9h`" in line for line in shown)  # an example is not cut in two

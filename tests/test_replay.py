@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import termios
+import time
 from pathlib import Path
 
 import pexpect
@@ -64,57 +67,83 @@ def test_a_saved_game_replays_identically(played: tuple[str, Path]) -> None:
 PROMPT = "[Enter] next, b back, d next deal, q quit, ? help> "
 
 
-def test_replay_keys_step_back_jump_and_quit(played: tuple[str, Path]) -> None:
+def test_replay_keys_act_at_once_on_a_terminal(played: tuple[str, Path]) -> None:
+    """Each key is one keypress, no Enter after it (issue 28, point 12: ``b`` did nothing until
+    Enter)."""
     _, record = played
     child, log = spawn_piquet("replay", str(record))
     child.expect_exact(PROMPT)
     assert "Trick 1:" not in log.getvalue()  # it waits before the first trick
     assert re.search(r"talon \(top first\)", log.getvalue())
-    child.sendline("")
+    child.send("\r")  # Enter
     child.expect_exact("Trick 1: ")
     child.expect_exact(PROMPT)
-    child.sendline("n")
+    child.send("n")
     child.expect_exact("Trick 2: ")
     child.expect_exact(PROMPT)
-    child.sendline("b")  # back: trick 1 again
+    child.send("b")  # back: trick 1 again
     child.expect_exact("(back one step)")
     child.expect_exact("Trick 1: ")
     child.expect_exact(PROMPT)
     for typed, answer in [
-        ("?", "Replay keys:"),
-        ("help", "b            back one step"),
+        ("?", "Replay keys (on a terminal each acts at once; from a pipe, one per line):"),
+        ("h", "b            back one step"),
         ("x", "unknown key 'x': Enter next, b back, d next deal, a all, q quit, ? help"),
-        ("\x1b[2Jzz", "unknown key 'zz'"),  # an escape sequence typed is not written back
+        ("\x1b[A", "unknown key: Enter next"),  # an arrow key: one unknown key, not three
+        ("é", "unknown key 'é'"),  # one key of two bytes
     ]:
-        child.sendline(typed)
+        child.send(typed)
         child.expect_exact(answer)
         child.expect_exact(PROMPT)
-    child.sendline("d")  # next deal: its heading, hands and declarations, no trick of deal 1
+    child.send("d")  # next deal: its heading, hands and declarations, no trick of deal 1
     child.expect_exact("Deal 2 of 6")
     child.expect_exact(PROMPT)
     assert "Trick 12 (last)" not in log.getvalue()
-    child.sendline("q")
+    child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    assert log.getvalue().count("unknown key") == 3
 
 
-def test_replay_ctrl_d_and_all(played: tuple[str, Path]) -> None:
+def test_replay_keys_are_lines_from_a_pipe(played: tuple[str, Path]) -> None:
+    _, record = played
+    res = run_piquet("replay", str(record), stdin="\nn\nb\nhelp\nx\nq\n")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert out.count("Trick 2: ") == 1 and out.count("Trick 1: ") == 2
+    assert out.index("Trick 2: ") < out.index("(back one step)") < out.rindex("Trick 1: ")
+    assert "Replay keys" in out and "unknown key 'x'" in out
+    assert out.count(PROMPT) == 6
+
+
+def _lflag(child: pexpect.spawn) -> int:
+    """The local modes of the child's terminal (the pty's master shares its settings)."""
+    return termios.tcgetattr(child.child_fd)[3]
+
+
+@pytest.mark.parametrize("end", ["q", "ctrl-d", "ctrl-c", "SIGTERM", "SIGHUP"])
+def test_the_terminal_is_restored_on_every_way_out(played: tuple[str, Path], end: str) -> None:
     _, record = played
     child, _ = spawn_piquet("replay", str(record))
+    assert _lflag(child) & termios.ICANON and _lflag(child) & termios.ECHO
     child.expect_exact(PROMPT)
-    child.sendeof()
+    deadline = time.monotonic() + 10
+    while _lflag(child) & termios.ICANON and time.monotonic() < deadline:
+        time.sleep(0.01)  # the prompt is written once the key mode is set: this is a formality
+    assert not _lflag(child) & (termios.ICANON | termios.ECHO)  # waiting for a single key
+    {
+        "q": lambda: child.send("q"),
+        "ctrl-d": child.sendeof,
+        "ctrl-c": child.sendintr,
+        "SIGTERM": lambda: child.kill(signal.SIGTERM),
+        "SIGHUP": lambda: child.kill(signal.SIGHUP),
+    }[end]()
     child.expect(pexpect.EOF)
+    assert _lflag(child) & termios.ICANON and _lflag(child) & termios.ECHO
     child.close()
-    assert child.exitstatus == 0
-    child, log = spawn_piquet("replay", str(record))
-    child.expect_exact(PROMPT)
-    child.sendline("a")  # all the rest, without pausing
-    child.expect_exact("The partie is over")
-    child.expect_exact("Score sheet:")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0 and log.getvalue().count(PROMPT) == 1
+    expected = {"q": 0, "ctrl-d": 0, "ctrl-c": 130, "SIGTERM": 143, "SIGHUP": 129}[end]
+    assert (child.exitstatus, child.signalstatus) == (expected, None)
 
 
 def test_replay_from_a_later_deal_starts_at_its_start(played: tuple[str, Path]) -> None:
@@ -134,7 +163,7 @@ def test_replay_from_a_later_deal_starts_at_its_start(played: tuple[str, Path]) 
     child.expect_exact(PROMPT)
     shown = log.getvalue()
     assert "Deal 4 of 6" in shown and "Trick" not in shown and "End of deal" not in shown
-    child.sendline("q")
+    child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     for deal, reason in [

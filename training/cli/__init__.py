@@ -4,35 +4,66 @@ Every module listed in :data:`COMMANDS` exposes ``add_parser(subparsers)``, whic
 subcommand and sets ``func`` (called with the parsed arguments, returning an exit status). What the
 subcommands share (the parser class, ``--rules``/``--variant``/``--seed``, :class:`CLIError`, output
 path checks) lives in :mod:`piquet_cli.common`; :func:`main` turns every user error into
-``piquet COMMAND: REASON`` on stderr with exit status 2.
+``piquet COMMAND: REASON`` on stderr with exit status 2. With the environment alone installed
+(no ``train`` extra), the commands that need it are still listed, and say what to install when
+run.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 from collections.abc import Sequence
 
-from piquet_cli.common import Parser, run_command
+from piquet_cli.common import TRAIN_MODULES, CLIError, Parser, missing, run_command
 from piquet_env import __version__
 
-COMMANDS = (
-    "piquet_cli.bench",
-    "piquet_cli.evaluate",
-    "piquet_cli.train",
-    "piquet_cli.play",
-)
-"""Modules that each contribute one subcommand (in help order)."""
+COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "piquet_cli.bench": (("bench",), ()),
+    "piquet_cli.evaluate": (("eval", "ladder"), TRAIN_MODULES),
+    "piquet_cli.train": (("train",), TRAIN_MODULES),
+    "piquet_cli.play": (("play", "replay"), ()),
+}
+"""Modules that each contribute subcommands (in help order): the subcommands' names and the
+modules of the ``train`` extra the module needs to be imported. Where one is missing (the
+environment alone installed) the commands are still listed, and say what to install when run."""
+
+
+def _unavailable(reason: str, args: argparse.Namespace) -> int:
+    """The ``func`` of a command that cannot run here: a user error saying what to install."""
+    raise CLIError(reason)
+
+
+def _add_unavailable(
+    sub: argparse._SubParsersAction, names: Sequence[str], reason: str, extra: str
+) -> None:
+    """Register ``names`` as commands that only say ``reason`` (what to install), whatever follows
+    them, ``--help`` included; ``piquet --help`` lists them as needing ``extra``."""
+    for name in names:
+        p = sub.add_parser(
+            name,
+            help=f"(needs the {extra} extra: pip install 'piquet-env[{extra}]')",
+            add_help=False,
+            prefix_chars="\0",  # no option of its own: --help too is left to the command
+        )
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(func=functools.partial(_unavailable, reason))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered."""
+    """The argument parser with every subcommand registered; the commands of a module that needs
+    a missing extra (the environment alone installed) are listed, and say what to install."""
     parser = Parser(prog="piquet", description="Piquet: engine, agents, training.")
     parser.add_argument("--version", action="version", version=f"piquet {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(name).add_parser(sub)
+    for name, (commands, needs) in COMMANDS.items():
+        reason = missing(needs)
+        if reason:
+            _add_unavailable(sub, commands, reason, "train")
+        else:
+            importlib.import_module(name).add_parser(sub)
     return parser
 
 

@@ -20,8 +20,11 @@ from piquet_cli.common import (
     resolve_seed,
     rules_from_args,
 )
-from piquet_env.testing.batch_speed import SIZES, bench_vector, print_vector_report
 from piquet_env.testing.env_speed import bench_engine, bench_env, print_env_report
+
+SIZES = (256, 1024, 4096, 16384)
+"""``--sizes``' default: :data:`piquet_env.testing.batch_speed.SIZES` (named here so that the
+command starts without importing the batched engine)."""
 
 DESCRIPTION = """\
 Measure speed with random legal play.
@@ -67,6 +70,8 @@ def _env(args: argparse.Namespace) -> None:
 
 
 def _vector(args: argparse.Namespace) -> None:
+    from piquet_env.testing.batch_speed import bench_vector, print_vector_report
+
     print_vector_report(
         bench_vector(
             args.rules,

@@ -304,9 +304,27 @@ def run_command(
         return EXIT_INTERRUPTED
 
 
+TRAIN_MODULES = ("torch", "tqdm", "rich", "matplotlib", "safetensors", "openskill")
+"""The modules of the ``train`` extra that importing :mod:`piquet_training` needs (its
+``TRAIN_EXTRA``, named here so that ``piquet`` can say what is missing without importing it)."""
+
+
+def missing(modules: Sequence[str], extra: str = "train") -> str | None:
+    """``needs A, B: pip install 'piquet-env[EXTRA]'`` naming those of ``modules`` that are not
+    installed, or None if all are.
+
+    >>> missing(["json"]) is None
+    True
+    >>> missing(["json", "no_such_module_xyz"], "render")
+    "needs no_such_module_xyz: pip install 'piquet-env[render]'"
+    """
+    absent = [m for m in modules if importlib.util.find_spec(m) is None]
+    return f"needs {', '.join(absent)}: pip install 'piquet-env[{extra}]'" if absent else None
+
+
 def require(modules: Sequence[str], extra: str = "train") -> None:
     """Raise :class:`CLIError` before any work starts if an optional dependency is missing,
-    naming the packages and the extra that installs them.
+    naming the packages and the extra that installs them (:func:`missing`).
 
     >>> require(["json"])
     >>> require(["json", "no_such_module_xyz"])
@@ -314,9 +332,9 @@ def require(modules: Sequence[str], extra: str = "train") -> None:
     ...
     piquet_cli.common.CLIError: needs no_such_module_xyz: pip install 'piquet-env[train]'
     """
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    if missing:
-        raise CLIError(f"needs {', '.join(missing)}: pip install 'piquet-env[{extra}]'")
+    reason = missing(modules, extra)
+    if reason:
+        raise CLIError(reason)
 
 
 def parse_specs(specs: Sequence[str], rules: Rules) -> None:

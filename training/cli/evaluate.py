@@ -1,7 +1,8 @@
 """``piquet eval`` and ``piquet ladder``: duplicate-deal matches and round-robin ladders.
 
-An agent spec is ``random``, ``heuristic``, ``mcts:ITERATIONS`` (options:
-``mcts:200:c=0.7:time=0.5``) or the path of a policy checkpoint.
+An agent spec is any form of :data:`piquet_agents.registry.SPEC_HELP` (``random``,
+``heuristic``, ``mcts:200:c=0.7:time=0.5``, ``baseline``, ``mcts:200:policy=baseline``, the path
+of a policy checkpoint...).
 
 .. code-block:: bash
 
@@ -19,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from piquet_agents.registry import SPEC_HELP
 from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
@@ -40,8 +42,6 @@ from piquet_training.evaluation.ladder import (
     MatchRecord,
     run_ladder,
 )
-
-SPEC_HELP = "random, heuristic, mcts:ITERATIONS or the path of a policy checkpoint"
 
 
 def _common(p: argparse.ArgumentParser, deals_help: str) -> None:

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from piquet_agents.registry import SPEC_HELP
 from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
@@ -135,11 +136,15 @@ def _save(path: Path, game, session, seed: int) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     from piquet_table.replay import run_replay
+    from piquet_table.signals import SignalGuard
 
     _tolerant_io()
     at_least("--deal", args.deal, 1)
     try:
-        return run_replay(args.file, style=_style(args), show_all=args.all, start_deal=args.deal)
+        with SignalGuard():  # kill and hang-up unwind too, so the terminal's mode is restored
+            return run_replay(
+                args.file, style=_style(args), show_all=args.all, start_deal=args.deal
+            )
     except BrokenPipeError:  # e.g. `piquet replay FILE --all | head`
         _quiet_stdout()
         return 0
@@ -164,8 +169,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--opponent",
         default="random",
         metavar="SPEC",
-        help="the agent to play against: random, heuristic, mcts:N or a checkpoint "
-        "path (default: random)",
+        help=f"the agent to play against (default: random): {SPEC_HELP}",
     )
     add_rules_arguments(p)
     add_seed_argument(p)
@@ -178,7 +182,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--player",
         metavar="SPEC",
-        help="let an agent take your seat and watch it play (no input needed)",
+        help="let an agent (in the forms of --opponent) take your seat and watch it play "
+        "(no input needed)",
     )
     p.add_argument(
         "--delay",
@@ -199,7 +204,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "replay",
         help="step through a saved game trick by trick",
         description="Replay a saved game record, showing both hands. Enter steps on, b goes "
-        "back, d jumps to the next deal, a prints the rest, q quits, ? lists the keys.",
+        "back, d jumps to the next deal, a prints the rest, q quits, ? lists the keys. On a "
+        "terminal each key acts as it is pressed; from a pipe or a file, one key per line.",
     )
     r.add_argument(
         "file", help="a game record (JSON) from `piquet play --save` or `piquet eval --save-games`"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from piquet_agents.checkpoint import LATEST_FILE, POLICY_FILE
 from piquet_cli.common import CLIError, add_rules_arguments, check_output_path
+from piquet_training.backends import TORCH, check_resume
 from piquet_training.config import ConfigError, TrainConfig, apply_overrides, load_toml, to_toml
 
 BACKENDS = ("torch", "rllib")
@@ -46,6 +47,7 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
 
         path = Path(args.resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
+        check_resume(ckpt, TORCH, args.resume)  # not a run of the other backend
         saved = ckpt.meta.get("config", {})
         cfg = TrainConfig.from_dict(saved, source=f"{args.resume} (its config)")
         run_dir = path if path.is_dir() else path.parent.parent

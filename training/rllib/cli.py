@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from piquet_training.backends import RLLIB, check_resume
 from piquet_training.config import (
     ConfigError,
     apply_overrides,
@@ -109,6 +110,7 @@ def build_config(args: argparse.Namespace) -> RLlibConfig:
 
         path = Path(resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
+        check_resume(ckpt, RLLIB, resume)  # a run of the built-in trainer is said to be one
         saved = ckpt.meta.get("config", {})
         cfg = RLlibConfig.from_dict(saved, source=f"{resume} (its config)")
         cfg = dataclasses.replace(cfg, out_dir=str(path if path.is_dir() else path.parent.parent))

@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from piquet_agents import checkpoint as ck
+from piquet_training.backends import check_resume
 from piquet_training.rllib.algo import RLlibConfig, algo_config
 from piquet_training.rllib.export import (
     CHECKPOINT_KIND,
@@ -150,8 +151,7 @@ def train(
         ckpt = ck.read_checkpoint(
             path / ck.LATEST_FILE if path.is_dir() else path, rules=cfg.rules_obj
         )
-        if ckpt.meta.get("trainer") != CHECKPOINT_KIND:
-            raise ck.CheckpointError(f"{resume} is not an RLlib training checkpoint")
+        check_resume(ckpt, CHECKPOINT_KIND, resume)
     cfg.validate()
     torch.manual_seed(cfg.seed)
     threads = torch.get_num_threads()

@@ -16,11 +16,21 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 from piquet_env.cards import JOKER, SUIT_NAMES, card_str, parse_card
 from piquet_env.rules import Rules
+
+try:
+    import termios
+    import tty
+except ImportError:  # pragma: no cover - no terminal control here (Windows): line input only
+    termios = tty = None  # type: ignore[assignment]
 
 DECLARE_WORDS = ("declare", "d", "yes", "y")
 PASS_WORDS = ("pass", "p", "no", "n", "sink")
@@ -150,3 +160,57 @@ def read_line(prompt: str) -> str:
     if not line:
         raise EOFError
     return line.rstrip("\n")
+
+
+def read_key(prompt: str) -> str:
+    """Print ``prompt`` and read one keypress from the terminal on standard input, without
+    waiting for Enter; return it (``''`` for Enter) after writing it and a newline.
+
+    The terminal is in cbreak mode (no echo, no line editing; Ctrl-C still interrupts) only while
+    the key is awaited, set again after a suspension (Ctrl-Z, then ``fg``), and restored on
+    every way out: a key, end of input (Ctrl-D: ``EOFError``), ``KeyboardInterrupt`` or any
+    exception a signal handler raises. An escape sequence (an arrow key) is returned whole; what
+    else one read brings (keys pasted at once) is the first key alone.
+    """
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+
+    def cbreak(*_: object) -> None:
+        with contextlib.suppress(termios.error, OSError):
+            tty.setcbreak(fd, termios.TCSANOW)  # TCSANOW: keys typed ahead are kept
+
+    resume = None
+    if hasattr(signal, "SIGCONT") and threading.current_thread() is threading.main_thread():
+        resume = signal.signal(signal.SIGCONT, cbreak)
+    try:
+        cbreak()
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        data = os.read(fd, 64)
+    finally:
+        if resume is not None:
+            signal.signal(signal.SIGCONT, resume)
+        with contextlib.suppress(termios.error, OSError):  # a terminal that hung up
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+    text = data.decode("utf-8", errors="replace")
+    if not text or text[0] == "\x04":  # the terminal closed, or Ctrl-D
+        raise EOFError
+    key = text if text[0] == "\x1b" else text[0]
+    key = "" if key in ("\n", "\r") else key
+    sys.stdout.write((key if key.isprintable() else "") + "\n")
+    sys.stdout.flush()
+    return key
+
+
+def keys_on_terminal() -> bool:
+    """Whether standard input is a terminal whose keys :func:`read_key` can read one by one."""
+    try:
+        return termios is not None and os.isatty(sys.stdin.fileno())
+    except (AttributeError, ValueError, OSError):  # no stdin, or one without a file descriptor
+        return False
+
+
+def key_reader() -> Callable[[str], str]:
+    """:func:`read_key` (single keypresses) on a terminal, else :func:`read_line` (one key per
+    line: pipes, files, tests)."""
+    return read_key if keys_on_terminal() else read_line

@@ -6,7 +6,8 @@ plus the agents' names. ``piquet play --save FILE`` writes one, and so does ``pi
 :func:`replay_steps` rebuilds the game from the log and cuts the narration for an onlooker into
 steps, one per pause: a deal's start (the hands, the exchange and the declarations), each trick
 (with both hands after it), the deal's end. :func:`run_replay` is the program: Enter steps on,
-``b`` goes back, ``d`` jumps to the next deal.
+``b`` goes back, ``d`` jumps to the next deal (single keypresses on a terminal, a line each from a
+pipe).
 
 >>> from piquet_env.game import Game
 >>> from piquet_env.game.record import record_of
@@ -20,6 +21,7 @@ steps, one per pause: a deal's start (the hands, the exchange and the declaratio
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,18 +29,19 @@ from pathlib import Path
 
 from piquet_env.game import Game, Phase
 from piquet_env.game.record import RecordError, load_record, replay, start_game
-from piquet_table.input import read_line
+from piquet_table.input import key_reader
 from piquet_table.narrate import Narrator
-from piquet_table.text import Cast, Style, fit, printable, role, terminal_width
+from piquet_table.signals import Stopped
+from piquet_table.text import Cast, Style, fit, fit_help, printable, role, terminal_width
 
 KEYS = """\
-Replay keys:
+Replay keys (on a terminal each acts at once; from a pipe, one per line):
   Enter, n     next step (the deal's start, each trick, the deal's end)
   b            back one step
   d            jump to the next deal
   a            print all the rest without pausing
   q            quit (Ctrl-D too)
-  ?, help      this help"""
+  ?, h         this help"""
 PROMPT = "[Enter] next, b back, d next deal, q quit, ? help> "
 
 
@@ -189,14 +192,16 @@ def run_replay(
     style: Style | None = None,
     show_all: bool = False,
     start_deal: int = 1,
-    read: Callable[[str], str] = read_line,
+    read: Callable[[str], str] | None = None,
     write: Callable[[str], None] = print,
     error: Callable[[str], None] = _error,
 ) -> int:
     """``piquet replay``: print a saved game step by step, from deal ``start_deal`` on, waiting
-    for a key between steps (see :data:`KEYS`) unless ``show_all``. A bad record or deal number is
-    reported through ``error`` as ``piquet replay: <reason>`` with status 2. Returns the exit
-    status."""
+    for a key between steps (see :data:`KEYS`) unless ``show_all``: ``read(prompt)`` returns it,
+    by default a single keypress on a terminal and a line otherwise
+    (:func:`~piquet_table.input.key_reader`). A bad record or deal number is reported through
+    ``error`` as ``piquet replay: <reason>`` with status 2. Returns the exit status (130 after
+    Ctrl-C, 128 + N after a signal N that raises :class:`~piquet_table.signals.Stopped`)."""
     try:
         doc = load_record(path)
     except RecordError as err:
@@ -208,6 +213,7 @@ def run_replay(
         error(f"piquet replay: {path}: {err}")
         return 2
     width = terminal_width()
+    read = read or key_reader()
     emit = write
 
     def write(line: str) -> None:
@@ -240,20 +246,22 @@ def run_replay(
             elif answer in ("q", "quit", "exit"):
                 return 0
             elif answer in ("?", "h", "help"):
-                for line in KEYS.splitlines():
+                for line in fit_help(KEYS, width):
                     write(line)
                 continue
             else:
+                shown = printable(answer, 12)
                 write(
-                    f"  unknown key {printable(answer, 12)!r}: Enter next, b back, d next deal, "
-                    "a all, q quit, ? help"
+                    f"  unknown key{f' {shown!r}' if shown else ''}: Enter next, b back, "
+                    "d next deal, a all, q quit, ? help"
                 )
                 continue
             for line in steps[i].lines:
                 write(line)
     except EOFError:
         write("")
-    except KeyboardInterrupt:
-        write("")
-        return 130
+    except KeyboardInterrupt as err:
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            write("")
+        return err.exit_status if isinstance(err, Stopped) else 130
     return 0

@@ -42,7 +42,7 @@ from piquet_table.input import (
 )
 from piquet_table.narrate import Narrator
 from piquet_table.signals import SignalGuard, Stopped
-from piquet_table.text import Cast, Style, fit, printable, role, terminal_width
+from piquet_table.text import Cast, Style, fit, fit_help, printable, role, terminal_width
 
 HELP = """\
 Commands, at any prompt:
@@ -61,12 +61,13 @@ Card names:     rank 7 8 9 10 (or t) j q k a, then suit c d h s (or ♣ ♦ ♥ 
 """What ``help`` prints (:func:`help_lines` drops the suit symbols for ``--ascii``)."""
 
 
-def help_lines(style: Style) -> list[str]:
-    """The lines of :data:`HELP`, without suit symbols in plain ASCII."""
+def help_lines(style: Style, width: int = 80) -> list[str]:
+    """The lines of :data:`HELP`, without suit symbols in plain ASCII, wrapped to ``width``
+    columns with each entry's lines under its text (:func:`~piquet_table.text.fit_help`)."""
     text = HELP
     if style.ascii:
         text = text.replace(" 10♠,", "").replace(" (or ♣ ♦ ♥ ♠)", "")
-    return text.splitlines()
+    return fit_help(text, width)
 
 
 HUMAN = "human"
@@ -335,7 +336,7 @@ class Session:
             if not word:
                 continue
             if word in ("help", "?", "h"):
-                self._say(help_lines(self.style))
+                self._say(help_lines(self.style, self.width))
             elif word in ("table", "t"):
                 self._say(self.table())
                 self._say(choices())

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -94,6 +95,53 @@ def fit(line: str, width: int = 80) -> list[str]:
             current, size = current + " " + word, size + 1 + n
     out.append(current)
     return [x.rstrip() for x in out]
+
+
+_ENTRY = re.compile(r"(\s*\S.*?\s{2,})(\S.*)")
+"""A line of a help table: its head (``'  quit, q      '``: the name and the gap after it) and the
+text that follows."""
+_CODE = re.compile(r"`[^`]*`")
+"""A `quoted example`, kept on one line when a help table is wrapped."""
+
+
+def fit_help(text: str, width: int = 80) -> list[str]:
+    """The lines of a help table (``NAME   what it does``, a long text carried on under its first
+    column) wrapped to ``width`` columns: each entry's text is reflowed and its wrapped lines line
+    up under the column where it starts; a `quoted example` is not split. Lines without such a
+    column (headings) are wrapped by :func:`fit`.
+
+    >>> fit_help("  quit, q   leave the partie (Ctrl-D too); the game so far is saved", 44)
+    ['  quit, q   leave the partie (Ctrl-D too);', '            the game so far is saved']
+    """
+    out: list[str] = []
+    head, words = "", []
+
+    def flush() -> None:
+        if not head:
+            return
+        column = len(head) if len(head) <= width // 2 else len(head) - len(head.lstrip()) + 4
+        joined = _CODE.sub(lambda m: m.group().replace(" ", "\xa0"), " ".join(words))
+        wrapped = textwrap.wrap(
+            joined,
+            width,
+            initial_indent=head,
+            subsequent_indent=" " * column,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        out.extend(line.replace("\xa0", " ") for line in wrapped)
+
+    for line in text.splitlines():
+        if head and line.startswith(" " * len(head)) and line.strip():
+            words.append(line.strip())  # the entry carried on under its column
+            continue
+        flush()
+        match = _ENTRY.fullmatch(line)
+        head, words = (match.group(1), [match.group(2)]) if match else ("", [])
+        if not match:
+            out.extend(fit(line, width))
+    flush()
+    return out
 
 
 def want_color(ascii_only: bool, stream: object = None) -> bool:
