@@ -22,6 +22,8 @@ COMMANDS = (
     "piquet_cli.evaluate",
     "piquet_cli.train",
     "piquet_cli.play",
+    "piquet_cli.serve",
+    "piquet_cli.humans",
 )
 """Modules that each contribute one subcommand (in help order)."""
 
