@@ -1,15 +1,15 @@
 """Helpers for the web table's tests: a hub with quick opponents, a player that answers every
-choice, and the cards a message names."""
+choice (the benchmark's), and the cards a message names."""
 
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
 from piquet_env.cards import parse_card
 from piquet_env.rules import STANDARD, Rules
+from piquet_table.web.bench import answer
 from piquet_table.web.opponents import Choice
 from piquet_table.web.tables import Hub, Limits
 
@@ -23,26 +23,6 @@ QUICK = {
 def make_hub(records: Path, rules: Rules = STANDARD, seed: int = 1, **limits: float) -> Hub:
     """A hub offering :data:`QUICK` (random first), saving into ``records``."""
     return Hub(rules, dict(QUICK), records, seed=seed, limits=Limits(**limits))
-
-
-def answer(view: dict, version: int, rng: random.Random | None = None) -> dict | None:
-    """A legal answer to the seat's choice in ``view`` (the first one, or a random one with
-    ``rng``), as the page would send it; ``None`` when the seat has nothing to do."""
-    choice = view.get("choice")
-    if choice is None:
-        return None
-    pick = (lambda xs: rng.choice(xs)) if rng else (lambda xs: xs[0])
-    kind = choice["kind"]
-    if kind == "exchange":
-        n = rng.randint(choice["min"], choice["max"]) if rng else choice["min"]
-        cards = rng.sample(choice["cards"], n) if rng else choice["cards"][:n]
-        return {"type": "exchange", "cards": cards, "version": version}
-    if kind == "declare":
-        declare = choice["can_declare"] and (rng.random() < 0.7 if rng else True)
-        return {"type": "declare" if declare else "pass", "version": version}
-    if kind == "play":
-        return {"type": "play", "card": pick(choice["cards"]), "version": version}
-    return {"type": "next", "version": version}
 
 
 _CODE = re.compile(r"\b(?:[789TJQKA][CDHS]|JK)\b")
@@ -61,3 +41,6 @@ def cards_named(message: dict, skip_cut: bool = True) -> set[int]:
         for c in _SYMBOL.findall(text)
     }
     return named
+
+
+__all__ = ["QUICK", "answer", "cards_named", "make_hub"]

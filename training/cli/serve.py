@@ -27,6 +27,16 @@ WS_MAX_BYTES = 64 * 1024
 reason, past 2,048 characters; a frame past this closes the socket)."""
 
 
+def _one_torch_thread() -> None:
+    """Agents think in worker threads, many tables at once: a batch-1 policy gains nothing from
+    more than one torch thread each, and threads oversubscribing the cores slow every table."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from piquet_table.web import WEB_EXTRA
 
@@ -55,6 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
         choices, skipped = opponent_choices(rules, args.opponent, checkpoints)
     except ValueError as err:
         raise CLIError(f"--opponent: {err}") from None
+    _one_torch_thread()
     records.mkdir(parents=True, exist_ok=True)
     limits = Limits(max_tables=args.max_tables, max_per_client=args.per_client)
     hub = Hub(rules, choices, records, seed=seed, limits=limits)

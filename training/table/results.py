@@ -135,10 +135,10 @@ class Standing:
 
     def lines(self) -> list[str]:
         """The standing in words, worded as ``piquet eval`` words a match."""
-        head = f"{HUMAN} vs {self.opponent}: {self.rules}, {self.mode} mode, {self.games} games "
-        head += f"({self.deals} deals)" + (
-            f", {self.unfinished} unfinished" if self.unfinished else ""
-        )
+        games = f"{self.games} game{'' if self.games == 1 else 's'}"
+        deals = f"{self.deals} deal{'' if self.deals == 1 else 's'}"
+        head = f"{HUMAN} vs {self.opponent}: {self.rules}, {self.mode} mode, {games} ({deals})"
+        head += f", {self.unfinished} unfinished" if self.unfinished else ""
         out = [head]
         if not self.outcomes:
             return [*out, "  no finished game yet"]

@@ -131,6 +131,8 @@ class Table:
         self._wake.set()
         self._task: asyncio.Task | None = None
         self._expiry: asyncio.Task | None = None
+        self._asked: float | None = None
+        """When the person's last move came (``time.perf_counter()``), until he may act again."""
 
     # ------------------------------------------------------------------ what is shown
 
@@ -166,13 +168,18 @@ class Table:
     async def _update(self, lines: list[str]) -> None:
         """Send the view and the new narration ``lines`` (under the lock, right after a change)."""
         self.log += lines
+        view = self.view()
         self.message = {
             "type": "update",
             "table": self.id,
             "version": self.version,
             "log": lines,
-            "view": self.view(),
+            "view": view,
         }
+        if self._asked is not None and (view["choice"] is not None or view["phase"] == "over"):
+            # the person may act again: how long the server took since his move came
+            self.message["answered_in"] = round(time.perf_counter() - self._asked, 6)
+            self._asked = None
         await self.send(self.message)
 
     async def send(self, message: dict) -> None:
@@ -296,11 +303,13 @@ class PlayTable(Table):
             await self.error(f"it is not your turn: {self.names[1 - self.seat]} is thinking")
             return
         async with self.lock:
+            asked = time.perf_counter()
             try:
                 lines = self._move(msg)
             except MoveError as err:
                 await self.error(str(err))
                 return
+            self._asked = asked
             await self._update(lines + self._forced())
         self.wake()
 
