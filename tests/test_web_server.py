@@ -143,9 +143,9 @@ def test_refused_messages_get_the_reason_and_change_nothing(tmp_path):
         move = answer(view, version)
         first = _send(ws, move)
         assert first["type"] == "update" and first["version"] == version + 1
-        ws.send_text(json.dumps(move))  # the same message again: a replay
-        while (reply := ws.receive_json())["type"] == "update":
-            pass
+        _until_choice(ws, first)
+        ws.send_text(json.dumps(move))  # the same message again, once the seat may act: a replay
+        reply = ws.receive_json()
         assert reply["type"] == "error" and "was not played" in reply["message"]
 
 
@@ -381,3 +381,26 @@ def test_the_page_and_its_files_come_from_the_package(tmp_path):
             "random",
             "heuristic",
         ]
+
+
+def test_a_table_left_while_its_agent_thinks_is_saved_after_the_move(tmp_path):
+    from piquet_table.web.opponents import Choice
+
+    hub, client = _client(tmp_path)
+    hub.choices["slow"] = Choice("slow", "Slow search", "mcts:0:time=0.3")
+    with client, client.websocket_connect("/ws") as ws:
+        msg = _send(ws, {"type": "new", "opponent": "slow", "mode": "deal"})
+        while not msg["view"]["thinking"]:
+            msg = (
+                _send(ws, answer(msg["view"], msg["version"]))
+                if msg["view"]["choice"]
+                else ws.receive_json()
+            )
+        busy = _send(ws, answer(msg["view"], msg["version"]) or {"type": "next", "version": 0})
+        assert busy["type"] == "error" and "mcts:0:time=0.3 is thinking" in busy["message"]
+        _expect(ws, {"type": "leave"}, "left")
+    (path,) = (tmp_path / "records").iterdir()
+    doc = load_record(path)
+    assert doc["finished"] is False and not replay(doc).is_over  # it replays, unfinished
+    moves = [e for e in doc["events"] if e["type"] == "action" and not e.get("auto")]
+    assert moves[-1]["player"] == 1  # the move being thought about was let finish

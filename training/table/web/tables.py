@@ -132,6 +132,7 @@ class Table:
         self._task: asyncio.Task | None = None
         self._expiry: asyncio.Task | None = None
         self._asked: float | None = None
+        self._moving: asyncio.Future | None = None
         """When the person's last move came (``time.perf_counter()``), until he may act again."""
 
     # ------------------------------------------------------------------ what is shown
@@ -182,6 +183,17 @@ class Table:
             self._asked = None
         await self.send(self.message)
 
+    async def _refresh(self) -> None:
+        """Send the view again, unchanged in version (the pace changed, the record was saved)."""
+        self.message = {
+            "type": "update",
+            "table": self.id,
+            "version": self.version,
+            "log": [],
+            "view": self.view(),
+        }
+        await self.send(self.message)
+
     async def send(self, message: dict) -> None:
         """Send ``message`` to the browser, if one is attached (a closed socket is let go)."""
         if self.send_to is not None:
@@ -220,8 +232,11 @@ class Table:
         """Let the agent to act choose (in a worker thread) and play; its narration."""
         before = self.game.clone()
         self.thinking = True
+        # Shielded: a table closed meanwhile waits for the move's thread (see stop) before its
+        # record is written, so no thread changes the game while it is saved.
+        self._moving = asyncio.ensure_future(asyncio.to_thread(play_turn, self.game, self.seats))
         try:
-            await asyncio.to_thread(play_turn, self.game, self.seats)
+            await asyncio.shield(self._moving)
         finally:
             self.thinking = False
         return self._moved(before)
@@ -242,8 +257,7 @@ class Table:
                 return
             if self.game.is_over and self.saved is None and await self.hub.save(self):
                 async with self.lock:  # say where the record went
-                    self.message["view"] = self.view()
-                    await self.send({**self.message, "log": []})
+                    await self._refresh()
 
     def wake(self) -> None:
         """Let the driver look at the table again."""
@@ -258,7 +272,7 @@ class Table:
         raise NotImplementedError
 
     async def stop(self) -> None:
-        """Stop the driver (a move being thought about is let finish in its thread)."""
+        """Stop the driver; a move being thought about is let finish in its thread first."""
         self.closed = True
         self._wake.set()
         for task in (self._task, self._expiry):
@@ -266,6 +280,10 @@ class Table:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        if self._moving is not None:
+            await asyncio.wait([self._moving])
+            if not self._moving.cancelled():
+                self._moving.exception()  # retrieved: an agent's failure ends with the table
 
 
 class PlayTable(Table):
@@ -299,7 +317,9 @@ class PlayTable(Table):
 
     async def handle(self, msg: dict) -> None:
         """A move: refused with the reason (nothing changes), or played and sent back."""
-        if self.thinking:
+        g = self.game
+        agent_to_act = not g.is_over and self.ended is None and g.current_player == 1 - self.seat
+        if self.thinking or agent_to_act:  # answered at once, without waiting for the move
             await self.error(f"it is not your turn: {self.names[1 - self.seat]} is thinking")
             return
         async with self.lock:
@@ -448,8 +468,7 @@ class WatchTable(Table):
             return
         self._interrupt.set()
         async with self.lock:
-            self.message["view"] = self.view()
-            await self.send({**self.message, "log": []})
+            await self._refresh()
         self.wake()
 
 

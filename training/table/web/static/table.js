@@ -238,10 +238,9 @@ function renderSeat(node, v, p, who, playing) {
   } else {
     const row = el("div", { class: "hand" }, backs(info.cards));
     if (info.known.length) {
-      row.append(el("span", { class: "row-label", text: "shown:" }));
-      const g = el("span", { class: "suit-group" });
-      for (const c of info.known) g.append(cardFace(c, { mini: true }));
-      row.append(g);
+      const shown = el("span", { class: "small-row" }, el("span", { class: "row-label", text: "known in hand:" }));
+      for (const c of info.known) shown.append(cardFace(c, { mini: true }));
+      row.append(shown);
     }
     parts.push(row);
   }
