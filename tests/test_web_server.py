@@ -404,3 +404,31 @@ def test_a_table_left_while_its_agent_thinks_is_saved_after_the_move(tmp_path):
     assert doc["finished"] is False and not replay(doc).is_over  # it replays, unfinished
     moves = [e for e in doc["events"] if e["type"] == "action" and not e.get("auto")]
     assert moves[-1]["player"] == 1  # the move being thought about was let finish
+
+
+def test_a_table_opened_in_another_window_is_played_there_only(tmp_path):
+    hub, client = _client(tmp_path)
+    with (
+        client,
+        client.websocket_connect("/ws") as first,
+        client.websocket_connect("/ws") as second,
+    ):
+        msg = _until_choice(first, _send(first, {"type": "new", "opponent": "random"}))
+        back = _send(second, {"type": "join", **_ids(hub)})
+        assert back["type"] == "welcome"
+        assert "opened in another window" in first.receive_json()["message"]
+        stale = _send(first, answer(msg["view"], msg["version"]))
+        assert stale["type"] == "error" and "play it there" in stale["message"]
+        played = _send(second, answer(back["view"], back["version"]))
+        assert played["type"] == "update" and played["version"] == back["version"] + 1
+
+
+def test_an_agent_that_cannot_be_made_is_an_error_message(tmp_path):
+    from piquet_table.web.opponents import Choice
+
+    hub, client = _client(tmp_path)
+    hub.choices["gone"] = Choice("gone", "A checkpoint since removed", str(tmp_path / "x.pt"))
+    with client, client.websocket_connect("/ws") as ws:
+        reply = _send(ws, {"type": "new", "opponent": "gone"})
+        assert reply["type"] == "error" and "the agent could not be made" in reply["message"]
+        assert _send(ws, {"type": "new", "opponent": "random"})["type"] == "welcome"

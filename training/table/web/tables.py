@@ -536,7 +536,7 @@ class Hub:
         self._room(owner)
         choice = self.choice(opponent)
         seed = self._seeds.getrandbits(32)
-        agents, game_seed = await asyncio.to_thread(make_seats, choice.spec, self.rules, seed)
+        agents, game_seed = await _seats(choice.spec, self.rules, seed)
         game = Game(self.rules, seed=game_seed, mode=mode)
         names = _distinct(HUMAN, agents[1].name)  # type: ignore[union-attr]
         table = PlayTable(self, game, agents, names, seed, owner)
@@ -549,9 +549,7 @@ class Hub:
         self._room(owner)
         first, second = (self.choice(c) for c in (players or [self.default, self.default]))
         seed = self._seeds.getrandbits(32)
-        agents, game_seed = await asyncio.to_thread(
-            make_seats, second.spec, self.rules, seed, first.spec
-        )
+        agents, game_seed = await _seats(second.spec, self.rules, seed, first.spec)
         game = Game(self.rules, seed=game_seed, mode=mode)
         names = _distinct(agents[0].name, agents[1].name)  # type: ignore[union-attr]
         pace = self.limits.watch_delay if delay is None else delay
@@ -627,6 +625,17 @@ class Hub:
             await self.close(table)
 
 
+async def _seats(
+    opponent: str, rules: Rules, seed: int, player: str | None = None
+) -> tuple[list[Agent | None], int]:
+    """:func:`~piquet_table.session.make_seats` in a worker thread (loading a policy takes a
+    while); an agent that does not build is a :class:`MoveError` naming it."""
+    try:
+        return await asyncio.to_thread(make_seats, opponent, rules, seed, player)
+    except (ValueError, OSError, ImportError) as err:
+        raise MoveError(f"the agent could not be made: {err}") from None
+
+
 def _distinct(a: str, b: str) -> tuple[str, str]:
     """Two seat names, told apart if they are the same (as ``piquet play`` does)."""
     return (f"{a} (0)", f"{b} (1)") if a == b else (a, b)
@@ -691,6 +700,9 @@ class Client:
         elif self.table.closed:
             self.table = None
             raise MoveError("this table was closed (its game is saved): start a new one")
+        elif self.table.send_to is not self._send:
+            self.table = None
+            raise MoveError("this table was opened in another window: play it there")
         else:
             await self.table.handle(msg)
 
