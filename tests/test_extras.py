@@ -62,7 +62,7 @@ def test_the_command_names_the_train_extra_as_the_training_package_does():
     assert SIZES == BATCH_SIZES
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    assert list(sub.choices) == [name for names, _ in COMMANDS.values() for name in names]
+    assert list(sub.choices) == [name for names, _, _ in COMMANDS.values() for name in names]
 
 
 def test_an_import_error_that_is_no_missing_extra_is_not_hidden(monkeypatch):

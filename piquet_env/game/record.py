@@ -97,9 +97,16 @@ def load_record(path: str | Path) -> dict:
     except UnicodeDecodeError as err:
         raise RecordError(f"{path}: not UTF-8 text (byte {err.start})") from None
     try:
-        return check_record(_parse_json(text))
+        return parse_record(text)
     except RecordError as err:
         raise RecordError(f"{path}: {err}") from None
+
+
+def parse_record(text: str) -> dict:
+    """Read and check a record from its JSON text (a file's contents, an upload), as hostile as
+    :func:`load_record` reads a file: :class:`RecordError` if it is not JSON, is nested too
+    deeply, holds ``NaN``, or is not a valid record (see :func:`check_record`)."""
+    return check_record(_parse_json(text))
 
 
 def _parse_json(text: str) -> object:

@@ -19,15 +19,20 @@ from collections.abc import Sequence
 
 from piquet_cli.common import TRAIN_MODULES, CLIError, Parser, missing, run_command
 from piquet_env import __version__
+from piquet_table.web import WEB_EXTRA
 
-COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "piquet_cli.bench": (("bench",), ()),
-    "piquet_cli.evaluate": (("eval", "ladder"), TRAIN_MODULES),
-    "piquet_cli.train": (("train",), TRAIN_MODULES),
-    "piquet_cli.play": (("play", "replay"), ()),
+WEB_MODULES = (*TRAIN_MODULES, *WEB_EXTRA)
+"""The modules of the ``web`` extra (with the ``train`` extra it includes)."""
+COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "piquet_cli.bench": (("bench",), (), ""),
+    "piquet_cli.evaluate": (("eval", "ladder"), TRAIN_MODULES, "train"),
+    "piquet_cli.train": (("train",), TRAIN_MODULES, "train"),
+    "piquet_cli.play": (("play", "replay"), (), ""),
+    "piquet_cli.serve": (("serve",), WEB_MODULES, "web"),
+    "piquet_cli.humans": (("humans",), TRAIN_MODULES, "train"),
 }
-"""Modules that each contribute subcommands (in help order): the subcommands' names and the
-modules of the ``train`` extra the module needs to be imported. Where one is missing (the
+"""Modules that each contribute subcommands (in help order): the subcommands' names, the modules
+the module needs to be imported and the extra that brings them. Where one is missing (the
 environment alone installed) the commands are still listed, and say what to install when run."""
 
 
@@ -58,10 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="piquet", description="Piquet: engine, agents, training.")
     parser.add_argument("--version", action="version", version=f"piquet {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (commands, needs) in COMMANDS.items():
-        reason = missing(needs)
+    for name, (commands, needs, extra) in COMMANDS.items():
+        reason = missing(needs, extra)
         if reason:
-            _add_unavailable(sub, commands, reason, "train")
+            _add_unavailable(sub, commands, reason, extra)
         else:
             importlib.import_module(name).add_parser(sub)
     return parser

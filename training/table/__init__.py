@@ -3,5 +3,7 @@
 :mod:`.text` formats cards, hands and scores; :mod:`.narrate` turns the engine's events into
 sentences for one reader; :mod:`.input` parses what a player types; :mod:`.signals` ends a game
 cleanly on Ctrl-C, SIGTERM or SIGHUP. Reading and writing game records is
-:mod:`piquet_env.game.record`'s job.
+:mod:`piquet_env.game.record`'s job. :mod:`.web` is the same table in the browser (``piquet
+serve``, the ``web`` extra); :mod:`.results` sums up people's games against each agent from their
+records (``piquet humans``).
 """

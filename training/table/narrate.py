@@ -35,13 +35,16 @@ class Narrator:
     """Turns the events of each move into lines for one reader.
 
     ``cast`` names the players and says who is reading (``viewer``; ``None`` sees both hands);
-    ``style`` draws the cards.
+    ``style`` draws the cards. With ``tables=False`` a deal's end and the partie's end are told
+    without the score table and the score sheet (for a reader that draws them itself, such as the
+    web table); the sentences are the same.
     """
 
-    def __init__(self, rules: Rules, cast: Cast, style: Style) -> None:
+    def __init__(self, rules: Rules, cast: Cast, style: Style, *, tables: bool = True) -> None:
         self.rules = rules
         self.cast = cast
         self.style = style
+        self.tables = tables
         self.tricks = [0, 0]
         """Tricks each player has won in the current deal (from the trick events narrated)."""
         self.sheet: list[tuple[int, int, tuple[int, int], tuple[int, int]]] = []
@@ -225,7 +228,8 @@ class Narrator:
             f"End of deal {e['deal'] + 1}. Tricks won: {c.who(0, False)} {self.tricks[0]}, "
             f"{c.who(1, False)} {self.tricks[1]}."
         ]
-        out += score_table(e["scores"], c, self.style)
+        if self.tables:
+            out += score_table(e["scores"], c, self.style)
         t = e["totals"]
         out.append(f"Totals: {c.who(0, False)} {t[0]}, {c.who(1, False)} {t[1]}.")
         return out
@@ -238,10 +242,11 @@ class Narrator:
 
     def _result(self, e: dict, game: Game) -> list[str]:
         if game.mode == "partie":
+            sheet = score_sheet(self.sheet, self.cast, self.style) if self.tables else []
             return [
                 "",
                 self.style.heading("The partie is over"),
-                *score_sheet(self.sheet, self.cast, self.style),
+                *sheet,
                 *settlement_lines(e["totals"], e["result"], self.rules, self.cast),
             ]
         out = ["", self.style.heading("The deal is over")]

@@ -49,11 +49,17 @@ PROMPT = "[Enter] next, b back, d next deal, q quit, ? help> "
 class Step:
     """What is shown at one pause of a replay: ``lines`` of deal ``deal`` (1-based); ``kind`` is
     ``'opening'`` (the partie and the cut), ``'start'`` (a deal dealt, exchanged and declared),
-    ``'trick'``, ``'end'`` (the deal's last trick and its score) or ``'unfinished'``."""
+    ``'trick'``, ``'end'`` (the deal's last trick and its score) or ``'unfinished'``.
+
+    ``state`` is the game as the step leaves it, for a reader that draws the table (the web
+    table); for an ``'end'`` step, whose move already dealt the next deal, it is the game just
+    before that move, and ``events`` are the move's events up to the deal's end."""
 
     deal: int
     kind: str
     lines: list[str] = field(default_factory=list)
+    state: Game | None = field(default=None, repr=False, compare=False)
+    events: list[dict] = field(default_factory=list, repr=False, compare=False)
 
 
 def player_names(doc: dict) -> tuple[str, str]:
@@ -90,22 +96,29 @@ def _where(game: Game) -> str:
     return "during the exchange" if game.phase == Phase.EXCHANGE else "during the declarations"
 
 
-def replay_steps(doc: dict, style: Style | None = None) -> list[Step]:
+def replay_steps(doc: dict, style: Style | None = None, *, tables: bool = True) -> list[Step]:
     """The narration of a recorded game for an onlooker, one :class:`Step` per pause.
 
     The whole log is checked first (:func:`piquet_env.game.record.replay`): a tampered or
     inconsistent record raises :class:`~piquet_env.game.record.RecordError` before anything is
     narrated. A record cut short ends with an ``'unfinished'`` step saying where it stops.
+    ``tables=False`` leaves out what a page draws itself from :attr:`Step.state`: both hands after
+    each trick, the deal's score table and the score sheet.
     """
     style = style or Style()
     final = replay(doc)
     events = doc["events"]
     game = start_game(events)
     cast = Cast(player_names(doc))
-    narrator = Narrator(game.rules, cast, style)
+    narrator = Narrator(game.rules, cast, style, tables=tables)
+
+    def hands(game: Game) -> list[str]:
+        return hands_lines(game, cast, style) if tables else []
+
     first = list(game.events)
     cut = [e for e in events if e["type"] == "cut"]
-    steps = [Step(game.deal_number + 1, "opening", narrator.narrate(None, game, first[:1] + cut))]
+    opening = narrator.narrate(None, game, first[:1] + cut)
+    steps = [Step(game.deal_number + 1, "opening", opening, game.clone())]
 
     def deal_start(lines: list[str]) -> Step:
         """The step of a deal's start; closed at once if the play began with the deal (every
@@ -113,7 +126,8 @@ def replay_steps(doc: dict, style: Style | None = None) -> list[Step]:
         step = Step(game.deal_number + 1, "start", lines)
         if game.phase != Phase.PLAY:
             return step
-        steps.append(Step(step.deal, "start", lines + hands_lines(game, cast, style)))
+        lines = lines + hands(game)
+        steps.append(Step(step.deal, "start", lines, game.clone()))
         return Step(step.deal, "trick")
 
     current = deal_start(narrator.narrate(None, game, first[1:]))
@@ -128,15 +142,18 @@ def replay_steps(doc: dict, style: Style | None = None) -> list[Step]:
         kinds = {x["type"] for x in new[:k]}
         if "deal_end" in kinds or game.is_over:
             current.kind = "end"
+            current.state, current.events = before, new[:k]
             steps.append(current)
             current = Step(game.deal_number + 1, "start")
         elif "trick" in kinds or (before.phase != Phase.PLAY and game.phase == Phase.PLAY):
-            current.lines += hands_lines(game, cast, style)
+            current.lines += hands(game)
+            current.state = game.clone()
             steps.append(current)
             current = Step(game.deal_number + 1, "trick")
         if k < len(new):  # a new deal was dealt: its start is a step of its own
             current = deal_start(narrator.narrate(None, game, new[k:]))
     if current.lines:
+        current.state = game.clone()
         steps.append(current)
     if not final.is_over:
         steps.append(
@@ -148,6 +165,7 @@ def replay_steps(doc: dict, style: Style | None = None) -> list[Step]:
                     f"The record ends here, in deal {final.deal_number + 1} {_where(final)}: "
                     "the game was not finished.",
                 ],
+                game.clone(),
             )
         )
     return steps
@@ -179,7 +197,7 @@ def _from_deal(steps: list[Step], doc: dict, start_deal: int) -> list[Step]:
             f"(deals {numbers[0]} to {start_deal - 1} left out; totals before deal "
             f"{start_deal}: {a} {t[0]}, {b} {t[1]})"
         )
-    first = Step(start_deal, "start", head + steps[i].lines)
+    first = Step(start_deal, "start", head + steps[i].lines, steps[i].state, steps[i].events)
     return [first, *steps[i + 1 :]]
 
 

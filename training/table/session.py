@@ -398,14 +398,7 @@ class Session:
         g = self.game
         legal = sorted(g.legal_actions(), key=sort_key)
         lead = g.trick[0] if g.trick else None
-        if lead is None:
-            head = "Your lead:"
-        elif lead == JOKER:
-            head = "The joker was led: play any card:"
-        elif len(legal) < g.hands[p].bit_count() or g.hands[p] & SUIT_MASKS[lead >> 3]:
-            head = f"Follow {SUIT_NAMES[lead >> 3]}:"
-        else:
-            head = f"You have no {SUIT_NAMES[lead >> 3]}: play any card:"
+        head = play_prompt(g, p) + ":"
 
         def choices() -> list[str]:
             return [head, *self._numbered(legal)]
@@ -481,6 +474,19 @@ class Session:
             if e["type"] == "trick"
         ]
         return lines or ["  No trick played yet in this deal."]
+
+
+def play_prompt(game: Game, player: int) -> str:
+    """What ``player``, to play a card now, is asked to do: ``'Your lead'``, ``'Follow
+    hearts'``, ``'You have no spades: play any card'``, ``'The joker was led: play any card'``."""
+    lead = game.trick[0] if game.trick else None
+    if lead is None:
+        return "Your lead"
+    if lead == JOKER:
+        return "The joker was led: play any card"
+    if game.hands[player] & SUIT_MASKS[lead >> 3]:
+        return f"Follow {SUIT_NAMES[lead >> 3]}"
+    return f"You have no {SUIT_NAMES[lead >> 3]}: play any card"
 
 
 def make_seats(

@@ -1,0 +1,162 @@
+"""``piquet serve`` and ``piquet humans``: their user errors, the server as a program, and the
+humans' summary with the evaluation's intervals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from piquet_agents.loop import play_game
+from piquet_cli import main
+from piquet_env.agent import RandomAgent
+from piquet_env.game import Game
+from piquet_env.game.record import save_record
+from piquet_training.evaluation.stats import mean_ci, proportion_ci
+
+
+def _run(argv, capsys):
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        (["--port", "70000"], "--port must be 0 to 65535, got 70000"),
+        (["--opponent", "nobody"], "--opponent: agent spec 'nobody': not an agent name"),
+        (["--max-tables", "0"], "--max-tables must be at least 1, got 0"),
+        (["--rules", "bogus"], "unknown rules preset 'bogus'"),
+        (["--checkpoints", "no/such/dir"], "--checkpoints no/such/dir: not a directory"),
+    ],
+)
+def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_path):
+    pytest.importorskip("starlette", reason="needs the web extra")
+    rc, _, err = _run(["serve", "--records", str(tmp_path / "r"), *extra], capsys)
+    assert rc == 2
+    assert err.startswith("piquet serve: ") and reason in err and err.count("\n") == 1
+
+
+def test_serve_checks_the_records_folder_before_starting(capsys, tmp_path):
+    pytest.importorskip("starlette", reason="needs the web extra")
+    (tmp_path / "afile").write_text("")
+    rc, _, err = _run(["serve", "--records", str(tmp_path / "afile")], capsys)
+    assert rc == 2 and "exists and is not a directory" in err
+
+
+def test_serve_without_the_web_extra_names_it(tmp_path):
+    code = (
+        "import sys\nsys.modules['starlette'] = None\n"
+        "import importlib.util as u\nfind = u.find_spec\n"
+        "u.find_spec = lambda n, *a: None if n == 'starlette' else find(n, *a)\n"
+        "from piquet_cli import main\nsys.exit(main(['serve']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr == "piquet serve: needs starlette: pip install 'piquet-env[web]'\n"
+
+
+def test_serve_shares_the_rules_and_seed_options(capsys):
+    from piquet_cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["serve"]
+    opts = {a.dest: a for a in sub._actions}
+    assert (opts["rules"].default, opts["seed"].default, opts["opponent"].default) == (
+        "standard",
+        None,
+        "baseline",
+    )
+    assert (opts["host"].default, opts["port"].default) == ("127.0.0.1", 8000)
+
+
+def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path):
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    records = tmp_path / "records"
+    cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--seed", "3"]
+    cmd += ["--opponent", "heuristic", "--records", str(records)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config") as r:
+                    config = json.load(r)
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        assert config["default"] == "heuristic" and config["rules"] == "standard"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as r:
+            assert b'data-action="new"' in r.read()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out.startswith(f"Piquet, standard rules: http://127.0.0.1:{port}/")
+    assert "seed 3 (--seed 3 deals these tables again)" in out
+    assert records.is_dir() and not os.listdir(records)
+
+
+def _human_games(folder, n: int, mode: str, opponent: str = "random") -> list[Game]:
+    games = []
+    for i in range(n):
+        seats = [RandomAgent(seed=i), RandomAgent(seed=100 + i)]
+        human = i % 2
+        game = play_game(Game(seed=i, mode=mode), seats)
+        names = [opponent, opponent]
+        names[human] = "human"
+        save_record(folder / f"{mode}-{i:03d}.json", game, names)
+        games.append((game, human))
+    return games
+
+
+def test_humans_summarises_people_against_each_agent_with_the_evaluations_intervals(
+    capsys, tmp_path
+):
+    games = _human_games(tmp_path, 12, "partie")
+    _human_games(tmp_path, 3, "deal", opponent="heuristic")
+    unfinished = Game(seed=50)
+    unfinished.apply(unfinished.legal_actions()[0])
+    save_record(tmp_path / "partie-unfinished.json", unfinished, ["human", "random"])
+    save_record(tmp_path / "agents.json", games[0][0], ["random", "heuristic"])
+    (tmp_path / "junk.json").write_text("not json")
+    rc, out, _ = _run(["humans", str(tmp_path), "--json", str(tmp_path / "s.out")], capsys)
+    assert rc == 0
+    points = [
+        sum(ds[h].total - ds[1 - h].total for ds in g.deal_scores) / len(g.deal_scores)
+        for g, h in games
+    ]
+    wins = [1.0 if g.result[h] > 0 else 0.5 if g.result[h] == 0 else 0.0 for g, h in games]
+    p, w = mean_ci(points), proportion_ci(wins)
+    s = mean_ci([float(g.result[h]) for g, h in games])
+    assert "human vs random: standard, partie mode, 12 games (72 deals), 1 unfinished" in out
+    assert f"points per deal (human − random): {p.mean:+.2f}  95% CI [{p.low:+.2f}, " in out
+    assert f"win rate of human: {100 * w.mean:.1f}%  95% CI [{100 * w.low:.1f}%" in out
+    assert f"settled partie score of human: {s.mean:+.1f}  95% CI [{s.low:+.1f}" in out
+    assert "human vs heuristic: standard, deal mode, 3 games (3 deals)" in out
+    assert "verdict: too few games to judge (3 < 10)" in out
+    assert "1 without a person, 1 unreadable" in out and "junk.json: not a JSON" in out
+    doc = json.loads((tmp_path / "s.out").read_text())
+    (random_row,) = [r for r in doc["standings"] if r["opponent"] == "random"]
+    assert random_row["points_per_deal"]["ci_low"] == pytest.approx(p.low)
+    assert random_row["win_rate"]["method"] == "wilson" and random_row["unfinished"] == 1
+
+
+def test_humans_refuses_what_is_not_a_folder(capsys, tmp_path):
+    rc, _, err = _run(["humans", str(tmp_path / "nothing")], capsys)
+    assert (
+        rc == 2
+        and err == f"piquet humans: {tmp_path / 'nothing'}: not a directory of game records\n"
+    )

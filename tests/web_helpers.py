@@ -1,0 +1,46 @@
+"""Helpers for the web table's tests: a hub with quick opponents, a player that answers every
+choice (the benchmark's), and the cards a message names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from piquet_env.cards import parse_card
+from piquet_env.rules import STANDARD, Rules
+from piquet_table.web.bench import answer
+from piquet_table.web.opponents import Choice
+from piquet_table.web.tables import Hub, Limits
+
+QUICK = {
+    "random": Choice("random", "Random", "random"),
+    "heuristic": Choice("heuristic", "Heuristic", "heuristic"),
+}
+"""Opponents that answer at once (the tests need no search or torch)."""
+
+
+def make_hub(records: Path, rules: Rules = STANDARD, seed: int = 1, **limits: float) -> Hub:
+    """A hub offering :data:`QUICK` (random first), saving into ``records``."""
+    return Hub(rules, dict(QUICK), records, seed=seed, limits=Limits(**limits))
+
+
+_CODE = re.compile(r"\b(?:[789TJQKA][CDHS]|JK)\b")
+_SYMBOL = re.compile(r"(?:10|[789JQKA])[♣♦♥♠]")
+
+
+def cards_named(message: dict, skip_cut: bool = True) -> set[int]:
+    """Every card a message names, as a code (``"QH"``) or as shown (``"Q♥"``, ``"10♠"``); the
+    cut's sentence (its two cards come from the whole pack, before the deal) is left out."""
+    text = json.dumps(message, ensure_ascii=False)
+    if skip_cut:
+        text = re.sub(r"Cut for deal:[^\"]*", "", text)
+    named = {parse_card(c) for c in _CODE.findall(text)}
+    named |= {
+        parse_card(c.replace("♣", "C").replace("♦", "D").replace("♥", "H").replace("♠", "S"))
+        for c in _SYMBOL.findall(text)
+    }
+    return named
+
+
+__all__ = ["QUICK", "answer", "cards_named", "make_hub"]

@@ -1,0 +1,133 @@
+"""``piquet serve``: the Piquet table in the browser (see :mod:`piquet_table.web`).
+
+Starts an ASGI server (uvicorn, Starlette) serving one page where a person plays a partie against
+an agent chosen there, watches two agents, replays saved records and reads people's results
+against each agent. Every game is saved in ``--records DIR`` (checked before the server starts),
+as ``piquet play`` saves it; Ctrl-C stops the server and saves the games still open.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from piquet_cli.common import (
+    CLIError,
+    add_rules_arguments,
+    add_seed_argument,
+    at_least,
+    check_output_path,
+    require,
+    resolve_seed,
+    rules_from_args,
+)
+
+WS_MAX_BYTES = 64 * 1024
+"""Largest WebSocket frame the server reads at all (the page's messages are refused, with the
+reason, past 2,048 characters; a frame past this closes the socket)."""
+
+
+def _one_torch_thread() -> None:
+    """Agents think in worker threads, many tables at once: a batch-1 policy gains nothing from
+    more than one torch thread each, and threads oversubscribing the cores slow every table."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from piquet_table.web import WEB_EXTRA
+
+    require(WEB_EXTRA, "web")
+    rules = rules_from_args(args)
+    seed = resolve_seed(args)
+    if not 0 <= args.port <= 65535:
+        raise CLIError(f"--port must be 0 to 65535, got {args.port}")
+    at_least("--max-tables", args.max_tables, 1)
+    at_least("--per-client", args.per_client, 1)
+    records = check_output_path(args.records, "--records", directory=True)
+    checkpoints = None
+    if args.checkpoints is not None:
+        checkpoints = Path(args.checkpoints)
+        if not checkpoints.is_dir():
+            raise CLIError(f"--checkpoints {checkpoints}: not a directory")
+    try:
+        import uvicorn
+
+        from piquet_table.web.app import create_app
+        from piquet_table.web.opponents import opponent_choices
+        from piquet_table.web.tables import Hub, Limits
+    except ImportError as err:
+        raise CLIError(str(err)) from None
+    try:
+        choices, skipped = opponent_choices(rules, args.opponent, checkpoints)
+    except ValueError as err:
+        raise CLIError(f"--opponent: {err}") from None
+    _one_torch_thread()
+    records.mkdir(parents=True, exist_ok=True)
+    limits = Limits(max_tables=args.max_tables, max_per_client=args.per_client)
+    hub = Hub(rules, choices, records, seed=seed, limits=limits)
+    print(f"Piquet, {rules.name} rules: http://{args.host}:{args.port}/  (Ctrl-C stops)")
+    print(f"  opponents: {', '.join(choices)}")
+    for line in skipped:
+        print(f"  left out {line}")
+    print(f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)")
+    uvicorn.run(
+        create_app(hub),
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        ws_max_size=WS_MAX_BYTES,
+    )
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``piquet serve``."""
+    p = sub.add_parser(
+        "serve",
+        help="play, watch and replay in the browser",
+        description="Serve the Piquet table as a web page: play a partie against an agent "
+        "chosen on the page, watch two agents, replay saved records and see people's results. "
+        "Needs the web extra: pip install 'piquet-env[web]'.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    add_rules_arguments(p)
+    add_seed_argument(p, "every table's cards and agents")
+    p.add_argument(
+        "--opponent",
+        default="baseline",
+        metavar="SPEC",
+        help="the page's default opponent: random, heuristic, mcts:N, baseline or a checkpoint "
+        "path (default: baseline)",
+    )
+    p.add_argument(
+        "--records",
+        default="piquet-records",
+        metavar="DIR",
+        help="folder where finished and abandoned games are saved, and replayed from "
+        "(default: piquet-records)",
+    )
+    p.add_argument(
+        "--checkpoints",
+        metavar="DIR",
+        help="folder of policy checkpoints (and run directories) the page may choose from",
+    )
+    p.add_argument(
+        "--max-tables",
+        type=int,
+        default=64,
+        metavar="N",
+        help="tables open at once, all browsers together (default: 64)",
+    )
+    p.add_argument(
+        "--per-client",
+        type=int,
+        default=8,
+        metavar="N",
+        help="tables open at once from one address (default: 8)",
+    )
+    p.set_defaults(func=_serve)

@@ -1,0 +1,16 @@
+"""The Piquet table in the browser: ``piquet serve`` (needs the ``web`` extra).
+
+- :mod:`.view`: what the browser is shown (a seat's knowledge only, or everything for onlookers);
+- :mod:`.protocol`: the messages a browser may send, checked before anything reads them;
+- :mod:`.opponents`: the agents a page may choose;
+- :mod:`.tables`: the tables (a person against an agent, two agents watched) and their hub;
+- :mod:`.replayer`: a saved record as frames for the replay viewer;
+- :mod:`.app`: the Starlette application (the page, its files, JSON routes, the WebSocket);
+- :mod:`.bench`: how fast a table answers with many open (``python -m piquet_table.web.bench``).
+
+The page (``static/``: one HTML file, its script and styles) is served from the package: nothing
+to build, nothing fetched from elsewhere.
+"""
+
+WEB_EXTRA = ("starlette", "uvicorn", "websockets")
+"""Modules of the ``web`` extra that the server needs."""

@@ -1,0 +1,198 @@
+"""The ASGI application of ``piquet serve``: the page, its files, a few JSON routes and the socket.
+
+=========================  ===============================================================
+route                      what it serves
+=========================  ===============================================================
+``GET /``                  the single-page table (``static/index.html``)
+``GET /static/...``        the page's script and styles, from the package
+``GET /api/config``        the rules, the opponents a page may choose, the limits
+``GET /api/records``       the game records in the records folder (name, time, size)
+``GET /api/records/NAME``  one record as replay frames (:mod:`piquet_table.web.replayer`)
+``POST /api/replay``       an uploaded record (the request body) as replay frames
+``GET /api/results``       the humans' results against each agent (:mod:`piquet_table.results`)
+``WS /ws``                 a table: moves and narration (:class:`~piquet_table.web.tables.Client`)
+=========================  ===============================================================
+
+Only names of plain files directly in the records folder are read (:func:`record_path`); an
+upload is read from memory, at most :data:`MAX_UPLOAD_BYTES`, and never written. The socket
+refuses a page from another origin (a site the user visits cannot drive his tables).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from piquet_env.game.record import RecordError, load_record, parse_record
+from piquet_table.results import summarize_folder
+from piquet_table.web.protocol import MAX_MESSAGE_CHARS
+from piquet_table.web.replayer import replay_frames
+from piquet_table.web.tables import Client, Hub
+
+STATIC = Path(__file__).with_name("static")
+"""The page's files, shipped in the package."""
+
+MAX_UPLOAD_BYTES = 4 * 2**20
+"""Largest record a page may upload (a 12-deal partie takes about 100 KB)."""
+
+MAX_LISTED = 500
+"""Most records listed (the newest)."""
+
+RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.json")
+"""What a record's name in the records folder may look like (no path, no hidden file)."""
+
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+    "base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+"""Headers of the page: its own script and styles only, no framing."""
+
+
+def record_path(folder: Path, name: str) -> Path:
+    """The record ``name`` directly in ``folder``; :class:`RecordError` for any other name (a
+    path, a hidden file, a symbolic link, something that resolves outside the folder)."""
+    if not RECORD_NAME.fullmatch(name):
+        raise RecordError(f"{name[:60]!r} is not the name of a record in the records folder")
+    base = folder.resolve()
+    path = base / name
+    if path.is_symlink() or path.resolve().parent != base:
+        raise RecordError(f"{name!r} is not a record in the records folder")
+    return path
+
+
+def list_records(folder: Path) -> list[dict]:
+    """The records directly in ``folder``, newest first: name, modification time, size."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in folder.iterdir():
+        if RECORD_NAME.fullmatch(entry.name) and not entry.is_symlink() and entry.is_file():
+            info = entry.stat()
+            found.append({"name": entry.name, "mtime": info.st_mtime, "bytes": info.st_size})
+    found.sort(key=lambda r: (-r["mtime"], r["name"]))
+    return found[:MAX_LISTED]
+
+
+def create_app(hub: Hub) -> Starlette:
+    """The application serving ``hub``'s tables (its tables are saved when the app stops)."""
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=HEADERS)
+
+    async def config(request: Request) -> Response:
+        return JSONResponse(hub.config())
+
+    async def records(request: Request) -> Response:
+        return JSONResponse(await asyncio.to_thread(list_records, hub.records))
+
+    async def record(request: Request) -> Response:
+        def frames() -> dict:
+            path = record_path(hub.records, request.path_params["name"])
+            return replay_frames(load_record(path), path.name)
+
+        try:
+            return JSONResponse(await asyncio.to_thread(frames))
+        except RecordError as err:
+            return JSONResponse({"error": _strip_folder(str(err), hub.records)}, status_code=400)
+
+    async def upload(request: Request) -> Response:
+        size = request.headers.get("content-length")
+        if size is not None and (not size.isdigit() or int(size) > MAX_UPLOAD_BYTES):
+            return _too_big()
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_UPLOAD_BYTES:
+                return _too_big()
+        try:
+            text = bytes(body).decode("utf-8")
+        except UnicodeDecodeError as err:
+            return JSONResponse({"error": f"not UTF-8 text (byte {err.start})"}, status_code=400)
+        try:
+            doc = await asyncio.to_thread(parse_record, text)
+            return JSONResponse(await asyncio.to_thread(replay_frames, doc, "uploaded record"))
+        except RecordError as err:
+            return JSONResponse({"error": str(err)}, status_code=400)
+
+    async def results(request: Request) -> Response:
+        summary = await asyncio.to_thread(summarize_folder, hub.records)
+        return JSONResponse(summary.to_dict())
+
+    async def socket(ws: WebSocket) -> None:
+        if not _same_origin(ws):
+            await ws.close(code=1008, reason="this page comes from another site")
+            return
+        await ws.accept()
+        lock = asyncio.Lock()
+
+        async def send(message: dict) -> None:
+            async with lock:
+                await ws.send_json(message)
+
+        client = Client(hub, send, ws.client.host if ws.client else "unknown")
+        try:
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                if text is None:
+                    text = message.get("bytes")  # refused by the protocol, with the reason
+                elif len(text) > MAX_MESSAGE_CHARS:
+                    text = text[: MAX_MESSAGE_CHARS + 1]  # refused, without reading it whole
+                await client.receive(text)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            await client.gone()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        await hub.shutdown()
+
+    routes = [
+        Route("/", page),
+        Route("/api/config", config),
+        Route("/api/records", records),
+        Route("/api/records/{name}", record),
+        Route("/api/replay", upload, methods=["POST"]),
+        Route("/api/results", results),
+        WebSocketRoute("/ws", socket),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _too_big() -> Response:
+    return JSONResponse(
+        {"error": f"a record upload may take at most {MAX_UPLOAD_BYTES // 2**20} MiB"},
+        status_code=413,
+    )
+
+
+def _strip_folder(text: str, folder: Path) -> str:
+    """An error about a record file without the server's folder path in it."""
+    return text.replace(str(folder.resolve()) + "/", "").replace(str(folder) + "/", "")
+
+
+def _same_origin(ws: WebSocket) -> bool:
+    """Whether the socket comes from this server's own page (or from no page at all: a script)."""
+    origin = ws.headers.get("origin")
+    if origin is None:
+        return True
+    host = ws.headers.get("host", "")
+    return urlsplit(origin).netloc == host
