@@ -8,7 +8,10 @@ library that is already imported and, for one that is not, when its registration
 imported later: a meta path finder waits for that one module name and, once the module has run,
 registers the ids with it. Either import order gives the same registries.
 
-- Gymnasium: :data:`GYMNASIUM_IDS` (:class:`piquet_env.adapters.gymnasium.PiquetGymEnv`).
+- Gymnasium: :data:`GYMNASIUM_IDS` (:class:`piquet_env.adapters.gymnasium.PiquetGymEnv`; their
+  vector entry point, what ``gymnasium.make_vec`` builds by default or with
+  ``vectorization_mode="vector_entry_point"``, is the batched engine's
+  :class:`piquet_env.vector.PiquetVectorEnv`).
 - PettingZoo (1.27 and later, which have a registry): :data:`PETTINGZOO_IDS`.
 """
 
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 GYMNASIUM_IDS: dict[str, dict[str, Any]] = {"Piquet-v0": {}, "PiquetDeal-v0": {"episode": "deal"}}
 """Gymnasium ids and their default options (``gymnasium.make(id, **options)`` overrides them)."""
 GYMNASIUM_ENTRY_POINT = "piquet_env.adapters.gymnasium:PiquetGymEnv"
+GYMNASIUM_VECTOR_ENTRY_POINT = "piquet_env.vector.vector_env:PiquetVectorEnv"
 PETTINGZOO_IDS = {"piquet-v0": "piquet_env.piquet_v0:env", "piquet-v1": "piquet_env.piquet_v1:env"}
 """PettingZoo AEC ids and their entry points (``pettingzoo.make("aec", id, **options)``)."""
 _GYMNASIUM_MODULE = "gymnasium.envs.registration"
@@ -33,12 +37,17 @@ _PETTINGZOO_MODULE = "pettingzoo.env_registry.registration"
 
 def register_gymnasium(module: ModuleType | None = None) -> None:
     """Register :data:`GYMNASIUM_IDS` with Gymnasium's registry (once; entry points are strings,
-    so nothing of the adapter is imported until an environment is made)."""
+    so nothing of the adapter or the batched engine is imported until an environment is made)."""
     if module is None:
         import gymnasium.envs.registration as module
     for env_id, kwargs in GYMNASIUM_IDS.items():
         if env_id not in module.registry:
-            module.register(id=env_id, entry_point=GYMNASIUM_ENTRY_POINT, kwargs=dict(kwargs))
+            module.register(
+                id=env_id,
+                entry_point=GYMNASIUM_ENTRY_POINT,
+                vector_entry_point=GYMNASIUM_VECTOR_ENTRY_POINT,
+                kwargs=dict(kwargs),
+            )
 
 
 def register_pettingzoo(module: ModuleType | None = None) -> None:

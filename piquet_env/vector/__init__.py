@@ -3,7 +3,10 @@
 - :class:`BatchGame` (:mod:`.engine`): N games, ``reset``/``step``, observations, masks, rewards,
   full states, autoreset, given deals, any game out as a :class:`~piquet_env.game.Game`.
 - :class:`PiquetVectorEnv` (:mod:`.vector_env`): a Gymnasium ``VectorEnv`` for one learner seat
-  against a batch policy; :class:`SelfPlayEnv` (:mod:`.selfplay`): both seats, for a trainer.
+  against a batch policy (``gymnasium.make_vec("Piquet-v0", num_envs=N)`` builds it; any
+  :class:`AutoresetMode`; :class:`OpponentError` when the opponent fails); :class:`SelfPlayEnv`
+  (:mod:`.selfplay`): both seats, for a trainer.
+- :mod:`.checks`: one rule for counts, seeds and slots across the three.
 - :mod:`.deal`: the seeds and deals (any game of the batch rebuilt by :func:`make_game`);
   :mod:`.state`, :mod:`.steps`, :mod:`.scoring`, :mod:`.tables`, :mod:`.encoder`: the state
   arrays, the rules as batch transitions, scoring, combination tables, the batched encoder.
@@ -23,13 +26,15 @@ from piquet_env.vector.engine import (
     deal_score,
 )
 from piquet_env.vector.selfplay import SelfPlayEnv, SelfPlayStep
-from piquet_env.vector.vector_env import PiquetVectorEnv
+from piquet_env.vector.vector_env import AutoresetMode, OpponentError, PiquetVectorEnv
 
 __all__ = [
     "NO_ACTION",
+    "AutoresetMode",
     "BatchActionError",
     "BatchGame",
     "BatchPolicy",
+    "OpponentError",
     "PiquetVectorEnv",
     "RandomPolicy",
     "SelfPlayEnv",

@@ -8,9 +8,12 @@ in, ``.numpy()`` out); the env layer itself never imports torch, agents or train
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from piquet_env.vector.tables import popcount
 
 
 @runtime_checkable
@@ -32,7 +35,7 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of a bool ``mask`` ``(k, n_actions)``
     (``-1`` for a row with no legal action)."""
     packed = np.ascontiguousarray(np.packbits(mask, axis=1, bitorder="little").T)  # (bytes, k)
-    counts = np.bitwise_count(packed).astype(np.int16)
+    counts = popcount(packed).astype(np.int16)
     total = counts.sum(axis=0, dtype=np.int16)
     pick = (rng.random(mask.shape[0]) * total).astype(np.int16)
     byte = np.zeros(mask.shape[0], dtype=np.int64)
@@ -50,9 +53,10 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 class RandomPolicy:
-    """Uniform random legal actions from its own generator (seeded by ``seed``)."""
+    """Uniform random legal actions from its own generator (seeded by ``seed``: an int, a
+    sequence of ints, or ``None``, as ``np.random.default_rng`` takes them)."""
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | Sequence[int] | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@ rest of a step); it uses a counter-based generator, SplitMix64, in numpy. Everyt
 one game follows from one 64-bit *game seed*:
 
 - the game seed of slot ``i`` in its ``e``-th episode (0 after :meth:`reset`, then 1, 2, ... as
-  the slot restarts) is :func:`game_seed` ``(batch_seed, i, e)``;
+  the slot restarts) is :func:`game_seed` ``(batch_seed, i, e)``; after a reset with one seed
+  per slot, ``game_seed(seed[i], 0, e)``;
 - the elder of the first deal (the cut for deal) is the top bit of ``splitmix64(seed ^ CUT)``;
 - deal ``d`` (0-based, tie-break deals included) shuffles the pack by sorting the cards on
   ``splitmix64(splitmix64(seed ^ mix(d)) + card * GOLDEN)``: the first 12 cards go to elder, the
@@ -43,10 +44,15 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
         return z ^ (z >> U64(31))
 
 
-def game_seed(batch_seed: int, slot: np.ndarray | int, episode: np.ndarray | int) -> np.ndarray:
+def game_seed(
+    batch_seed: int | np.ndarray, slot: np.ndarray | int, episode: np.ndarray | int
+) -> np.ndarray:
     """The game seed of ``slot`` in its ``episode``-th episode of a batch reset with
-    ``batch_seed`` (arrays broadcast)."""
-    base = splitmix64(np.asarray(batch_seed % 2**64, dtype=U64))
+    ``batch_seed`` (an int, or a ``uint64`` array: one per slot; arrays broadcast)."""
+    if isinstance(batch_seed, np.ndarray):
+        base = splitmix64(batch_seed.astype(U64))
+    else:
+        base = splitmix64(np.asarray(batch_seed % 2**64, dtype=U64))
     slot = np.asarray(slot, dtype=U64)
     episode = np.asarray(episode, dtype=U64)
     with np.errstate(over="ignore"):

@@ -14,7 +14,9 @@
 True
 
 Seeds: game ``i`` of a batch reset with seed ``s`` plays the game of seed
-``game_seed(s, i, e)`` in its ``e``-th episode (see :mod:`piquet_env.vector.deal`);
+``game_seed(s, i, e)`` in its ``e``-th episode (see :mod:`piquet_env.vector.deal`); reset with
+one seed per slot, slot ``i`` plays ``game_seed(seed[i], 0, e)``. A seed is an int in
+``0..2**64 - 1`` (counts, seeds and slots follow :mod:`piquet_env.vector.checks`);
 :meth:`BatchGame.to_game` rebuilds any game of the batch as a :class:`~piquet_env.game.Game`.
 
 Autoreset (on by default): a game that ends in a step is dealt afresh in that same step, the
@@ -40,6 +42,16 @@ from piquet_env.game.scoring import breakdown
 from piquet_env.rewards import BatchRewards, check_reward
 from piquet_env.rules import Rules, make_rules
 from piquet_env.vector import deal as vdeal
+from piquet_env.vector.checks import (
+    count_arg,
+    flag_arg,
+    fresh_seed,
+    players_arg,
+    reset_seed_arg,
+    seed_arg,
+    slot_arg,
+    slots_arg,
+)
 from piquet_env.vector.encoder import BatchEncoder
 from piquet_env.vector.state import DECLARE, EXCHANGE, PLAY, BatchState
 from piquet_env.vector.steps import Events, Transitions
@@ -135,9 +147,9 @@ class BatchGame:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         check_reward(reward, scale=reward_scale, settle_weight=settle_weight, dense=dense)
         scale = float(reward_scale)
-        if int(n) < 1:
-            raise ValueError(f"n must be at least 1, got {n!r}")
-        self.n = n = int(n)
+        self.n = n = count_arg("n", n)
+        autoreset, record = flag_arg("autoreset", autoreset), flag_arg("record", record)
+        observe, seed = flag_arg("observe", observe), seed_arg("seed", seed)
         self.episode, self.reward, self.reward_scale = episode, reward, scale
         self.settle_weight, self.dense = float(settle_weight), bool(dense)
         self._rewards = BatchRewards(n, reward, settle_weight=settle_weight, dense=dense)
@@ -147,8 +159,10 @@ class BatchGame:
         history = MAX_DECISIONS_PER_DEAL * vdeal.max_deals(self.rules, episode) if record else 0
         self.state = BatchState(self.rules, n, history)
         self.first_elder = np.zeros(n, dtype=np.int8)
-        self.batch_seed = 0 if seed is None else int(seed)
+        self.batch_seed: int | None = 0 if seed is None else seed
         self._seeded = seed is not None
+        self._bases = np.zeros(n, dtype=np.uint64)  # slot i plays game_seed(_bases[i], _keys[i], e)
+        self._keys = np.arange(n, dtype=np.uint64)
         self._given: dict[int, list[np.ndarray]] = {}
         self._rules_steps = Transitions(self.rules, episode, self._deal_packs)
         self._obs = np.zeros((n, self.size), dtype=np.float32)
@@ -158,14 +172,24 @@ class BatchGame:
 
     # ------------------------------------------------------------------ reset
 
-    def reset(self, seed: int | None = None) -> StepResult:
+    def reset(self, seed: int | Sequence[int | None] | None = None) -> StepResult:
         """Deal a new episode in every slot: slot ``i`` plays the game of
         ``game_seed(seed, i, 0)``. Without ``seed``, the constructor's seed on the first call,
-        then a fresh one."""
+        then a fresh one. With one seed per slot (a sequence of ``n``; ``None`` draws one), slot
+        ``i`` plays ``game_seed(seed[i], 0, e)`` in its ``e``-th episode, the games of slot 0 of
+        a batch reset with ``seed[i]`` (:attr:`batch_seed` is then ``None``)."""
+        seed = reset_seed_arg("seed", seed, self.n)
         if seed is None:
-            seed = self.batch_seed if self._seeded else int(np.random.SeedSequence().entropy)
+            seed = self.batch_seed if self._seeded and self.batch_seed is not None else fresh_seed()
             self._seeded = False
-        self.batch_seed = int(seed) % 2**64
+        if isinstance(seed, list):
+            self.batch_seed = None
+            self._bases[:] = [fresh_seed() if x is None else x for x in seed]
+            self._keys[:] = 0
+        else:
+            self.batch_seed = seed
+            self._bases[:] = seed
+            self._keys[:] = self._all
         self.state.episode[:] = -1
         self._given.clear()
         ev = Events()
@@ -174,7 +198,7 @@ class BatchGame:
 
     def reset_games(self, games: Sequence[int] | np.ndarray) -> StepResult:
         """Start the next episode in the given slots only (the others are untouched)."""
-        g = self._slots(games)
+        g = np.sort(slots_arg("games", games, self.n))
         for i in g.tolist():
             self._given.pop(i, None)
         ev = Events()
@@ -194,10 +218,12 @@ class BatchGame:
         deals, played in order (later deals come from the slot's seed). ``first_elder`` (one
         value or one per slot) gives the elder of the first deal, else the seed's cut does.
         Bad cards raise ``ValueError`` and leave the batch untouched."""
-        g = np.asarray(games, dtype=np.int64).reshape(-1)
-        if np.unique(g).size != g.size:
-            raise ValueError(f"a game index is given twice in {g.tolist()}")
-        self._slots(g)
+        g = slots_arg("games", games, self.n)
+        if not isinstance(deals, (Sequence, np.ndarray)) or isinstance(deals, (str, bytes)):
+            raise ValueError(
+                "deals must be a sequence of one deal (or list of deals) per game, got "
+                f"{type(deals).__name__}"
+            )
         if len(deals) != g.size:
             raise ValueError(f"{len(deals)} deal lists for {g.size} games")
         parsed = []
@@ -213,28 +239,17 @@ class BatchGame:
                     for d in (spec if many else [spec])
                 ]
             )
-        if first_elder is None:
-            elders = None
-        else:
-            elders = np.broadcast_to(np.asarray(first_elder), g.shape)
-            if not np.isin(elders, (0, 1)).all():
-                raise ValueError(f"first_elder must be 0 or 1, got {first_elder!r}")
+        elders = None if first_elder is None else players_arg("first_elder", first_elder, g.size)
         for i, packs in zip(g.tolist(), parsed):
             self._given[i] = packs
         ev = Events()
         self._start_episodes(g, ev, elders)
         return self._finish(ev, np.zeros((self.n, 2), dtype=np.float32))
 
-    def _slots(self, games: Sequence[int] | np.ndarray) -> np.ndarray:
-        g = np.unique(np.asarray(games, dtype=np.int64).reshape(-1))
-        if g.size and (g[0] < 0 or g[-1] >= self.n):
-            raise ValueError(f"game indices must be in 0..{self.n - 1}, got {g.tolist()}")
-        return g
-
     def _start_episodes(self, g: np.ndarray, ev: Events, elders: np.ndarray | None = None) -> None:
         s = self.state
         s.episode[g] += 1
-        s.seed[g] = vdeal.game_seed(self.batch_seed, g, s.episode[g])
+        s.seed[g] = vdeal.game_seed(self._bases[g], self._keys[g], s.episode[g])
         e = vdeal.first_elder(s.seed[g]) if elders is None else elders.astype(np.int8)
         self.first_elder[g] = e
         s.elder[g] = e
@@ -441,7 +456,7 @@ class BatchGame:
 
     def game_seed(self, i: int) -> int:
         """The game seed of the episode now in slot ``i`` (see :mod:`piquet_env.vector.deal`)."""
-        return int(self.state.seed[i])
+        return int(self.state.seed[slot_arg("i", i, self.n)])
 
     def to_game(self, i: int, record: bool = True) -> Game:
         """The game now in slot ``i`` as a :class:`~piquet_env.game.Game`: built from its seed
@@ -449,6 +464,7 @@ class BatchGame:
         every query are today's. Needs ``record=True`` (the default)."""
         if not self.record:
             raise ValueError("to_game needs a batch built with record=True")
+        i = slot_arg("i", i, self.n)
         s = self.state
         given = [
             (p[:12].tolist(), p[12:24].tolist(), p[24:].tolist())

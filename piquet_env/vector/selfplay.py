@@ -26,6 +26,7 @@ import numpy as np
 
 from piquet_env.rules import Rules
 from piquet_env.vector.batch_policy import sample_legal
+from piquet_env.vector.checks import count_arg, flag_arg, seed_arg
 from piquet_env.vector.engine import BatchGame, StepResult
 
 __all__ = ["SelfPlayEnv", "SelfPlayStep", "sample_legal"]
@@ -50,8 +51,9 @@ class SelfPlayStep(NamedTuple):
 
 class SelfPlayEnv:
     """N games, both seats driven by the caller. Options as for
-    :class:`~piquet_env.vector.BatchGame`; ``critic_state`` adds the full state to every step;
-    ``copy=False`` returns the batch's own buffers (overwritten by the next step)."""
+    :class:`~piquet_env.vector.BatchGame` (``num_envs`` is its ``n``); ``critic_state`` adds the
+    full state to every step; ``copy=False`` returns the batch's own buffers (overwritten by the
+    next step)."""
 
     def __init__(
         self,
@@ -65,6 +67,9 @@ class SelfPlayEnv:
         critic_state: bool = False,
         copy: bool = True,
     ) -> None:
+        num_envs = count_arg("num_envs", num_envs)
+        seed = seed_arg("seed", seed)
+        critic_state, copy = flag_arg("critic_state", critic_state), flag_arg("copy", copy)
         self.batch = BatchGame(
             rules,
             num_envs,
@@ -81,8 +86,8 @@ class SelfPlayEnv:
         self.n_actions = self.batch.n_actions
         self.state_size = self.batch.encoder.state_size
 
-    def reset(self, seed: int | None = None) -> SelfPlayStep:
-        """Deal every game afresh."""
+    def reset(self, seed: int | Sequence[int | None] | None = None) -> SelfPlayStep:
+        """Deal every game afresh (``seed``: one, or one per game, as :meth:`BatchGame.reset`)."""
         return self._wrap(self.batch.reset(seed))
 
     def step(self, actions: np.ndarray) -> SelfPlayStep:

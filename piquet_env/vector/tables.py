@@ -3,8 +3,9 @@
 A hand is a ``uint64`` card bitmask (bit ``c`` for card id ``c``, the joker at bit 32). Each suit is
 one byte of it, so per-suit facts (length, pip total, runs) are read from 256-entry tables and the
 four suits are compared with a few array operations. Sets are counted per rank with
-``np.bitwise_count``. The results match :mod:`piquet_env.combinations` exactly, including which suit
-is the best when two suits tie (the higher suit), which the observation shows.
+:func:`popcount` (``np.bitwise_count`` from numpy 2.0, a bit-twiddling fallback before). The
+results match :mod:`piquet_env.combinations` exactly, including which suit is the best when two
+suits tie (the higher suit), which the observation shows.
 
 Comparison keys (0 means "holds none"; a greater key wins the category, equal keys score nothing):
 
@@ -27,6 +28,28 @@ SUIT_BYTE = U64(0xFF)
 COURTS = U64(COURT_MASK)
 """Bitmask of every king, queen and jack (for carte blanche)."""
 RANK_MASKS_U64 = tuple(U64(m) for m in RANK_MASKS)
+_M1, _M2, _M4, _H01 = (
+    U64(0x5555555555555555),
+    U64(0x3333333333333333),
+    U64(0x0F0F0F0F0F0F0F0F),
+    U64(0x0101010101010101),
+)
+
+
+def popcount_fallback(x: np.ndarray) -> np.ndarray:
+    """The number of set bits of each element of an unsigned integer array (up to 64 bits), as
+    ``uint8``: the SWAR popcount, for numpy before 2.0 (which has no ``np.bitwise_count``)."""
+    v = np.asarray(x).astype(U64)
+    with np.errstate(over="ignore"):
+        v = v - ((v >> U64(1)) & _M1)
+        v = (v & _M2) + ((v >> U64(2)) & _M2)
+        v = (v + (v >> U64(4))) & _M4
+        return ((v * _H01) >> U64(56)).astype(np.uint8)
+
+
+popcount = getattr(np, "bitwise_count", popcount_fallback)
+"""The number of set bits of each element of an unsigned integer array, as ``uint8``:
+``np.bitwise_count`` where numpy has it (2.0 and later), else :func:`popcount_fallback`."""
 
 
 def _build() -> dict[str, np.ndarray]:
@@ -125,7 +148,7 @@ def set_combos(hands: np.ndarray) -> Combos:
     cards = np.zeros(hands.shape, np.uint64)
     for r in range(TEN, 8):
         of_rank = hands & RANK_MASKS_U64[r]
-        n = np.bitwise_count(of_rank).astype(np.int64)
+        n = popcount(of_rank).astype(np.int64)
         held = n >= 3
         k = np.where(held, n * 8 + r, 0)
         better = k > key
