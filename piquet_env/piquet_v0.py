@@ -25,13 +25,14 @@ Importing `piquet_env` registers it with PettingZoo's registry (PettingZoo 1.27 
 
 - `rules`: `"standard"` (default) or `"classic"`, a `+`-joined preset such as `"classic+normand"`,
   or a `Rules` object; `variants`: any of `"orbis"`, `"saison"`, `"normand"`.
-- `episode`: `"partie"` (default: 6 deals, 12 under `saison`, then the settlement) or `"deal"`
-  (a single deal; its result is the deal point difference).
+- `mode`: `"partie"` (default: 6 deals, 12 under `saison`, then the settlement) or `"deal"`
+  (a single deal; its result is the deal point difference). `episode`, its former name, is
+  accepted as an alias.
 - `reward`: `"result"` (default): nothing until the end, then each player's settled result
   (zero-sum). `"deal_points"`: at the end of each deal, each player gets his deal score minus the
   opponent's; at the end of the episode a settlement adjustment brings each player's sum to his
   settled result. Under both modes an episode's rewards sum, per player, to `reward_scale` times
-  `Game.result` (RULES.md section 8; in `episode="deal"` mode the deal point difference).
+  `Game.result` (RULES.md section 8; in `mode="deal"` the deal point difference).
   `"win"`: nothing until the end, then +1 for a won episode, -1 for a lost one, 0 for a tie
   (times `reward_scale`), as benchmark code expects (:mod:`piquet_env.rewards` defines the modes).
 - `reward_scale`: a positive factor applied to every reward (default 1.0; e.g. 0.01).
@@ -177,7 +178,7 @@ from piquet_env.actions import SPECIAL_NAMES
 from piquet_env.cards import card_str
 from piquet_env.combinations import CATEGORY_NAMES
 from piquet_env.game import PHASE_NAMES, Game, Phase
-from piquet_env.game.state import MODES
+from piquet_env.game.state import resolve_mode
 from piquet_env.observation import encoder_for
 from piquet_env.render import render_text
 from piquet_env.rewards import REWARDS, reward_due
@@ -185,7 +186,6 @@ from piquet_env.rules import Rules, make_rules
 
 AGENTS = ("player_0", "player_1")
 _INDEX = {"player_0": 0, "player_1": 1}
-EPISODES = MODES
 RENDER_VIEWS = ("player", "player_0", "player_1", "spectator")
 RENDER_MODES = ("human", "ansi", "rgb_array")
 OBSERVATION_FORMATS = ("dict", "vector")
@@ -261,7 +261,8 @@ class raw_env(AECEnv):
     """Piquet as a PettingZoo AEC environment (see the module docstring for spaces and rewards).
 
     Options: ``rules`` (a preset name or :class:`~piquet_env.rules.Rules`), ``variants``,
-    ``episode`` (``"partie"`` or ``"deal"``), ``reward`` (see :data:`REWARDS`), ``reward_scale``,
+    ``mode`` (``"partie"`` or ``"deal"``; ``episode=`` is its alias), ``reward`` (see
+    :data:`REWARDS`), ``reward_scale``,
     ``render_mode`` (``None``, ``"human"``, ``"ansi"``, ``"rgb_array"``), ``render_view``
     (``"player"``, ``"player_0"``, ``"player_1"`` or ``"spectator"``), ``observation_format``
     (``"dict"`` or ``"vector"``) and ``info_names`` (``None``: the version's default).
@@ -284,19 +285,20 @@ class raw_env(AECEnv):
         self,
         rules: str | Rules = "standard",
         variants: Iterable[str] = (),
-        episode: str = "partie",
+        mode: str | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
         render_mode: str | None = None,
         render_view: str = "player",
         observation_format: str = "dict",
         info_names: bool | None = None,
+        *,
+        episode: str | None = None,
     ) -> None:
         variants = _variants_option(variants)
         super().__init__()
         self.rules = make_rules(rules, variants)
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        mode = resolve_mode(mode, episode)
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         try:
@@ -325,7 +327,7 @@ class raw_env(AECEnv):
         self._info_mask = self.version >= 1 or self._vector_obs
         """Whether infos carry ``action_mask`` (always in v1; in v0 with vector observations,
         where the mask would otherwise be nowhere)."""
-        self.episode = episode
+        self.mode = mode
         self.reward_mode = reward
         self.reward_scale = scale
         self.render_mode = render_mode
@@ -363,7 +365,7 @@ class raw_env(AECEnv):
         self.game = Game(
             self.rules,
             seed=self._rng.getrandbits(64),
-            mode=self.episode,
+            mode=self.mode,
             deals=deals,
             first_elder=first_elder,
             record=False,
@@ -529,6 +531,11 @@ class raw_env(AECEnv):
             self.agent_selection = AGENTS[p]
         elif not hasattr(self, "agent_selection") or self.agent_selection not in AGENTS:
             self.agent_selection = AGENTS[0]
+
+    @property
+    def episode(self) -> str:
+        """The game mode's former name (an alias of :attr:`mode`)."""
+        return self.mode
 
     @property
     def returns(self) -> tuple[float, float]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
 
-GYMNASIUM_IDS: dict[str, dict[str, Any]] = {"Piquet-v0": {}, "PiquetDeal-v0": {"episode": "deal"}}
+GYMNASIUM_IDS: dict[str, dict[str, Any]] = {"Piquet-v0": {}, "PiquetDeal-v0": {"mode": "deal"}}
 """Gymnasium ids and their default options (``gymnasium.make(id, **options)`` overrides them)."""
 GYMNASIUM_ENTRY_POINT = "piquet_env.adapters.gymnasium:PiquetGymEnv"
 GYMNASIUM_VECTOR_ENTRY_POINT = "piquet_env.vector.vector_env:PiquetVectorEnv"

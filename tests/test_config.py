@@ -29,6 +29,7 @@ TRAIN_BAD: dict[str, list[str]] = {
     "mode": ["tournament"],
     "out_dir": ["", "{file}/sub"],
     "updates": ["-1", "2.5"],
+    "env_steps": ["-1", "1e3"],
     "time_budget_minutes": ["-1", "nan", "inf"],
     "torch_threads": ["0"],
     "progress": ["maybe"],
@@ -45,6 +46,7 @@ TRAIN_BAD: dict[str, list[str]] = {
     "heuristic_weight": ["-1"],
     "snapshot_weight": ["inf"],
     "random_weight": ["-2"],
+    "opponent": ["bogus", "random,heuristic"],
     "snapshot_every": ["-1"],
     "pool_size": ["0"],
     "reward": ["points"],
@@ -181,7 +183,7 @@ def test_one_name_per_hyperparameter_and_the_old_names_still_read() -> None:
     for cls in (TrainConfig, RLlibConfig):
         assert set(shared) <= set(cls.field_names())
         assert {cls.aliases()[old] for old in shared.values()} == set(shared)
-    old_rllib = {"lr": 1e-4, "lambda_": 0.9, "iterations": 7, "episode": "partie", "num_epochs": 2}
+    old_rllib = {"lr": 1e-4, "lambda_": 0.9, "iterations": 7, "mode": "partie", "num_epochs": 2}
     cfg = RLlibConfig.from_dict(old_rllib)
     assert (cfg.learning_rate, cfg.gae_lambda, cfg.updates, cfg.mode, cfg.update_epochs) == (
         1e-4,
@@ -190,7 +192,7 @@ def test_one_name_per_hyperparameter_and_the_old_names_still_read() -> None:
         "partie",
         2,
     )
-    cfg = apply_overrides(TrainConfig(), ["lr=0.01", "clip_param=0.1", "episode=deal"])
+    cfg = apply_overrides(TrainConfig(), ["lr=0.01", "clip_param=0.1", "mode=deal"])
     assert (cfg.learning_rate, cfg.clip_coef, cfg.mode) == (0.01, 0.1, "deal")
     with pytest.raises(ConfigError, match="set twice"):
         TrainConfig.from_dict({"lr": 0.1, "learning_rate": 0.2})

@@ -37,7 +37,7 @@ def random_action(obs: dict, rng: random.Random) -> int:
     [
         {},
         {"rules": "classic", "variants": ["normand"], "reward": "deal_points"},
-        {"rules": "standard+orbis+saison", "episode": "deal", "reward_scale": 0.01},
+        {"rules": "standard+orbis+saison", "mode": "deal", "reward_scale": 0.01},
     ],
 )
 def test_pettingzoo_api_test(kwargs):
@@ -113,7 +113,9 @@ def test_spaces():
     [
         ({"rules": "chess"}, "unknown rules preset"),
         ({"variants": ["blitz"]}, "unknown variant"),
-        ({"episode": "hand"}, "episode must be one of"),
+        ({"mode": "hand"}, "mode must be one of"),
+        ({"episode": "hand"}, "episode must be one of"),  # the former name, an alias
+        ({"mode": "deal", "episode": "partie"}, "disagree"),
         ({"reward": "points"}, "reward must be one of"),
         ({"reward_scale": 0}, "reward_scale"),
         ({"reward_scale": -1.0}, "reward_scale"),
@@ -213,7 +215,7 @@ def test_elder_follows_the_cut_and_alternates():
 
 
 def test_infos_carry_phase_legal_names_and_deal_scores():
-    e = env(episode="partie")
+    e = env(mode="partie")
     e.reset(seed=3)
     rng = random.Random(3)
     deal_ends = 0

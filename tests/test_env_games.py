@@ -50,7 +50,7 @@ def test_random_games_to_the_end(preset):
         for i in range(n_games):
             reward = ("result", "deal_points")[i % 2]
             scale = (1.0, 0.01)[i % 3 == 0]
-            e = env(rules=preset, episode=episode, reward=reward, reward_scale=scale)
+            e = env(rules=preset, mode=episode, reward=reward, reward_scale=scale)
             e.reset(seed=rng.getrandbits(32))
             game_before = e.unwrapped
             totals, paid, steps = play_out(e, rng)
@@ -108,7 +108,7 @@ HOYLE = {
 
 @pytest.mark.parametrize("reward", ["result", "deal_points"])
 def test_hand_worked_classic_maximum_pays_170(reward):
-    e = env(rules="classic", episode="deal", reward=reward, reward_scale=0.01)
+    e = env(rules="classic", mode="deal", reward=reward, reward_scale=0.01)
     e.reset(options={"deal": HOYLE})
     raw = e.unwrapped
     done = raw.rules.n_cards

@@ -25,7 +25,7 @@ DEAL = {"elder": ELDER, "younger": YOUNGER, "talon": TALON, "first_elder": "play
     [
         {},
         {"rules": "classic+normand", "reward": "win"},
-        {"episode": "deal", "observation_format": "vector"},
+        {"mode": "deal", "observation_format": "vector"},
         {"info_names": True, "reward": "deal_points"},
     ],
 )
@@ -98,7 +98,7 @@ def test_vector_observations():
 
 
 def test_turn_based_parallel_conversion_carries_masks():
-    par = turn_based_aec_to_parallel(piquet_v1.env(observation_format="vector", episode="deal"))
+    par = turn_based_aec_to_parallel(piquet_v1.env(observation_format="vector", mode="deal"))
     _obs, infos = par.reset(seed=0)
     rng = np.random.default_rng(0)
     rounds = 0
@@ -115,7 +115,7 @@ def test_turn_based_parallel_conversion_carries_masks():
 @pytest.mark.parametrize("episode", ["deal", "partie"])
 def test_win_reward_pays_the_sign_of_the_result(episode):
     for seed in range(3):
-        e = piquet_v1.env(reward="win", episode=episode, reward_scale=2.0)
+        e = piquet_v1.env(reward="win", mode=episode, reward_scale=2.0)
         e.reset(seed=seed)
         rng = random.Random(seed)
         total = {"player_0": 0.0, "player_1": 0.0}

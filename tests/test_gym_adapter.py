@@ -51,9 +51,9 @@ def run_episode(env: PiquetGymEnv, seed: int, pick=lambda legal: int(legal[-1]))
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"episode": "deal"},
-        {"episode": "partie", "seat": "player_1", "reward": "deal_points"},
-        {"rules": "classic", "variants": ["normand"], "episode": "deal", "seat": 0},
+        {"mode": "deal"},
+        {"mode": "partie", "seat": "player_1", "reward": "deal_points"},
+        {"rules": "classic", "variants": ["normand"], "mode": "deal", "seat": 0},
     ],
 )
 def test_passes_gymnasium_env_checker(kwargs):
@@ -73,7 +73,7 @@ def test_registered_ids_and_render():
 @pytest.mark.parametrize("reward", ["result", "deal_points"])
 def test_rewards_sum_to_the_learners_result(reward):
     for seed in range(6):
-        env = PiquetGymEnv(episode="partie", reward=reward, reward_scale=0.5)
+        env = PiquetGymEnv(mode="partie", reward=reward, reward_scale=0.5)
         total, steps, _ = run_episode(env, seed)
         result = env.aec.game.result
         assert total == pytest.approx(0.5 * result[env.learner])
@@ -84,7 +84,7 @@ def test_seats_and_opponent_turns():
     enc = encoder_for(STANDARD)
     seats = set()
     for seed in range(12):
-        env = PiquetGymEnv(episode="deal", opponent=FirstLegal())
+        env = PiquetGymEnv(mode="deal", opponent=FirstLegal())
         obs, _ = env.reset(seed=seed)
         seats.add(env.learner)
         assert obs[enc.field("to_act")][0] == 1.0
@@ -93,14 +93,14 @@ def test_seats_and_opponent_turns():
         run_episode(env, seed)
         assert set(env.opponent.turns) == {1 - env.learner}
     assert seats == {0, 1}
-    fixed = PiquetGymEnv(episode="deal", seat="player_1")
+    fixed = PiquetGymEnv(mode="deal", seat="player_1")
     for seed in range(4):
         fixed.reset(seed=seed)
         assert fixed.learner == 1
 
 
 def test_reset_is_deterministic_and_options_pass_through():
-    a, b = PiquetGymEnv(episode="deal"), PiquetGymEnv(episode="deal")
+    a, b = PiquetGymEnv(mode="deal"), PiquetGymEnv(mode="deal")
     assert run_episode(a, 3)[:2] == run_episode(b, 3)[:2]
     deal = {
         "elder": "AS KS QS JS TS 9S 8S 7S AH KH QH JH",
@@ -108,14 +108,14 @@ def test_reset_is_deterministic_and_options_pass_through():
         "talon": "7D 8D 9D TD 7C 8C 9C TC",
         "first_elder": "player_0",
     }
-    env = PiquetGymEnv(episode="deal", seat="player_0")
+    env = PiquetGymEnv(mode="deal", seat="player_0")
     obs, _ = env.reset(seed=0, options={"deal": deal})
     assert int(obs[encoder_for(STANDARD).field("hand")].sum()) == 12
     assert env.aec.game.hands[0] == sum(1 << c for c in range(24, 32)) | (0xF0 << 16)
 
 
 def test_illegal_action_ends_the_episode_and_bad_options_raise():
-    env = PiquetGymEnv(episode="deal", seat="player_0")
+    env = PiquetGymEnv(mode="deal", seat="player_0")
     env.reset(seed=1)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     _, reward, terminated, _, info = env.step(illegal)
@@ -126,8 +126,9 @@ def test_illegal_action_ends_the_episode_and_bad_options_raise():
         PiquetGymEnv(seat="north")
     with pytest.raises(TypeError, match="opponent"):
         PiquetGymEnv(opponent=42)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="episode"):
-        PiquetGymEnv(episode="hand")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        PiquetGymEnv(mode="hand")
+    assert PiquetGymEnv(episode="deal").aec.mode == "deal"  # the former name, an alias
     assert PiquetGymEnv().opponent.name == "random"
     with pytest.raises(TypeError, match="make_agent"):
         PiquetGymEnv(opponent="random")
@@ -151,14 +152,14 @@ def test_bad_constructor_options_name_the_option(kwargs, message):
 
 @pytest.mark.parametrize("action", [None, 1.5, "3", True, [3], np.array([3]), np.array([[3]])])
 def test_step_rejects_what_is_not_one_action_id(action):
-    env = PiquetGymEnv(episode="deal", seat="player_0")
+    env = PiquetGymEnv(mode="deal", seat="player_0")
     env.reset(seed=0)
     with pytest.raises(ValueError, match="action must be"):
         env.step(action)
 
 
 def test_step_takes_numpy_integers_and_reset_options_must_be_a_dict():
-    env = PiquetGymEnv(episode="deal", seat="player_0")
+    env = PiquetGymEnv(mode="deal", seat="player_0")
     env.reset(seed=0)
     legal = np.flatnonzero(env.action_masks())
     env.step(np.int64(legal[0]))
@@ -170,7 +171,7 @@ def test_step_takes_numpy_integers_and_reset_options_must_be_a_dict():
 
 
 def test_info_carries_the_action_mask_and_the_learners_view_is_rendered():
-    env = PiquetGymEnv(episode="deal", seat="player_1", render_mode="ansi")
+    env = PiquetGymEnv(mode="deal", seat="player_1", render_mode="ansi")
     _, info = env.reset(seed=2)
     np.testing.assert_array_equal(info["action_mask"], env.action_masks().astype(np.int8))
     frames = set()
@@ -187,7 +188,7 @@ def test_info_carries_the_action_mask_and_the_learners_view_is_rendered():
 
 def test_rgb_array_render():
     pytest.importorskip("matplotlib", reason="rgb_array needs the render extra (matplotlib)")
-    env = PiquetGymEnv(episode="deal", seat="player_0", render_mode="rgb_array")
+    env = PiquetGymEnv(mode="deal", seat="player_0", render_mode="rgb_array")
     env.reset(seed=0)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.shape == (540, 960, 3)
@@ -203,7 +204,7 @@ def test_maskable_ppo_learns_to_beat_a_random_opponent():
     from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(1)
-    train_env = PiquetGymEnv(episode="deal", reward_scale=0.05)
+    train_env = PiquetGymEnv(mode="deal", reward_scale=0.05)
     model = MaskablePPO(
         "MlpPolicy",
         train_env,
@@ -217,7 +218,7 @@ def test_maskable_ppo_learns_to_beat_a_random_opponent():
         policy_kwargs={"net_arch": [64, 64]},
     )
     model.learn(6144)
-    env = PiquetGymEnv(episode="deal")
+    env = PiquetGymEnv(mode="deal")
     results = []
     for i in range(200):
         obs, _ = env.reset(seed=10_000 + i)

@@ -32,7 +32,7 @@ from piquet_env import piquet_v1  # noqa: E402
 
 
 def make_env():
-    env = piquet_v1.env(observation_format="vector", episode="deal", reward_scale=0.01)
+    env = piquet_v1.env(observation_format="vector", mode="deal", reward_scale=0.01)
     return turn_based_aec_to_parallel(env)
 
 

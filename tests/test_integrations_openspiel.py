@@ -36,8 +36,8 @@ def play_randomly(state, rng: np.random.Generator, stop=lambda s: False):
 @pytest.mark.parametrize(
     "params",
     [
-        {"episode": "deal"},
-        {"rules": "classic+normand", "episode": "deal", "reward": "win"},
+        {"mode": "deal"},
+        {"rules": "classic+normand", "mode": "deal", "reward": "win"},
         {"rules": "standard+orbis"},
     ],
 )
@@ -47,7 +47,7 @@ def test_openspiel_random_simulation_test(params):
 
 
 def test_game_parameters_chance_nodes_and_tensors():
-    game = pyspiel.load_game("python_piquet(rules=classic+normand,episode=deal)")
+    game = pyspiel.load_game("python_piquet(rules=classic+normand,mode=deal)")
     rules = make_rules("classic+normand")
     enc = encoder_for(rules)
     assert game.num_distinct_actions() == 36 and game.max_chance_outcomes() == 33
@@ -72,7 +72,7 @@ def test_game_parameters_chance_nodes_and_tensors():
 
 def test_returns_are_the_settled_result_or_its_sign():
     for reward in ("result", "win"):
-        game = pyspiel.load_game("python_piquet", {"episode": "deal", "reward": reward})
+        game = pyspiel.load_game("python_piquet", {"mode": "deal", "reward": reward})
         state = play_randomly(game.new_initial_state(), np.random.default_rng(1))
         result = state.game.result
         expected = result[0] if reward == "result" else np.sign(result[0])
@@ -82,7 +82,7 @@ def test_returns_are_the_settled_result_or_its_sign():
 
 
 def test_resampling_keeps_the_information_state_and_redeals_hidden_cards():
-    game = pyspiel.load_game("python_piquet", {"episode": "deal"})
+    game = pyspiel.load_game("python_piquet", {"mode": "deal"})
     rng = np.random.default_rng(5)
     state = play_randomly(game.new_initial_state(), rng, stop=lambda s: not s.is_chance_node())
     counts = collections.Counter()
@@ -136,7 +136,7 @@ class _ISMCTS(ismcts.ISMCTSBot):
 
 
 def test_ismcts_and_evaluate_bots_against_the_projects_agents():
-    game = pyspiel.load_game("python_piquet", {"episode": "deal", "reward": "win"})
+    game = pyspiel.load_game("python_piquet", {"mode": "deal", "reward": "win"})
     rules = game.rules
     random_state = np.random.RandomState(0)
     searcher = _ISMCTS(

@@ -22,7 +22,7 @@ from piquet_env import piquet_v0, piquet_v1  # noqa: E402
 
 
 def wrapped(module=piquet_v1, **kwargs):
-    env = module.env(observation_format="vector", episode="deal", **kwargs)
+    env = module.env(observation_format="vector", mode="deal", **kwargs)
     env = ss.dtype_v0(env, np.float64)
     env = ss.normalize_obs_v0(env, env_min=0.0, env_max=1.0)
     return ss.frame_stack_v1(env, 2)

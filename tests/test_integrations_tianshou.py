@@ -33,7 +33,7 @@ from piquet_env import piquet_v1  # noqa: E402
 
 
 def make_env() -> PettingZooEnv:
-    return PettingZooEnv(piquet_v1.env(episode="deal", reward_scale=0.01))
+    return PettingZooEnv(piquet_v1.env(mode="deal", reward_scale=0.01))
 
 
 def make_algorithm(env: PettingZooEnv) -> MultiAgentOffPolicyAlgorithm:

@@ -26,7 +26,7 @@ GROUPS = ("player_0", "player_1")
 
 
 def make_env() -> PettingZooWrapper:
-    return PettingZooWrapper(env=piquet_v1.env(episode="deal"), use_mask=True, seed=0)
+    return PettingZooWrapper(env=piquet_v1.env(mode="deal"), use_mask=True, seed=0)
 
 
 def masked_random_policy(td: TensorDictBase) -> TensorDictBase:

@@ -44,7 +44,7 @@ def test_a_users_agents_and_training_folders_and_ours_coexist(user_project):
         "import agents, training\n"
         "assert agents.WHOSE == 'user agents' and training.WHOSE == 'user training'\n"
         "from piquet_env.adapters.gymnasium import PiquetGymEnv\n"
-        "env = PiquetGymEnv(episode='deal'); env.reset(seed=0)\n"
+        "env = PiquetGymEnv(mode='deal'); env.reset(seed=0)\n"
         "import piquet_env, gymnasium\n"
         "gymnasium.make('Piquet-v0').reset(seed=0)\n"
         "import importlib.util\n"
@@ -157,10 +157,10 @@ def test_import_piquet_env_is_light_and_registers_lazily(tmp_path):
 )
 def test_ids_are_registered_whatever_the_import_order(tmp_path, order):
     code = order + (
-        "env = gymnasium.make('Piquet-v0', episode='deal')\n"
+        "env = gymnasium.make('Piquet-v0', mode='deal')\n"
         "obs, info = env.reset(seed=0)\n"
         "assert obs.shape == (433,) and info['action_mask'].any()\n"
-        "assert gymnasium.spec('PiquetDeal-v0').kwargs == {'episode': 'deal'}\n"
+        "assert gymnasium.spec('PiquetDeal-v0').kwargs == {'mode': 'deal'}\n"
         "if hasattr(pettingzoo, 'make'):\n"
         "    for name in ('piquet-v0', 'piquet-v1'):\n"
         "        e = pettingzoo.make('aec', name); e.reset(seed=0)\n"

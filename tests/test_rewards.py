@@ -117,7 +117,7 @@ def test_every_mode_pays_the_settled_result_over_an_episode(seed, preset, mode, 
 
 @pytest.mark.parametrize("reward", ["result", "deal_points"])
 def test_the_env_pays_what_reward_due_says(reward: str) -> None:
-    env = raw_env(episode="partie", reward=reward, reward_scale=0.5)
+    env = raw_env(mode="partie", reward=reward, reward_scale=0.5)
     env.reset(seed=7)
     rng = random.Random(7)
     paid = {a: 0.0 for a in env.possible_agents}

@@ -50,7 +50,7 @@ def _module(hidden=(16,)) -> MaskedActorCriticModule:
 def _observations(n: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
     """Observations of the player to act along random legal play (deal mode)."""
     rng = np.random.default_rng(seed)
-    e = piquet_env(episode="deal")
+    e = piquet_env(mode="deal")
     e.reset(seed=seed)
     out = []
     while len(out) < n:
@@ -76,7 +76,7 @@ def _batch(observations: list[dict[str, np.ndarray]]) -> dict:
 
 
 def test_make_env_plays_a_deal_through_rllib_wrapper():
-    e = make_env({"episode": "deal", "reward_scale": 0.01})
+    e = make_env({"mode": "deal", "reward_scale": 0.01})
     obs, _ = e.reset(seed=3)
     rng = np.random.default_rng(3)
     totals = dict.fromkeys(AGENTS, 0.0)
@@ -391,7 +391,7 @@ def test_cli_settings_and_flags():
         (["--set", "foo=1"], "unknown config key 'foo'"),
         (["--set", "lr"], "key=value"),
         (["--set", "lr=fast"], "config key 'lr' (learning_rate): bad text 'fast'"),
-        (["--set", "episode=trick"], "episode (mode) must be one of 'partie', 'deal'"),
+        (["--set", "mode=trick"], "mode must be one of 'partie', 'deal'"),
         (["--num-env-runners", "-1"], "num_env_runners"),
         (["--set", "rules=bezique"], "unknown rules preset"),
     ],
@@ -517,7 +517,7 @@ def _check_exported_policy_plays_legal_moves(out):
     for greedy in (True, False):
         gen = torch.Generator().manual_seed(0)
         for seed in range(3):
-            e = piquet_env(episode="deal")
+            e = piquet_env(mode="deal")
             e.reset(seed=seed)
             for _agent in e.agent_iter():
                 obs, _, term, trunc, _ = e.last()

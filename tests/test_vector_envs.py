@@ -54,9 +54,7 @@ def test_spaces_and_metadata():
 def test_learner_always_acts_and_returns_sum_to_results():
     opponent = Recording()
     assert isinstance(opponent, BatchPolicy)
-    env = PiquetVectorEnv(
-        num_envs=16, episode="deal", reward="deal_points", opponent=opponent, seed=3
-    )
+    env = PiquetVectorEnv(num_envs=16, mode="deal", reward="deal_points", opponent=opponent, seed=3)
     obs, infos = env.reset(seed=3)
     rng = np.random.default_rng(3)
     returns = np.zeros(16)
@@ -104,7 +102,7 @@ def test_reset_is_deterministic_and_seats():
 
 def test_gymnasium_vector_wrappers_accept_it():
     env = gymnasium.wrappers.vector.RecordEpisodeStatistics(
-        PiquetVectorEnv(num_envs=8, episode="deal", seed=2)
+        PiquetVectorEnv(num_envs=8, mode="deal", seed=2)
     )
     env.reset(seed=2)
     rng = np.random.default_rng(2)
@@ -174,7 +172,7 @@ def test_a_torch_policy_is_an_opponent():
             logits[~torch.from_numpy(mask)] = -torch.inf
             return logits.argmax(dim=1).numpy()
 
-    env = PiquetVectorEnv(num_envs=16, episode="deal", opponent=policy, seed=1)
+    env = PiquetVectorEnv(num_envs=16, mode="deal", opponent=policy, seed=1)
     env.reset(seed=1)
     rng = np.random.default_rng(1)
     ended = 0
@@ -193,7 +191,7 @@ def first_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def test_final_info_has_gymnasiums_layout():
-    env = PiquetVectorEnv(num_envs=8, episode="deal", seed=4)
+    env = PiquetVectorEnv(num_envs=8, mode="deal", seed=4)
     listed = gymnasium.wrappers.vector.DictInfoToList(env)
     listed.reset(seed=4)
     rng = np.random.default_rng(4)
@@ -255,7 +253,7 @@ def test_the_three_autoreset_modes_play_the_same_games():
     runs = {}
     for mode in ("SameStep", "NextStep", AutoresetMode.DISABLED):
         env = PiquetVectorEnv(
-            num_envs=6, episode="deal", seat=0, opponent=first_legal, autoreset_mode=mode
+            num_envs=6, mode="deal", seat=0, opponent=first_legal, autoreset_mode=mode
         )
         assert env.metadata["autoreset_mode"] == AutoresetMode(mode)
         runs[env.metadata["autoreset_mode"]] = trajectories(env, 400)
@@ -271,7 +269,7 @@ def test_the_three_autoreset_modes_play_the_same_games():
 
 
 def test_next_step_ignores_the_action_after_an_ending():
-    env = PiquetVectorEnv(num_envs=3, episode="deal", seat=1, autoreset_mode="NextStep", seed=2)
+    env = PiquetVectorEnv(num_envs=3, mode="deal", seat=1, autoreset_mode="NextStep", seed=2)
     env.reset(seed=2)
     rng = np.random.default_rng(2)
     terms = np.zeros(3, dtype=bool)
@@ -294,7 +292,7 @@ def test_gymnasium_observation_wrappers_take_the_modes_they_support():
         ("Disabled", lambda e: gymnasium.wrappers.vector.TransformObservation(e, lambda o: o * 2)),
         ("NextStep", lambda e: gymnasium.wrappers.vector.TransformObservation(e, lambda o: o * 2)),
     ):
-        base = PiquetVectorEnv(num_envs=4, episode="deal", seed=1, autoreset_mode=mode)
+        base = PiquetVectorEnv(num_envs=4, mode="deal", seed=1, autoreset_mode=mode)
         env = wrapper(base)
         obs, _ = env.reset(seed=1)
         rng = np.random.default_rng(1)
@@ -310,7 +308,7 @@ def test_gymnasium_observation_wrappers_take_the_modes_they_support():
 
 def test_record_episode_statistics_next_step():
     env = gymnasium.wrappers.vector.RecordEpisodeStatistics(
-        PiquetVectorEnv(num_envs=4, episode="deal", autoreset_mode="NextStep", seed=3)
+        PiquetVectorEnv(num_envs=4, mode="deal", autoreset_mode="NextStep", seed=3)
     )
     env.reset(seed=3)
     rng = np.random.default_rng(3)
@@ -327,7 +325,7 @@ def test_make_vec_builds_the_batched_engine():
     for kwargs in ({"vectorization_mode": "vector_entry_point"}, {}):
         env = gymnasium.make_vec("PiquetDeal-v0", num_envs=5, seat="player_1", **kwargs)
         assert isinstance(env, PiquetVectorEnv) and env.num_envs == 5
-        assert env.batch.episode == "deal" and env.seat_option == 1
+        assert env.batch.mode == "deal" and env.seat_option == 1
         assert env.spec.id == "PiquetDeal-v0"
         obs, _ = env.reset(seed=0)
         assert obs.shape == (5, 433)
@@ -335,17 +333,17 @@ def test_make_vec_builds_the_batched_engine():
     full = gymnasium.make_vec(
         "Piquet-v0", num_envs=2, vectorization_mode="vector_entry_point", autoreset_mode="NextStep"
     )
-    assert full.batch.episode == "partie"
+    assert full.batch.mode == "partie"
     assert full.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
 
 
 def test_reset_takes_one_seed_per_game():
-    env = PiquetVectorEnv(num_envs=4, episode="deal", seat=0, opponent=first_legal)
+    env = PiquetVectorEnv(num_envs=4, mode="deal", seat=0, opponent=first_legal)
     obs, _ = env.reset(seed=[0, 1, 2, 2])
     assert env.batch.batch_seed is None
     assert np.array_equal(obs[2], obs[3])  # the same seed deals the same cards
     for i, seed in enumerate([0, 1, 2, 2]):
-        one = PiquetVectorEnv(num_envs=1, episode="deal", seat=0, opponent=first_legal)
+        one = PiquetVectorEnv(num_envs=1, mode="deal", seat=0, opponent=first_legal)
         alone, _ = one.reset(seed=seed)
         assert np.array_equal(obs[i], alone[0])  # slot i plays what slot 0 of seed[i] plays
         assert env.batch.game_seed(i) == one.batch.game_seed(0)
@@ -412,7 +410,7 @@ HOW = {
 @pytest.mark.parametrize("how", sorted(HOW))
 def test_a_failing_opponent_leaves_the_env_refusing_until_reset(how):
     opponent = Failing(how)
-    env = PiquetVectorEnv(num_envs=8, episode="deal", seat=0, opponent=opponent, seed=0)
+    env = PiquetVectorEnv(num_envs=8, mode="deal", seat=0, opponent=opponent, seed=0)
     before = env.batch.state.hands.copy()
     with pytest.raises(OpponentError, match=HOW[how]) as err:
         env.reset(seed=0)
@@ -436,7 +434,7 @@ def test_a_failing_opponent_leaves_the_env_refusing_until_reset(how):
 @pytest.mark.parametrize("how", ["raise", "illegal"])
 def test_an_opponent_failing_in_step(how):
     opponent = Failing(None)
-    env = PiquetVectorEnv(num_envs=8, episode="deal", seat=0, opponent=opponent, seed=1)
+    env = PiquetVectorEnv(num_envs=8, mode="deal", seat=0, opponent=opponent, seed=1)
     obs, _ = env.reset(seed=1)
     opponent.how = how
     with pytest.raises(OpponentError, match=r"in step\(\)"):  # once the opponent is to move
@@ -477,3 +475,20 @@ def test_an_agent_is_refused_as_the_opponent_with_the_way_to_pass_it():
         PiquetVectorEnv(num_envs=2, opponent=AnAgent())
     with pytest.raises(ValueError, match="render_mode must be None"):
         PiquetVectorEnv(num_envs=2, render_mode="human")
+
+
+def test_mode_is_the_one_name_and_episode_its_alias():
+    """``mode`` across engine, env, batched engine and config; ``episode=`` still accepted."""
+    from piquet_env.piquet_v0 import raw_env
+    from piquet_env.vector import BatchGame
+
+    for make in (
+        lambda **kw: BatchGame(n=2, seed=0, **kw),
+        lambda **kw: PiquetVectorEnv(num_envs=2, seed=0, **kw).batch,
+        lambda **kw: SelfPlayEnv(num_envs=2, seed=0, **kw).batch,
+        lambda **kw: raw_env(**kw),
+    ):
+        assert make(mode="deal").mode == "deal" and make(episode="deal").mode == "deal"
+        assert make().mode == "partie" and make(episode="deal").episode == "deal"
+        with pytest.raises(ValueError, match="disagree"):
+            make(mode="deal", episode="partie")

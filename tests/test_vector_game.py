@@ -46,7 +46,7 @@ def test_single_deals_match_game(preset):
         preset,
         games=2000,
         batch=256,
-        episode="deal",
+        mode="deal",
         reward=REWARDS[PRESETS.index(preset) % 3],
         reward_scale=(1.0, 0.01)[PRESETS.index(preset) % 3 == 0],
         seed=1,
@@ -61,7 +61,7 @@ def test_parties_match_game(preset):
         preset,
         games=50,
         batch=50,
-        episode="partie",
+        mode="partie",
         reward=REWARDS[(PRESETS.index(preset) + 1) % 3],
         seed=2,
     )
@@ -110,7 +110,7 @@ def test_special_deals_match_game(preset, name):
         preset,
         games=60,
         batch=30,
-        episode="deal",
+        mode="deal",
         reward="deal_points",
         dense=True,
         seed=3,
@@ -128,7 +128,7 @@ def test_dense_deal_points_match_game(preset):
         preset,
         games=40,
         batch=40,
-        episode=("partie", "deal")[PRESETS.index(preset) % 2],
+        mode=("partie", "deal")[PRESETS.index(preset) % 2],
         reward="deal_points",
         reward_scale=0.02,
         settle_weight=0.25,
@@ -206,7 +206,7 @@ def test_each_game_is_its_seed():
 
 
 def test_autoreset_starts_the_next_episode_in_the_same_step():
-    b = BatchGame("standard", n=16, episode="deal", seed=4)
+    b = BatchGame("standard", n=16, mode="deal", seed=4)
     out = b.reset()
     enc = encoder_for(b.rules)
     rng = np.random.default_rng(4)
@@ -236,7 +236,7 @@ def old_seed(game: Game, batch: BatchGame, i: int) -> int:
 
 
 def test_without_autoreset_finished_games_wait():
-    b = BatchGame("standard+orbis", n=4, episode="deal", autoreset=False, seed=9)
+    b = BatchGame("standard+orbis", n=4, mode="deal", autoreset=False, seed=9)
     out = b.reset()
     rng = np.random.default_rng(9)
     while not b.state.over.all():
@@ -291,7 +291,7 @@ HOYLE = (
 
 def test_load_plays_given_cards_rules_example_9():
     """RULES.md example 9 (classic maximum): elder 170, younger 0, whatever the play."""
-    b = BatchGame("classic", n=3, episode="deal", seed=1)
+    b = BatchGame("classic", n=3, mode="deal", seed=1)
     b.reset()
     out = b.load([1], [HOYLE], first_elder=1)
     assert out.seat[1] == 1 and b.state.elder[1] == 1
@@ -375,8 +375,8 @@ def test_bad_actions_raise_and_leave_the_batch_untouched():
 
 
 def test_bad_options():
-    with pytest.raises(ValueError, match="episode"):
-        BatchGame(episode="match")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        BatchGame(mode="match")
     with pytest.raises(ValueError, match="reward"):
         BatchGame(reward="points")
     with pytest.raises(ValueError, match="reward_scale"):

@@ -55,13 +55,13 @@ def test_batch_game_steps_and_matches_game():
         assert out.mask.any(axis=1).all()
     assert ended > 0
     for preset, episode, games in (("standard", "deal", 200), ("classic", "partie", 6)):
-        rep = compare(preset, games=games, batch=32, episode=episode, seed=2)
+        rep = compare(preset, games=games, batch=32, mode=episode, seed=2)
         assert rep.differences == [] and rep.games == games
 
 
 @pytest.mark.parametrize("mode", ["SameStep", "NextStep", "Disabled"])
 def test_vector_env_steps_in_every_autoreset_mode(mode):
-    env = PiquetVectorEnv(num_envs=8, episode="deal", seed=1, autoreset_mode=mode)
+    env = PiquetVectorEnv(num_envs=8, mode="deal", seed=1, autoreset_mode=mode)
     assert env.metadata["autoreset_mode"] == AutoresetMode(mode)
     obs, _ = env.reset(seed=[1, 2, 3, 4, 5, 6, 7, 8])
     assert env.observation_space.contains(obs)
@@ -83,7 +83,7 @@ def test_vector_env_steps_in_every_autoreset_mode(mode):
 def test_make_vec_and_self_play():
     gymnasium.register_envs(piquet_env)
     env = gymnasium.make_vec("PiquetDeal-v0", num_envs=4, vectorization_mode="vector_entry_point")
-    assert isinstance(env, PiquetVectorEnv) and env.batch.episode == "deal"
+    assert isinstance(env, PiquetVectorEnv) and env.batch.mode == "deal"
     env.reset(seed=0)
     env.step(sample_legal(env.action_masks(), np.random.default_rng(0)))
     sp = SelfPlayEnv(num_envs=8, seed=3, critic_state=True)

@@ -39,11 +39,11 @@ def _places(b: BatchGame) -> list[np.ndarray]:
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 48),
     steps=st.integers(1, 400),
-    episode=st.sampled_from(["partie", "deal"]),
+    mode=st.sampled_from(["partie", "deal"]),
     reward=st.sampled_from(REWARDS),
 )
-def test_batch_invariants(preset, seed, n, steps, episode, reward):
-    b = BatchGame(preset, n=n, episode=episode, reward=reward, seed=seed)
+def test_batch_invariants(preset, seed, n, steps, mode, reward):
+    b = BatchGame(preset, n=n, mode=mode, reward=reward, seed=seed)
     out = b.reset()
     rng = np.random.default_rng(seed)
     pack = np.uint64((1 << preset.n_cards) - 1)

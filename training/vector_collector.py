@@ -228,7 +228,7 @@ class VectorCollector:
             self._batches[n] = BatchGame(
                 self.rules,
                 n,
-                episode=self.mode,
+                mode=self.mode,
                 reward=self.reward,
                 reward_scale=self.reward_scale,
                 settle_weight=self.settle_weight,

@@ -21,7 +21,7 @@ played inside :meth:`~PiquetGymEnv.step` until the learner is to act again or th
   ``render`` extra); ``render_view="player"`` shows the learner's view (his seat is fixed for the
   episode), ``"player_0"``/``"player_1"`` a fixed seat's, ``"spectator"`` everything.
 
->>> env = PiquetGymEnv(episode="deal", seat="player_0")
+>>> env = PiquetGymEnv(mode="deal", seat="player_0")
 >>> obs, info = env.reset(seed=0)
 >>> obs.shape, bool(env.action_masks().any())
 ((433,), True)
@@ -53,8 +53,9 @@ SEATS = ("random", "player_0", "player_1")
 class PiquetGymEnv(gymnasium.Env):
     """Single-agent Piquet: the learner against ``opponent`` (see the module docstring).
 
-    Options: ``rules``, ``variants``, ``episode``, ``reward``, ``reward_scale``, ``render_mode`` and
-    ``render_view`` as for :class:`piquet_env.piquet_v0.raw_env`; ``seat`` (``"random"``,
+    Options: ``rules``, ``variants``, ``mode`` (``episode=`` is its alias), ``reward``,
+    ``reward_scale``, ``render_mode`` and ``render_view`` as for
+    :class:`piquet_env.piquet_v0.raw_env`; ``seat`` (``"random"``,
     ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (an :class:`~piquet_env.agent.Agent`
     such as any agent of :mod:`piquet_agents`, or ``None`` for a uniform random player);
     ``illegal_reward`` (the learner's reward for an illegal action, which ends the episode).
@@ -69,7 +70,7 @@ class PiquetGymEnv(gymnasium.Env):
         self,
         rules: str | Rules = "standard",
         variants: Iterable[str] = (),
-        episode: str = "partie",
+        mode: str | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
         seat: str | int = "random",
@@ -77,11 +78,14 @@ class PiquetGymEnv(gymnasium.Env):
         render_mode: str | None = None,
         render_view: str = "player",
         illegal_reward: float = -1.0,
+        *,
+        episode: str | None = None,
     ) -> None:
         check_render_mode(render_mode)
         self.aec = raw_env(
             rules=rules,
             variants=variants,
+            mode=mode,
             episode=episode,
             reward=reward,
             reward_scale=reward_scale,

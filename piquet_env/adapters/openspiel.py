@@ -2,13 +2,13 @@
 
 Importing this module registers the game (``pip install "piquet-env[openspiel]"``; without
 OpenSpiel the import raises an ImportError naming the extra). Game parameters, all strings:
-``rules`` (``"standard"``, ``"classic"``, or with variants ``"classic+normand"``), ``episode``
+``rules`` (``"standard"``, ``"classic"``, or with variants ``"classic+normand"``), ``mode``
 (``"partie"`` or ``"deal"``) and ``reward`` (``"result"``: the settled partie result, or the deal
-point difference in ``episode="deal"``; ``"win"``: +1/-1/0 on that result)::
+point difference in ``mode="deal"``; ``"win"``: +1/-1/0 on that result)::
 
     import pyspiel
     import piquet_env.adapters.openspiel  # registers python_piquet
-    game = pyspiel.load_game("python_piquet", {"rules": "classic", "episode": "deal"})
+    game = pyspiel.load_game("python_piquet", {"rules": "classic", "mode": "deal"})
 
 - Chance nodes: the cut for deal (two outcomes, ids 0 and 1: which player is elder in the first
   deal, each with probability 1/2, as the cut gives by symmetry), then every card of every deal
@@ -59,15 +59,22 @@ from piquet_env.cards import card_str, cards_str
 from piquet_env.game import Game, Phase
 from piquet_env.game.knowledge import determinize
 from piquet_env.game.scoring import MAX_TOTAL
-from piquet_env.game.state import MODES
+from piquet_env.game.state import resolve_mode
 from piquet_env.observation import encoder_for
 from piquet_env.render import render_text
 from piquet_env.rules import make_rules
 
 GAME_NAME = "python_piquet"
-EPISODES = MODES
 REWARDS = ("result", "win")
-DEFAULT_PARAMS = {"rules": "standard", "episode": "partie", "reward": "result", "seed": 0}
+DEFAULT_PARAMS = {
+    "rules": "standard",
+    "mode": "partie",
+    "episode": "",
+    "reward": "result",
+    "seed": 0,
+}
+"""The game's parameters and their defaults (``episode``, empty by default, is ``mode``'s former
+name, kept as an alias)."""
 _MOVES_PER_DEAL = 100  # generous: 24 plays, 6 declarations, at most 12 exchange moves
 _RESAMPLE_TRIES = 20
 
@@ -95,13 +102,13 @@ class PiquetGame(pyspiel.Game):
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         merged = {**DEFAULT_PARAMS, **(params or {})}
         rules = make_rules(str(merged["rules"]))
-        episode, reward = merged["episode"], merged["reward"]
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        given = params or {}
+        mode = resolve_mode(given.get("mode"), given.get("episode") or None)
+        merged["mode"], merged["episode"], reward = mode, "", merged["reward"]
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         encoder = encoder_for(rules)
-        deals = 1 if episode == "deal" else rules.deals + (2 if rules.tie_break_deals else 0)
+        deals = 1 if mode == "deal" else rules.deals + (2 if rules.tie_break_deals else 0)
         bound = 1.0 if reward == "win" else float(2 * MAX_TOTAL + 100)
         info = pyspiel.GameInfo(
             num_distinct_actions=encoder.n_actions,
@@ -114,7 +121,7 @@ class PiquetGame(pyspiel.Game):
         )
         super().__init__(_GAME_TYPE, info, merged)
         self.rules = rules
-        self.episode = episode
+        self.mode = mode
         self.reward = reward
         self.encoder = encoder
         self.seed = int(merged["seed"])
@@ -137,7 +144,7 @@ class PiquetState(pyspiel.State):
         super().__init__(game)
         # OpenSpiel's clone copies the state, not the Python game's attributes: keep what is needed
         self._rules = game.rules
-        self._episode = game.episode
+        self._mode = game.mode
         self._reward = game.reward
         self.game: Game | None = None
         self._first_elder: int | None = None
@@ -254,7 +261,7 @@ class PiquetState(pyspiel.State):
             self.game = Game(
                 self._rules,
                 seed=0,
-                mode=self._episode,
+                mode=self._mode,
                 deals=[deal],
                 first_elder=self._first_elder,
                 record=False,

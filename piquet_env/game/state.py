@@ -39,6 +39,29 @@ from piquet_env.game import scoring as sc
 from piquet_env.rules import STANDARD, Rules
 
 MODES = ("partie", "deal")
+"""What one game is: a whole ``"partie"`` (RULES.md section 8) or a single ``"deal"``. Every
+layer names it ``mode`` (the engine, the env, the batched engine, the config, the CLI)."""
+
+
+def resolve_mode(mode: str | None, episode: str | None = None) -> str:
+    """The game mode from ``mode`` or ``episode``, its former name (kept as an alias by the
+    envs): ``"partie"`` when neither is given; a ``ValueError`` naming the argument for a mode
+    that does not exist, or when both are given and differ.
+
+    >>> resolve_mode(None), resolve_mode("deal"), resolve_mode(None, episode="deal")
+    ('partie', 'deal', 'deal')
+    """
+    if episode is not None:
+        if mode is not None and mode != episode:
+            raise ValueError(f"mode={mode!r} and episode={episode!r} disagree: give mode alone")
+        mode, name = episode, "episode"
+    else:
+        mode, name = ("partie" if mode is None else mode), "mode"
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"{name} must be one of {MODES}, got {_short(mode)}")
+    return mode
+
+
 DealCards = tuple[Sequence[Card], Sequence[Card], Sequence[Card]]
 """Cards of one deal: (elder's hand, younger's hand, talon top first), as card ids."""
 

@@ -93,7 +93,7 @@ def compare(
     games: int = 1000,
     batch: int = 256,
     *,
-    episode: str = "partie",
+    mode: str = "partie",
     reward: str = "result",
     reward_scale: float = 1.0,
     settle_weight: float = 1.0,
@@ -116,7 +116,7 @@ def compare(
     bg = BatchGame(
         r,
         n=batch,
-        episode=episode,
+        mode=mode,
         reward=reward,
         reward_scale=reward_scale,
         settle_weight=settle_weight,
@@ -133,7 +133,7 @@ def compare(
         given = () if deal is None else (deal,)
         elder = None if deal is None else first_elder
         return _Reference(
-            make_game(r, bg.game_seed(i), episode, given=given, elder=elder, record=False),
+            make_game(r, bg.game_seed(i), mode, given=given, elder=elder, record=False),
             reward,
             reward_scale,
             settle_weight,
@@ -244,12 +244,12 @@ def _breakdown(fields: np.ndarray) -> DealScore:
 
 
 def _run(args: tuple) -> Report:
-    name, games, batch, episode, reward, scale, weight, dense, seed = args
+    name, games, batch, mode, reward, scale, weight, dense, seed = args
     return compare(
         name,
         games,
         batch,
-        episode=episode,
+        mode=mode,
         reward=reward,
         reward_scale=scale,
         settle_weight=weight,
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=10_000, help="episodes per preset and mode")
     ap.add_argument("--preset", default="all", help="a preset such as classic+normand, or all")
     ap.add_argument("--batch", type=int, default=1024)
-    ap.add_argument("--episode", default="partie", choices=("partie", "deal"))
+    ap.add_argument("--mode", "--episode", default="partie", choices=("partie", "deal"))
     ap.add_argument("--reward", default="deal_points", choices=REWARDS)
     ap.add_argument("--reward-scale", type=float, default=1.0)
     ap.add_argument("--settle-weight", type=float, default=1.0)
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                 name,
                 share[j],
                 min(args.batch, max(1, share[j])),
-                args.episode,
+                args.mode,
                 args.reward,
                 args.reward_scale,
                 args.settle_weight,
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         diffs = [d for x in reports for d in x.differences]
         secs = max(x.seconds for x in reports)
         print(
-            f"{name:<30} {args.episode:<6} {games:>8,} games {deals:>9,} deals "
+            f"{name:<30} {args.mode:<6} {games:>8,} games {deals:>9,} deals "
             f"{steps:>11,} steps  {len(diffs)} differences  ({secs:.0f} s)",
             flush=True,
         )

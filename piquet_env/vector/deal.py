@@ -75,20 +75,20 @@ def deal_cards(seeds: np.ndarray, deal: np.ndarray | int, n_cards: int) -> np.nd
     return np.argsort(keys, axis=1).astype(np.int8)
 
 
-def max_deals(rules: Rules, episode: str) -> int:
+def max_deals(rules: Rules, mode: str) -> int:
     """Most deals one episode can have: 1 for a single deal, else the partie's deals plus the
     ``classic`` tie-break deals."""
-    if episode == "deal":
+    if mode == "deal":
         return 1
     return rules.deals + (2 if rules.tie_break_deals else 0)
 
 
 def game_deals(
-    rules: Rules, seed: int, episode: str = "partie", given: Sequence[tuple] = ()
+    rules: Rules, seed: int, mode: str = "partie", given: Sequence[tuple] = ()
 ) -> list[tuple[list[int], list[int], list[int]]]:
     """Every deal that the game of ``seed`` can play, as ``(elder, younger, talon)`` card ids;
     ``given`` deals (loaded into the slot) replace the first ones."""
-    n = max_deals(rules, episode)
+    n = max_deals(rules, mode)
     packs = deal_cards(np.full(n, seed, dtype=U64), np.arange(n), rules.n_cards)
     out = [(p[:12].tolist(), p[12:24].tolist(), p[24:].tolist()) for p in packs]
     for i, d in enumerate(given[:n]):
@@ -99,21 +99,21 @@ def game_deals(
 def make_game(
     rules: Rules,
     seed: int,
-    episode: str = "partie",
+    mode: str = "partie",
     *,
     given: Sequence[tuple] = (),
     elder: int | None = None,
     record: bool = True,
 ) -> Game:
     """The game of ``seed`` as a fresh :class:`~piquet_env.game.Game` (same cut, same deals), in
-    ``episode`` mode (``"partie"`` or ``"deal"``); ``given`` deals and ``elder`` override the
+    ``mode`` (``"partie"`` or ``"deal"``); ``given`` deals and ``elder`` override the
     seed's as when they were loaded into the slot."""
     if elder is None:
         elder = int(first_elder(np.array([seed], dtype=U64))[0])
     return Game(
         rules,
-        mode=episode,
-        deals=game_deals(rules, seed, episode, given),
+        mode=mode,
+        deals=game_deals(rules, seed, mode, given),
         first_elder=elder,
         record=record,
     )

@@ -107,12 +107,12 @@ class _View:
 
 class BatchEncoder:
     """Batched :class:`~piquet_env.observation.ObservationEncoder` for one rules object and
-    episode mode (``"partie"`` or ``"deal"``: the ``last_deal`` and ``deals_left`` fields
+    game mode (``"partie"`` or ``"deal"``: the ``last_deal`` and ``deals_left`` fields
     depend on it)."""
 
-    def __init__(self, rules: Rules, episode: str = "partie") -> None:
+    def __init__(self, rules: Rules, mode: str = "partie") -> None:
         self.rules = rules
-        self.episode = episode
+        self.mode = mode
         enc = encoder_for(rules)
         self.size = enc.size
         self.n_actions = n_actions(rules)
@@ -229,7 +229,7 @@ class BatchEncoder:
         tw = v.flat("tricks_won")
         flags |= (live & (tw[oo] == 0)).astype(U64) << U64(f["capot_possible"])
         flags |= (live & (tw[pp] == 0)).astype(U64) << U64(f["capot_possible"] + 1)
-        if self.episode == "deal":
+        if self.mode == "deal":
             flags |= U64(1) << U64(f["last_deal"])
         else:
             last = v.get("deal_number") == v.get("planned") - 1
@@ -287,7 +287,7 @@ class BatchEncoder:
         put("partie_totals", totals[pp], totals[oo])
         dn = v.get("deal_number")
         put("deal_number", dn)
-        if self.episode == "deal":
+        if self.mode == "deal":
             put("deals_left", ~v.get("over"))
         else:
             put("deals_left", v.get("planned") - dn)

@@ -39,6 +39,7 @@ import numpy as np
 from piquet_env.actions import action_name
 from piquet_env.game import DealScore, Game, check_deal
 from piquet_env.game.scoring import breakdown
+from piquet_env.game.state import resolve_mode
 from piquet_env.rewards import BatchRewards, check_reward
 from piquet_env.rules import Rules, make_rules
 from piquet_env.vector import deal as vdeal
@@ -56,7 +57,6 @@ from piquet_env.vector.encoder import BatchEncoder
 from piquet_env.vector.state import DECLARE, EXCHANGE, PLAY, BatchState
 from piquet_env.vector.steps import Events, Transitions
 
-EPISODES = ("partie", "deal")
 NO_ACTION = -1
 """Action that leaves a game untouched for one step."""
 MAX_DECISIONS_PER_DEAL = 45
@@ -114,7 +114,8 @@ class BatchGame:
     """``n`` games of Piquet under one rules object, as arrays (see the module docstring).
 
     Options as for :func:`piquet_env.piquet_v0.env`: ``rules`` (preset name or
-    :class:`~piquet_env.rules.Rules`), ``variants``, ``episode`` (``"partie"`` or ``"deal"``),
+    :class:`~piquet_env.rules.Rules`), ``variants``, ``mode`` (``"partie"`` or ``"deal"``;
+    ``episode=`` is its alias),
     ``reward`` (:data:`~piquet_env.rewards.REWARDS`: ``"result"``, ``"deal_points"`` or
     ``"win"``), ``reward_scale``; ``settle_weight`` and ``dense`` (pay ``"deal_points"`` after
     every step, as a trainer credits them, rather than at each deal's end; see
@@ -130,7 +131,7 @@ class BatchGame:
         n: int = 1024,
         *,
         variants: Sequence[str] = (),
-        episode: str = "partie",
+        mode: str | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
         settle_weight: float = 1.0,
@@ -139,24 +140,24 @@ class BatchGame:
         record: bool = True,
         seed: int | None = None,
         observe: bool = True,
+        episode: str | None = None,
     ) -> None:
         if isinstance(variants, str):
             variants = [variants]
         self.rules = make_rules(rules, variants)
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        mode = resolve_mode(mode, episode)
         check_reward(reward, scale=reward_scale, settle_weight=settle_weight, dense=dense)
         scale = float(reward_scale)
         self.n = n = count_arg("n", n)
         autoreset, record = flag_arg("autoreset", autoreset), flag_arg("record", record)
         observe, seed = flag_arg("observe", observe), seed_arg("seed", seed)
-        self.episode, self.reward, self.reward_scale = episode, reward, scale
+        self.mode, self.reward, self.reward_scale = mode, reward, scale
         self.settle_weight, self.dense = float(settle_weight), bool(dense)
         self._rewards = BatchRewards(n, reward, settle_weight=settle_weight, dense=dense)
         self.autoreset, self.record, self.observe_steps = autoreset, record, observe
-        self.encoder = BatchEncoder(self.rules, episode)
+        self.encoder = BatchEncoder(self.rules, mode)
         self.size, self.n_actions = self.encoder.size, self.encoder.n_actions
-        history = MAX_DECISIONS_PER_DEAL * vdeal.max_deals(self.rules, episode) if record else 0
+        history = MAX_DECISIONS_PER_DEAL * vdeal.max_deals(self.rules, mode) if record else 0
         self.state = BatchState(self.rules, n, history)
         self.first_elder = np.zeros(n, dtype=np.int8)
         self.batch_seed: int | None = 0 if seed is None else seed
@@ -164,7 +165,7 @@ class BatchGame:
         self._bases = np.zeros(n, dtype=np.uint64)  # slot i plays game_seed(_bases[i], _keys[i], e)
         self._keys = np.arange(n, dtype=np.uint64)
         self._given: dict[int, list[np.ndarray]] = {}
-        self._rules_steps = Transitions(self.rules, episode, self._deal_packs)
+        self._rules_steps = Transitions(self.rules, mode, self._deal_packs)
         self._obs = np.zeros((n, self.size), dtype=np.float32)
         self._mask = np.zeros((n, self.n_actions), dtype=bool)
         self._bits = np.zeros(n, dtype=np.uint64)
@@ -254,7 +255,7 @@ class BatchGame:
         self.first_elder[g] = e
         s.elder[g] = e
         s.deal_number[g] = 0
-        s.planned[g] = 1 if self.episode == "deal" else self.rules.deals
+        s.planned[g] = 1 if self.mode == "deal" else self.rules.deals
         for name in ("totals", "result", "n_actions_taken"):
             getattr(s, name)[g] = 0
         s.over[g] = False
@@ -448,6 +449,11 @@ class BatchGame:
         return self.state.phase
 
     @property
+    def episode(self) -> str:
+        """The game mode's former name (an alias of :attr:`mode`)."""
+        return self.mode
+
+    @property
     def nbytes(self) -> int:
         """Bytes held by the batch: its state arrays and its observation and mask buffers."""
         return self.state.nbytes + self._obs.nbytes + self._mask.nbytes + self.first_elder.nbytes
@@ -473,7 +479,7 @@ class BatchGame:
         g = vdeal.make_game(
             self.rules,
             self.game_seed(i),
-            self.episode,
+            self.mode,
             given=given,
             elder=int(self.first_elder[i]),
             record=record,

@@ -60,12 +60,14 @@ class SelfPlayEnv:
         num_envs: int = 1024,
         rules: str | Rules = "standard",
         variants: Sequence[str] = (),
-        episode: str = "partie",
+        mode: str | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
         seed: int | None = None,
         critic_state: bool = False,
         copy: bool = True,
+        *,
+        episode: str | None = None,
     ) -> None:
         num_envs = count_arg("num_envs", num_envs)
         seed = seed_arg("seed", seed)
@@ -74,6 +76,7 @@ class SelfPlayEnv:
             rules,
             num_envs,
             variants=variants,
+            mode=mode,
             episode=episode,
             reward=reward,
             reward_scale=reward_scale,

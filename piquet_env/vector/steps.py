@@ -46,17 +46,17 @@ class Transitions:
     """The rules of one :class:`~piquet_env.rules.Rules` object over a batch.
 
     ``deal_source(g)`` returns the shuffled packs ``(len(g), n_cards)`` for the deals starting in
-    games ``g``; ``episode`` is ``"partie"`` or ``"deal"``.
+    games ``g``; ``mode`` is ``"partie"`` or ``"deal"``.
     """
 
     def __init__(
         self,
         rules: Rules,
-        episode: str,
+        mode: str,
         deal_source: Callable[[np.ndarray], np.ndarray],
     ) -> None:
         self.rules = rules
-        self.episode = episode
+        self.mode = mode
         self.deal_source = deal_source
         self.n = rules.n_cards
         self.done, self.declare, self.pass_ = self.n, self.n + 1, self.n + 2
@@ -337,7 +337,7 @@ class Transitions:
         ev.deal_numbers.append(s.deal_number[g].copy())
         s.deal_number[g] += 1
         diff = deal_total[:, 0] - deal_total[:, 1]
-        if self.episode == "deal":
+        if self.mode == "deal":
             result = np.stack([diff, -diff], axis=1)
             over = np.ones(g.size, dtype=bool)
         else:

@@ -1,7 +1,7 @@
 """A Gymnasium ``VectorEnv``: one learner seat in every game against a batch policy.
 
 >>> import numpy as np
->>> env = PiquetVectorEnv(num_envs=4, episode="deal", seed=0)
+>>> env = PiquetVectorEnv(num_envs=4, mode="deal", seed=0)
 >>> obs, infos = env.reset(seed=0)
 >>> obs.shape, env.action_masks().shape
 ((4, 433), (4, 35))
@@ -95,7 +95,8 @@ class OpponentError(RuntimeError):
 class PiquetVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` games of Piquet, the learner in seat ``seat`` against ``opponent``.
 
-    Options ``rules``, ``variants``, ``episode``, ``reward``, ``reward_scale`` as for
+    Options ``rules``, ``variants``, ``mode`` (``episode=`` its alias), ``reward``,
+    ``reward_scale`` as for
     :func:`piquet_env.piquet_v0.env`; ``seat`` (0, 1, ``"player_0"``, ``"player_1"`` or
     ``"random"``), ``opponent`` (a batch policy ``(obs, mask) -> actions``; default uniform
     random), ``seed`` (an int in ``0..2**64 - 1``), ``autoreset_mode`` (an :class:`AutoresetMode`
@@ -112,7 +113,7 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
         num_envs: int = 1024,
         rules: str | Rules = "standard",
         variants: Sequence[str] = (),
-        episode: str = "partie",
+        mode: str | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
         seat: int | str = "random",
@@ -120,12 +121,14 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
         seed: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         render_mode: str | None = None,
+        *,
+        episode: str | None = None,
     ) -> None:
         num_envs = count_arg("num_envs", num_envs)
         seed = seed_arg("seed", seed)
         if isinstance(seat, bool) or not isinstance(seat, (int, str)) or seat not in SEATS:
             raise ValueError(f"seat must be 0, 1, 'player_0', 'player_1' or 'random', got {seat!r}")
-        mode = _autoreset_mode(autoreset_mode)
+        autoreset = _autoreset_mode(autoreset_mode)
         if render_mode is not None:
             raise ValueError(
                 f"render_mode must be None, got {render_mode!r}: PiquetVectorEnv does not render "
@@ -137,17 +140,18 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
             rules,
             num_envs,
             variants=variants,
+            mode=mode,
             episode=episode,
             reward=reward,
             reward_scale=reward_scale,
-            autoreset=mode == AutoresetMode.SAME_STEP,
+            autoreset=autoreset == AutoresetMode.SAME_STEP,
             seed=seed,
         )
         self.num_envs = num_envs
         self.rules = self.batch.rules
         self.seat_option: int | str = SEATS[seat]
-        self.autoreset_mode = mode
-        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.autoreset_mode = autoreset
+        self.metadata = {**type(self).metadata, "autoreset_mode": autoreset}
         self.render_mode = None
         enc = self.batch.encoder
         self.single_observation_space = spaces.Box(0.0, enc.high, (enc.size,), np.float32)

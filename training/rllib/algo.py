@@ -139,7 +139,7 @@ def algo_config(cfg: RLlibConfig) -> Any:
     where the settings' names become RLlib's (``learning_rate`` -> ``lr``, ``gae_lambda`` ->
     ``lambda_``, ``clip_coef`` -> ``clip_param``, ``ent_coef`` -> ``entropy_coeff``, ``vf_coef`` ->
     ``vf_loss_coeff``, ``max_grad_norm`` -> ``grad_clip``, ``update_epochs`` -> ``num_epochs``,
-    ``mode`` -> the env's ``episode``)."""
+    ``mode`` -> the env's ``mode``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -171,7 +171,7 @@ def algo_config(cfg: RLlibConfig) -> Any:
             ENV_NAME,
             env_config={
                 "rules": cfg.rules,
-                "episode": cfg.mode,
+                "mode": cfg.mode,
                 "reward": cfg.reward,
                 "reward_scale": cfg.reward_scale,
             },

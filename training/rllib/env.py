@@ -7,10 +7,11 @@ RLlib's :class:`~ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv`, which tur
 AEC loop into RLlib's dict-per-agent steps: after each move only the agent to act next gets an
 observation, and each agent's rewards reach it with its next observation (or at the end).
 
-The env config is passed straight to :func:`piquet_env.piquet_v0.env` as keyword options (``rules``,
-``variants``, ``episode``, ``reward``, ``reward_scale``), so any option of the environment works
-unchanged. Observations stay the environment's dict ``{"observation", "action_mask"}``;
-:class:`piquet_training.rllib.module.MaskedActorCriticModule` reads both.
+The env config is passed straight to :func:`piquet_env.piquet_v0.env` as keyword options
+(``rules``, ``variants``, ``mode`` or its alias ``episode``, ``reward``, ``reward_scale``), so any
+option of the environment works unchanged. Observations stay the environment's dict
+``{"observation", "action_mask"}``; :class:`piquet_training.rllib.module.MaskedActorCriticModule`
+reads both.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ray.tune.registry import register_env
 
 ENV_NAME = "piquet"
 """Name under which :func:`register` registers the environment with RLlib."""
-ENV_OPTIONS = ("rules", "variants", "episode", "reward", "reward_scale")
+ENV_OPTIONS = ("rules", "variants", "mode", "episode", "reward", "reward_scale")
 """Keys an env config may hold (the options of :func:`piquet_env.piquet_v0.env`)."""
 
 
