@@ -55,7 +55,7 @@ class Console:
         self._every = max(1, cfg.updates // 10)
         self._last_line = 0.0
         self._t0 = time.perf_counter()
-        self._done0, self._total = 0, cfg.updates
+        self._done0, self._total, self._unit = 0, cfg.updates, "update"
         self._latest_eval: dict[str, float] = {}
 
     def say(self, text: str) -> None:
@@ -123,24 +123,28 @@ class Console:
         )
 
     def _vs_heuristic(self) -> str:
-        """The latest evaluation's points per deal against the heuristic, or ``-``."""
-        vs = self._latest_eval.get("heuristic")
+        """The latest evaluation's points per deal against the heuristic (against the fixed
+        ``opponent`` of an exploiter's run), or ``-``."""
+        vs = self._latest_eval.get(self.cfg.opponent or "heuristic")
         return "-" if vs is None else f"{vs:+.2f}"
 
-    def open_progress(self, done: int, total: int) -> None:
-        """Start the progress display at update ``done`` of the run's ``total`` updates."""
+    def open_progress(self, done: int, total: int, unit: str = "update") -> None:
+        """Start the progress display at ``done`` of the run's ``total`` updates (or env steps,
+        with ``unit="step"``, for a run counted in them)."""
         self._t0 = time.perf_counter()
-        self._done0, self._total = done, total
+        self._done0, self._total, self._unit = done, total, unit
         if self.echo and self.cfg.progress and done < total:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, initial=done, desc="ppo", unit="upd", dynamic_ncols=True)
+            short = "upd" if unit == "update" else "step"
+            self._bar = tqdm(total=total, initial=done, desc="ppo", unit=short, dynamic_ncols=True)
 
     def progress(self, row: dict[str, Any]) -> None:
         """After an update: move the bar (its total the run's updates, its ETA the estimated
         time to their end), or print a line now and then with the time left."""
+        at = row["update"] if self._unit == "update" else row["env_steps"]
         if self._bar is not None:
-            self._bar.update(1)
+            self._bar.update(min(at, self._total) - self._bar.n)
             self._bar.set_postfix(
                 steps_s=f"{row['steps_per_s']:.0f}",
                 kl=f"{row['approx_kl']:.3f}",
@@ -149,13 +153,13 @@ class Console:
             return
         update, total = row["update"], self._total
         now = time.perf_counter()
-        if update % self._every and update != total and now - self._last_line < 60:
+        if update % self._every and at < total and now - self._last_line < 60:
             return
         self._last_line = now
-        per = (now - self._t0) / max(1, update - self._done0)
-        eta = per * max(0, total - update)
+        eta = (now - self._t0) / max(1, at - self._done0) * max(0, total - at)
+        where = f"update {update}/{total}" if self._unit == "update" else f"update {update}"
         self.say(
-            f"update {update}/{total}: {row['env_steps']:,} env steps, "
+            f"{where}: {row['env_steps']:,} env steps, "
             f"{row['steps_per_s']:,.0f} steps/s, kl {row['approx_kl']:.3f}, last evaluation vs "
             f"heuristic {self._vs_heuristic()}; {row['minutes']:.1f} min, about "
             f"{eta / 60:.1f} min left"

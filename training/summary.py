@@ -84,8 +84,12 @@ def write_summary(
         "",
         f"- rules {cfg.rules}, mode {cfg.mode}, seed {cfg.seed}; device {cfg.device}, "
         f"precision {precision}",
-        f"- {c['update']} of {cfg.updates} PPO updates, {c['env_steps']:,} env steps in "
-        f"{c['train_seconds'] / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
+        (
+            f"- {c['update']} PPO updates, {c['env_steps']:,} of {cfg.env_steps:,} env steps in "
+            if cfg.env_steps
+            else f"- {c['update']} of {cfg.updates} PPO updates, {c['env_steps']:,} env steps in "
+        )
+        + f"{c['train_seconds'] / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
     ]
     if stopped_early:
         lines.append(f"- **stopped early**: {stopped_early}")

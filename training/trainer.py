@@ -36,6 +36,9 @@ import torch
 
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
+from piquet_agents.policy import PolicyAgent
+from piquet_agents.registry import make_agent
+from piquet_env.agent import Agent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules, make_rules
 from piquet_training.collector import Collector, OpponentPool, Rollout
@@ -176,7 +179,10 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         "heuristic": cfg.heuristic_weight,
         "random": cfg.random_weight,
     }
-    pool = OpponentPool(model, weights, size=cfg.pool_size)
+    target = None
+    if cfg.opponent:  # one fixed opponent, frozen: the exploiter's target
+        weights, target = {"target": 1.0}, fixed_opponent(cfg.opponent, rules, device, cfg.seed)
+    pool = OpponentPool(model, weights, size=cfg.pool_size, target=target)
     return Run(
         cfg=cfg,
         out_dir=out_dir,
@@ -194,6 +200,20 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         t_start=t_start,
         precision=precision,
     )
+
+
+def fixed_opponent(
+    spec: str, rules: Rules, device: torch.device, seed: int
+) -> ActorCritic | Callable[[], Agent]:
+    """The frozen opponent of ``TrainConfig.opponent``: a greedy policy's network (played in
+    batched passes, as the greedy agent plays it), else a factory of the agent (one instance,
+    reseeded by the collector at every game it starts)."""
+    agent = make_agent(spec, rules, seed=seed)
+    if isinstance(agent, PolicyAgent) and agent.greedy:
+        net = ActorCritic.from_arch(agent.model.arch())
+        net.load_state_dict(agent.model.state_dict())
+        return net.to(device).eval().requires_grad_(False)
+    return lambda: agent
 
 
 def make_collector(
@@ -325,14 +345,17 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
     run.console.header(run.out_dir, resumed=resume is not None, precision=run.precision)
     start(run, resume)
     c = run.counters
-    run.console.open_progress(c["update"], cfg.updates)
+    if cfg.env_steps:
+        run.console.open_progress(c["env_steps"], cfg.env_steps, unit="step")
+    else:
+        run.console.open_progress(c["update"], cfg.updates)
     loop_start = time.perf_counter() - c["train_seconds"]
     here, done_here, update_s = time.perf_counter(), 0, 0.0  # this process's time per update
-    while c["update"] < cfg.updates:
+    while c["update"] < cfg.updates and not (cfg.env_steps and c["env_steps"] >= cfg.env_steps):
         if run.cap.reached(update_s):
             run.stopped_early = (
                 f"the time cap (time_budget_minutes = {cfg.time_budget_minutes:g}) was reached "
-                f"after {c['update']} of {cfg.updates} updates: this is not the configured run "
+                f"after {_done(c, cfg)}: this is not the configured run "
                 f"(piquet train --resume {run.out_dir} finishes it exactly)"
             )
             run.console.close_progress()
@@ -367,14 +390,22 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         update = c["update"]
         if cfg.snapshot_every and update % cfg.snapshot_every == 0:
             run.pool.add_snapshot(update)
-        if cfg.eval_every and update % cfg.eval_every == 0 and update < cfg.updates:
+        last = update == cfg.updates or bool(cfg.env_steps and c["env_steps"] >= cfg.env_steps)
+        if cfg.eval_every and update % cfg.eval_every == 0 and not last:
             run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
-        if update % cfg.checkpoint_every == 0 or update == cfg.updates:
+        if update % cfg.checkpoint_every == 0 or last:
             run.checkpoint()
         done_here += 1
         update_s = (time.perf_counter() - here) / done_here  # evaluations and saves included
     run.console.close_progress()
     return finish(run)
+
+
+def _done(c: dict[str, Any], cfg: TrainConfig) -> str:
+    """How far a run got, in the unit it is counted in."""
+    if cfg.env_steps:
+        return f"{c['env_steps']:,} of {cfg.env_steps:,} env steps"
+    return f"{c['update']} of {cfg.updates} updates"
 
 
 def finish(run: Run) -> TrainResult:

@@ -358,8 +358,8 @@ class VectorCollector:
                 batch.full_state(full)
             view = _View(out.seat.astype(np.int64), out.obs, batch.action_mask(), full, self.size)
             learner = slots.live & slots.recorded[slots.ar, view.seat.clip(0)]
-            actions, logp = self._act(pool, slots, view, learner)
-            self._record(slots, view, learner, actions, logp)
+            actions, logp, obs = self._act(pool, slots, view, learner)
+            self._record(slots, view, learner, actions, logp, obs)
             counts.env_steps += int(slots.live.sum())
             out = batch.step(actions)
             self._credit(slots, out.rewards)
@@ -368,14 +368,15 @@ class VectorCollector:
 
     def _act(
         self, pool: OpponentPool, slots: _Slots, view: _View, learner: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Every live game's action (``NO_ACTION`` elsewhere), each kind of player in one pass,
-        and the learner's log-probabilities (for the rows of ``learner``)."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every live game's action (``NO_ACTION`` elsewhere), each kind of player in one pass;
+        the learner's log-probabilities and observations (for the rows of ``learner``)."""
         actions = np.full(len(learner), NO_ACTION, dtype=np.int64)
         g = np.flatnonzero(learner)
         logp = np.zeros(0, dtype=np.float32)
+        obs = view.obs(g)
         if g.size:
-            actions[g], logp = self._sample(pool.learner, view.obs(g), view.mask[g])
+            actions[g], logp = self._sample(pool.learner, obs, view.mask[g])
         other = slots.live & ~learner
         rand = np.flatnonzero(other & (slots.kinds == _RANDOM))
         if rand.size:
@@ -386,7 +387,7 @@ class VectorCollector:
         t = np.flatnonzero(other & (slots.kinds == _TARGET))
         if t.size:
             actions[t] = self._target_act(pool, view.obs(t), view.mask[t])
-        return actions, logp
+        return actions, logp, obs
 
     def _target_act(self, pool: OpponentPool, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The fixed target network's greedy actions, in float32 as a greedy policy agent plays
@@ -406,16 +407,17 @@ class VectorCollector:
         learner: np.ndarray,
         actions: np.ndarray,
         logp: np.ndarray,
+        obs: np.ndarray,
     ) -> None:
-        """Append the learner's decisions of this step to the row store; each new row takes the
-        reward its seat earned before its first decision."""
+        """Append the learner's decisions of this step (``obs`` their observations) to the row
+        store; each new row takes the reward its seat earned before its first decision."""
         g = np.flatnonzero(learner)
         if not g.size:
             return
         store, seat = self._raw, view.seat[g]
         store.reserve(g.size)
         rows = slice(store.n, store.n + g.size)
-        store["obs"][rows] = view.obs(g)
+        store["obs"][rows] = obs
         store["masks"][rows] = view.mask[g]
         store["actions"][rows] = actions[g]
         store["logprobs"][rows] = logp
