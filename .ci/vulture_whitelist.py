@@ -26,6 +26,10 @@ _._forward_train
 _._partie
 _._deal_end
 _._tie_break
+# The docs site's hooks (docs/_scripts/, named in mkdocs.yml): called by MkDocs and griffe
+on_page_markdown
+RestructuredText
+_.on_package
 _.should_exit  # uvicorn.Server: set to stop the test server (tests/test_web_browser.py)
 # pexpect's settings (tests/pty_helpers.py) and optional imports probed by the tests
 _.logfile_read

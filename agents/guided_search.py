@@ -25,9 +25,9 @@ The exchange is searched card by card like every other decision; a decision with
 is not searched.
 
 Spec: ``mcts:N:policy=PATH`` with the ``batch``, ``mix`` and ``margin`` options (see
-:mod:`piquet_agents.registry`). The README has the measurements behind this form, and behind the
-removal of the others tried (a tree search with the policy's priors, heuristic playouts, exchanges
-planned as whole discards): none gained on its policy.
+:mod:`piquet_agents.registry`). The docs' Results (the guided search) has the measurements behind
+this form, and behind the removal of the others tried (a tree search with the policy's priors,
+heuristic playouts, exchanges planned as whole discards): none gained on its policy.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ They differ in trick play:
 - ``heuristic`` (the default): the heuristic agent's trick play
   (:func:`piquet_agents.heuristic_play.choose_card`), which reasons from the acting player's
   knowledge within the determinized deal;
-- ``greedy`` (about three times faster per card): second to a trick, win with the lowest card that
+- ``greedy`` (cheaper per card): second to a trick, win with the lowest card that
   wins, else play the lowest card of the suit, else throw the lowest card; leading, cash a card the
   opponent's hand in the determinized deal cannot beat, else lead the lowest card of the longest
   suit; one lead in five is random.
@@ -83,7 +83,7 @@ def rollout_discards(hand: int, k: int) -> list[int]:
 
 
 def rollout_action(game: Game, rng: random.Random) -> int:
-    """One action of the rollout policy for :attr:`Game.current_player`."""
+    """One action of the rollout policy for ``Game.current_player``."""
     p = game.current_player
     phase = game.phase
     n = game.rules.n_cards

@@ -80,7 +80,7 @@ REMOVED_GUIDED_OPTIONS = {
     "with each other",
 }
 """Options the guided search once had, each with why it went: forms that gained nothing on their
-policy in the README's measurements, and their settings."""
+policy in the measurements (the docs' Results, the guided search), and their settings."""
 _ITERATIONS_RULE = "iterations must be a positive integer (or 0 with a time=SECONDS option)"
 _COUNT = re.compile(r"[0-9]+")
 """A count as the grammar writes it: ASCII digits only (``int()`` also takes ``'٣'``, ``'１'``,

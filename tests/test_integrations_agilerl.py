@@ -31,6 +31,7 @@ from pettingzoo.utils.conversions import turn_based_aec_to_parallel  # noqa: E40
 from piquet_env import piquet_v1  # noqa: E402
 
 
+# --8<-- [start:env]
 def make_env():
     env = piquet_v1.env(observation_format="vector", mode="deal", reward_scale=0.01)
     return turn_based_aec_to_parallel(env)
@@ -45,6 +46,9 @@ def make_maddpg(env) -> MADDPG:
         batch_size=16,
         vect_noise_dim=env.num_envs,  # exploration noise per sub-environment
     )
+
+
+# --8<-- [end:env]
 
 
 def test_masked_actions_in_an_async_vector_env():
@@ -67,6 +71,7 @@ def test_masked_actions_in_an_async_vector_env():
         env.close()
 
 
+# --8<-- [start:train]
 def test_agilerls_own_multi_agent_training_loop():
     env = AsyncPettingZooVecEnv([make_env for _ in range(2)])
     try:
@@ -88,3 +93,6 @@ def test_agilerls_own_multi_agent_training_loop():
         assert all(np.isfinite(np.asarray(f, dtype=float)).all() for f in fitnesses)
     finally:
         env.close()
+
+
+# --8<-- [end:train]

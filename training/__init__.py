@@ -10,9 +10,9 @@ from importlib.util import find_spec
 SPIN_COUNT = "1000"
 """How long torch's idle OpenMP threads spin before they sleep (``GOMP_SPINCOUNT``), set when
 this package is imported before torch and neither that nor ``OMP_WAIT_POLICY`` is set. With
-libgomp's default (300,000), two-thread training ran at 1,900 env steps/s on 2 cores each busy
-with another process, against 26,000 on one thread; with 1,000 it ran at 25,500 there, and at
-55,000 on idle cores, where one thread gives 41,000."""
+libgomp's default (300,000), idle threads spinning on cores busy with other processes make
+two-thread training many times slower than one thread; with 1,000 two threads are as fast as one
+there, and faster on idle cores (docs/results/training.md)."""
 if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
     os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
 

@@ -3,11 +3,8 @@
 ``precision="bf16"`` runs the batched collector's forward passes (acting and the critic's value
 pass) and the PPO update's under ``torch.autocast`` in bfloat16: the weights, the optimizer and
 the gradients they produce stay in float32, only the matrix products use bfloat16. On a CPU with
-AVX512-BF16 (or AMX) this is the largest single speed-up of training. Measured on this project's
-2-core machines: a 1060 x 256 product runs at 500 GFLOP/s in bfloat16 against 104 in float32;
-one update of the default run (54,000 decisions, 2 epochs) takes 1.1 s instead of 3.1; acting
-for a batch of 200 games takes half the time. The log-probabilities differ from float32's by
-0.003 on average (0.011 at the 99th percentile), far inside PPO's clip of 0.2. The collector
+AVX512-BF16 (or AMX) this is the largest single speed-up of training (docs/results/training.md);
+the log-probabilities stay far inside PPO's clip of 0.2 of float32's. The collector
 records the log-probabilities of the policy that acted, in the precision it acted in;
 evaluation and play (:class:`~piquet_agents.policy.PolicyAgent`) use float32.
 

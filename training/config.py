@@ -494,7 +494,7 @@ class TrainConfig(Settings):
     """Precision of the training forward passes, acting in self-play and the update
     (:mod:`piquet_training.compute`): ``"bf16"`` (autocast; weights and optimizer stay float32),
     ``"fp32"``, or ``"auto"``: bf16 where the device computes it natively (AVX512-BF16 or AMX
-    CPUs, recent GPUs), 3x faster updates there. Evaluation plays in float32."""
+    CPUs, recent GPUs). Evaluation plays in float32."""
 
     # --- network -----------------------------------------------------------------------------
     hidden: tuple[int, ...] = setting((256, 256), WIDTHS)
@@ -517,17 +517,16 @@ class TrainConfig(Settings):
     the update's games are played in batches of this many slots, each slot one whole game. 512
     collects faster per env step than 256 (each step's fixed cost serves twice the games)."""
     games_per_update: int = setting(512, integer(1, 1_000_000))
-    """Complete games collected per update (rollouts always start from fresh games). 512 parties
-    with 16 minibatches learned as much per env step as 256 with 8 (+3.00 [+2.45, +3.56] against
-    +3.13 [+2.59, +3.67] over the heuristic after 43 M env steps)."""
+    """Complete games collected per update (rollouts always start from fresh games). 512
+    parties with 16 minibatches learned as much per env step as 256 with 8
+    (docs/results/training.md)."""
     self_play_weight: float = setting(0.6, at_least(0))
     """Share of games where the learner plays both seats."""
     heuristic_weight: float = setting(0.0, at_least(0))
-    """Share of games against the heuristic agent. It cannot act in batch (about 3,000 decisions/s
-    against 30,000+ for the batched games), and 30% of games against it did not help the default
-    run in a 7-minute comparison (+1.44 against +1.50 points per deal over the heuristic, 1,000
-    duplicate deal pairs, intervals of +-0.8), so the default gives it none: it is the warm start's
-    teacher and the evaluation's yardstick."""
+    """Share of games against the heuristic agent. It cannot act in batch (its games are many times
+        slower than the batched ones), and 30% of games against it did not help the default run
+    (docs/results/training.md), so the default gives it none: it is the warm start's teacher and
+    the evaluation's yardstick."""
     snapshot_weight: float = setting(0.35, at_least(0))
     """Share of games against a past snapshot of the learner (self-play if the pool is empty)."""
     random_weight: float = setting(0.05, at_least(0))
@@ -556,17 +555,16 @@ class TrainConfig(Settings):
 
     # --- PPO ---------------------------------------------------------------------------------
     learning_rate: float = setting(1e-3, above(0), aliases=("lr",))
-    """Adam's step size. 1e-3 and one epoch reached +2.55 [+2.00, +3.11] points per deal over the
-    heuristic in 22 M env steps; the earlier 3e-4 with two epochs +1.48 in 6 M (its median
-    approximate KL per update was 0.0007: steps too small)."""
+    """Adam's step size. 1e-3 with one epoch learned more per env step than the earlier 3e-4 with
+        two, whose steps were too small (docs/results/training.md)."""
     anneal_lr: bool = setting(True)
     """Decay the learning rate linearly to 0 over ``updates``."""
     gamma: float = setting(1.0, between(0, 1, open_low=True))
     gae_lambda: float = setting(0.8, between(0, 1), aliases=("lambda_",))
     update_epochs: int = setting(1, integer(1, 1000), aliases=("num_epochs",))
     """Passes over each rollout. One epoch over a fresh rollout each update learned as much per
-    env step as two (+2.55 [+2.00, +3.11] against +2.53 [+1.94, +3.12] over the heuristic, same
-    learning rate) at 1.3x the speed: each epoch costs about as much as the collection itself."""
+    env step as two at the same learning rate, faster: each epoch costs about as much as the
+        collection itself (docs/results/training.md)."""
     num_minibatches: int = setting(16, integer(1, 100_000))
     norm_adv: bool = setting(True)
     clip_coef: float = setting(0.2, above(0), aliases=("clip_param",))

@@ -6,8 +6,8 @@
 per network: the learner (sampling), the pool's snapshots (all in one pass, their weights stacked:
 :class:`~piquet_agents.network.ActorStack`), and the random agent
 (:func:`piquet_env.vector.sample_legal`). Games against the heuristic agent, which cannot act in
-batch, are handed to a per-game :class:`~piquet_training.collector.Collector` (measured: about
-3,000 decisions/s against well over 30,000 here, so the default pool gives them no weight).
+batch, are handed to a per-game :class:`~piquet_training.collector.Collector`, at a fraction of the
+batched games' speed (so the default pool gives them no weight).
 
 Each call deals ``n_games`` new games, one per slot, from a batch seed drawn from the collector's
 numpy RNG, and steps every slot until its game is over (a slot whose game ended gets

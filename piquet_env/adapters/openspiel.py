@@ -33,8 +33,7 @@ point difference in ``mode="deal"``; ``"win"``: +1/-1/0 on that result)::
   declaration passes are taken over where the two worlds differ, but a sample whose declarations
   or known cards come out otherwise (``determinize`` gives up after its tries) is refused; when 20
   samples are refused, the state itself is returned, which is consistent but tells the searcher
-  the real cards. Measured over 10 random parties each: 1.7% of decisions (37 of 2,122) under
-  ``standard``, 3.0% (66 of 2,200) under ``classic+normand``.
+  the real cards (how often: the docs' Results, correctness runs).
 - Bots: :class:`PlayerBot` plays any :class:`piquet_env.agent.Agent` (the project's agents)
   in ``evaluate_bots``. OpenSpiel's Python ``ISMCTSBot`` does not implement ``restart_at``, which
   ``evaluate_bots`` calls: subclass it with ``restart_at = lambda self, state: self.reset()``.

@@ -1,7 +1,7 @@
 """The partie state machine: cut, deals, exchange, declarations, tricks, bonuses, settlement.
 
 :class:`Game` is the one place that mutates game state. A decision is an action id
-(:mod:`piquet_env.actions`); :meth:`Game.legal_actions` lists them for :attr:`Game.current_player`
+(:mod:`piquet_env.actions`); :meth:`Game.legal_actions` lists them for ``Game.current_player``
 and :meth:`Game.apply` plays one. Declaration decisions with a single legal choice, the move from
 one deal to the next and the exchange's end at its maximum are taken automatically.
 
