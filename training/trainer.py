@@ -351,12 +351,12 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         run.console.open_progress(c["update"], cfg.updates)
     loop_start = time.perf_counter() - c["train_seconds"]
     here, done_here, update_s = time.perf_counter(), 0, 0.0  # this process's time per update
-    while c["update"] < cfg.updates and not (cfg.env_steps and c["env_steps"] >= cfg.env_steps):
+    while not _made(c, cfg):
         if run.cap.reached(update_s):
             run.stopped_early = (
                 f"the time cap (time_budget_minutes = {cfg.time_budget_minutes:g}) was reached "
-                f"after {_done(c, cfg)}: this is not the configured run "
-                f"(piquet train --resume {run.out_dir} finishes it exactly)"
+                f"after {_done(c, cfg)}: this is not the configured run (--resume "
+                f"{run.out_dir} finishes it exactly)"
             )
             run.console.close_progress()
             run.console.say(f"stopping: {run.stopped_early}")
@@ -390,7 +390,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         update = c["update"]
         if cfg.snapshot_every and update % cfg.snapshot_every == 0:
             run.pool.add_snapshot(update)
-        last = update == cfg.updates or bool(cfg.env_steps and c["env_steps"] >= cfg.env_steps)
+        last = _made(c, cfg)
         if cfg.eval_every and update % cfg.eval_every == 0 and not last:
             run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
         if update % cfg.checkpoint_every == 0 or last:
@@ -399,6 +399,11 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         update_s = (time.perf_counter() - here) / done_here  # evaluations and saves included
     run.console.close_progress()
     return finish(run)
+
+
+def _made(c: dict[str, Any], cfg: TrainConfig) -> bool:
+    """Whether the run has made its length: its ``updates``, or its ``env_steps`` if set."""
+    return c["update"] >= cfg.updates or bool(cfg.env_steps and c["env_steps"] >= cfg.env_steps)
 
 
 def _done(c: dict[str, Any], cfg: TrainConfig) -> str:
