@@ -414,15 +414,15 @@ def test_benchmark_smoke(capsys):
     assert "agent-steps/s" in out and "10 live envs" in out and "performance_benchmark" in out
 
 
-def test_readme_example_runs():
-    """The README's AEC example (the first code block of its environment section) runs."""
+def test_getting_started_example_runs():
+    """The docs' first AEC example (docs/getting-started.md, "A first environment loop") runs."""
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The PettingZoo environment", 1)[1]
+    page = Path(__file__).resolve().parent.parent / "docs" / "getting-started.md"
+    section = page.read_text(encoding="utf-8").split("## A first environment loop", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, str(page), "exec"), namespace)
     assert namespace["e"].unwrapped.game.is_over
 
 
