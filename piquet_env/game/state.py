@@ -58,7 +58,7 @@ def resolve_mode(mode: str | None, episode: str | None = None) -> str:
     else:
         mode, name = ("partie" if mode is None else mode), "mode"
     if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"{name} must be one of {MODES}, got {_short(mode)}")
+        raise ValueError(f"{name} must be one of {MODES}, got {short_repr(mode)}")
     return mode
 
 
@@ -122,7 +122,7 @@ def check_deal(
     """
     if not _is_sequence(cards) or len(cards) != 3:  # type: ignore[arg-type]
         raise ValueError(
-            f"a deal is three parts (elder hand, younger hand, talon), got {_short(cards)}"
+            f"a deal is three parts (elder hand, younger hand, talon), got {short_repr(cards)}"
         )
     parts = [_deal_part(label, part) for label, part in zip(_PART_LABELS, cards)]
     for label, ids in zip(_PART_LABELS, parts):
@@ -150,7 +150,8 @@ def _deal_part(label: str, part: object) -> list[Card]:
             raise ValueError(f"{label}: {exc}") from None
     if not _is_sequence(part):
         raise ValueError(
-            f"{label} must be a string of card names or a sequence of card ids, got {_short(part)}"
+            f"{label} must be a string of card names or a sequence of card ids, "
+            f"got {short_repr(part)}"
         )
     ids = []
     for c in part:  # type: ignore[attr-defined]
@@ -160,8 +161,8 @@ def _deal_part(label: str, part: object) -> list[Card]:
             ids.append(operator.index(c))
         except TypeError:
             raise ValueError(
-                f"{label}: card id {_short(c)} is not an integer (give ids as ints, or the part "
-                f"as one string of names such as 'AS KS')"
+                f"{label}: card id {short_repr(c)} is not an integer (give ids as ints, or the "
+                f"part as one string of names such as 'AS KS')"
             ) from None
     return ids
 
@@ -174,7 +175,7 @@ def _is_sequence(value: object) -> bool:
     return isinstance(value, Sequence) or getattr(value, "ndim", None) == 1
 
 
-def _short(value: object, limit: int = 60) -> str:
+def short_repr(value: object, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters, with its type."""
     text = repr(value)
     if len(text) > limit:
@@ -189,7 +190,7 @@ def _int_arg(name: str, value: object) -> int:
     try:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
-        raise ValueError(f"{name} must be an int, got {_short(value)}") from None
+        raise ValueError(f"{name} must be an int, got {short_repr(value)}") from None
 
 
 def max_start_total(rules: Rules, deal_number: int = 0) -> int:
@@ -293,7 +294,7 @@ class Game:
         if seed is not None:
             seed = _int_arg("seed", seed)
         if not isinstance(mode, str) or mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {_short(mode)}")
+            raise ValueError(f"mode must be one of {MODES}, got {short_repr(mode)}")
         if first_elder is not None:
             first_elder = _int_arg("first_elder", first_elder)
             if first_elder not in (0, 1):
@@ -302,7 +303,9 @@ class Game:
         if not 0 <= deal_number < rules.deals:
             raise ValueError(f"deal_number must be in 0..{rules.deals - 1}, got {deal_number}")
         if not _is_sequence(totals) or len(totals) != 2:  # type: ignore[arg-type]
-            raise ValueError(f"totals must be two ints (player 0, player 1), got {_short(totals)}")
+            raise ValueError(
+                f"totals must be two ints (player 0, player 1), got {short_repr(totals)}"
+            )
         limit = max_start_total(rules, deal_number)
         totals = (_int_arg("totals[0]", totals[0]), _int_arg("totals[1]", totals[1]))
         for p, t in enumerate(totals):
@@ -312,9 +315,9 @@ class Game:
                     f"{sc.MAX_TOTAL} at deal {deal_number} of {rules.name!r}), got {t}"
                 )
         if not _is_sequence(deals):
-            raise ValueError(f"deals must be a sequence of deals, got {_short(deals)}")
+            raise ValueError(f"deals must be a sequence of deals, got {short_repr(deals)}")
         if not isinstance(record, bool):
-            raise ValueError(f"record must be True or False, got {_short(record)}")
+            raise ValueError(f"record must be True or False, got {short_repr(record)}")
         self.rules = rules
         self.mode = mode
         self._rng: random.Random | None = random.Random(seed)

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from piquet_env.game.state import short_repr
+
 SEED_LIMIT = 2**64
 """Seeds are ints in ``0..SEED_LIMIT - 1``."""
 
@@ -47,14 +49,6 @@ __all__ = [
 ]
 
 
-def _short(value: object, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters, with its type."""
-    text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return f"{text} ({type(value).__name__})"
-
-
 def int_arg(name: str, value: object) -> int:
     """``value`` as an int (``__index__``), or a ``ValueError`` naming ``name`` (bools, floats,
     strings and ``None`` refused)."""
@@ -63,7 +57,7 @@ def int_arg(name: str, value: object) -> int:
     try:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
-        raise ValueError(f"{name} must be an int, got {_short(value)}") from None
+        raise ValueError(f"{name} must be an int, got {short_repr(value)}") from None
 
 
 def count_arg(name: str, value: object) -> int:
@@ -115,7 +109,7 @@ def slots_arg(name: str, value: object, n: int) -> np.ndarray:
     elif isinstance(value, (Sequence, range)) and not isinstance(value, (str, bytes)):
         g = np.array([int_arg(f"{name}[{j}]", x) for j, x in enumerate(value)], dtype=np.int64)
     else:
-        raise ValueError(f"{name} must be a sequence of slot indices, got {_short(value)}")
+        raise ValueError(f"{name} must be a sequence of slot indices, got {short_repr(value)}")
     bad = g[(g < 0) | (g >= n)]
     if bad.size:
         raise ValueError(f"{name} must be slot indices in 0..{n - 1}, got {bad.tolist()}")
@@ -144,12 +138,12 @@ def players_arg(name: str, value: object, k: int) -> np.ndarray:
     else:
         values = [int_arg(name, value)] * k
     if not set(values) <= {0, 1}:
-        raise ValueError(f"{name} must be 0 or 1, got {_short(value)}")
+        raise ValueError(f"{name} must be 0 or 1, got {short_repr(value)}")
     return np.array(values, dtype=np.int8)
 
 
 def flag_arg(name: str, value: object) -> bool:
     """``True`` or ``False`` (numpy's bools too); anything else is a ``ValueError``."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {_short(value)}")
+        raise ValueError(f"{name} must be True or False, got {short_repr(value)}")
     return bool(value)

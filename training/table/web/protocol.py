@@ -37,8 +37,9 @@ piquet_table.web.protocol.ProtocolError: a 'play' message needs 'version'
 
 from __future__ import annotations
 
-import json
 import math
+
+from piquet_env.untrusted import UntrustedError, parse_json, short_json
 
 MAX_MESSAGE_CHARS = 2048
 """Longest message a browser may send (a move or a command takes under 200 characters)."""
@@ -141,15 +142,15 @@ def parse_message(text: object) -> dict:
             f"message of {len(text):,} characters: at most {MAX_MESSAGE_CHARS:,} are read"
         )
     try:
-        msg = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+        msg = parse_json(text)
+    except UntrustedError:
         raise ProtocolError("not a JSON message") from None
     if not isinstance(msg, dict):
         raise ProtocolError("a message is a JSON object with a 'type'")
     kind = msg.get("type")
     if not isinstance(kind, str) or kind not in MESSAGES:
         raise ProtocolError(
-            f"unknown message type {_short(kind)}; expected one of {', '.join(MESSAGES)}"
+            f"unknown message type {short_json(kind, 40)}; expected one of {', '.join(MESSAGES)}"
         )
     required, optional = MESSAGES[kind]
     for key in required:
@@ -160,17 +161,9 @@ def parse_message(text: object) -> dict:
             continue
         check = required.get(key) or optional.get(key)
         if check is None:
-            raise ProtocolError(f"a {kind!r} message has no field {_short(key)}")
+            raise ProtocolError(f"a {kind!r} message has no field {short_json(key, 40)}")
         if not check(value):
-            raise ProtocolError(f"{kind!r}: {key!r} must be {check.want}, got {_short(value)}")
+            raise ProtocolError(
+                f"{kind!r}: {key!r} must be {check.want}, got {short_json(value, 40)}"
+            )
     return msg
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(name)
-
-
-def _short(value: object, limit: int = 40) -> str:
-    """``value`` as JSON, cut to ``limit`` characters, for an error message."""
-    text = json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
