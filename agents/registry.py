@@ -12,7 +12,8 @@ The spec grammar (case-insensitive names; :data:`SPEC_FORMS` lists it for help t
   one. ``PATH`` may contain ``:`` (a Windows drive, a folder named ``a:b``): it runs up to the
   next ``:NAME=VALUE`` option, or over it where only the longer text is an existing file or
   folder;
-- ``baseline``: the policy shipped in the package (:mod:`piquet_agents.baseline`);
+- ``baseline``: the policy shipped in the package for the rules in use (one per rule set that
+  has one: :mod:`piquet_agents.baseline`);
 - the path of a policy checkpoint or run directory (loaded by
   :meth:`piquet_agents.policy.PolicyAgent.load`). An existing path is always read as a path,
   whatever ``:`` it contains.
@@ -47,7 +48,7 @@ FORMS = (
     ("random", "uniform over the legal moves"),
     ("heuristic", "rules of thumb"),
     ("mcts[:N[:KEY=VALUE...]]", "information-set MCTS, N iterations"),
-    ("baseline", "the policy shipped in the package"),
+    ("baseline", "the policy shipped for the rules in use"),
     ("mcts:N:policy=PATH", "the search guided by a policy; policy=baseline for the shipped one"),
     ("PATH", "a policy checkpoint or run directory"),
 )
@@ -174,7 +175,15 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
                 raise AgentSpecError(spec, f"option mix must be a number in [0, 1], got {value!r}")
     text = parts[1] if len(parts) > 1 else ""
     iterations = _count(spec, "with policy= iterations", text, 1)
-    path = _policy_path(str(kwargs.pop("policy")))
+    policy = str(kwargs.pop("policy"))
+    if policy == "baseline" and not os.path.exists(policy):
+        from piquet_agents.baseline import NoBaselineError, baseline_path
+
+        try:
+            baseline_path(rules)
+        except NoBaselineError as exc:
+            raise AgentSpecError(spec, f"policy: {exc}") from None
+    path = _policy_path(policy, rules=rules)
     if not os.path.exists(path):
         raise AgentSpecError(spec, f"policy: no checkpoint file or run directory at {path!r}")
     try:
@@ -243,10 +252,12 @@ def _parse_mcts(spec: str, seed: int | None, rules: Rules | None = None) -> Agen
         raise AgentSpecError(spec, str(exc)) from None
 
 
-def spec_files(spec: str) -> list[str]:
-    """The checkpoint files an agent spec loads, as :func:`make_agent` would resolve them (the
-    shipped file for ``baseline``, a run directory's policy file): none for ``random``,
-    ``heuristic`` and the plain ``mcts``. What identifies a trained agent beyond its spec.
+def spec_files(spec: str, rules: Rules | None = None) -> list[str]:
+    """The checkpoint files an agent spec loads under ``rules`` (default: the standard rules), as
+    :func:`make_agent` would resolve them (the rules' shipped file for ``baseline``, a run
+    directory's policy file): none for ``random``, ``heuristic``, the plain ``mcts``, and
+    ``baseline`` under rules with no shipped policy. What identifies a trained agent beyond its
+    spec.
 
     >>> spec_files("mcts:100")
     []
@@ -260,20 +271,25 @@ def spec_files(spec: str) -> list[str]:
         for part in guided_options(spec.split(":")):
             key, _, value = part.partition("=")
             if key.strip().lower() == "policy":
-                return [str(resolve(_policy_path(value.strip())))]
+                path = _policy_path(value.strip(), rules=rules)
+                return [str(resolve(path))] if os.path.exists(path) else []
         return []
-    path = _policy_path(spec, case=False)
+    path = _policy_path(spec, case=False, rules=rules)
     return [str(resolve(path))] if os.path.exists(path) else []
 
 
-def _policy_path(text: str, case: bool = True) -> str:
-    """The checkpoint path a policy is named by: the shipped file for ``baseline`` (unless a file
-    of that name exists here; ``case=False`` accepts any case), else ``text`` itself."""
+def _policy_path(text: str, case: bool = True, rules: Rules | None = None) -> str:
+    """The checkpoint path a policy is named by: the shipped file of ``rules`` for ``baseline``
+    (unless a file of that name exists here; ``case=False`` accepts any case; ``""`` where the
+    rules have none), else ``text`` itself."""
     name = text if case else text.lower()
     if name == "baseline" and not os.path.exists(text):
-        from piquet_agents.baseline import BASELINE_PATH
+        from piquet_agents.baseline import NoBaselineError, baseline_path
 
-        return str(BASELINE_PATH)
+        try:
+            return str(baseline_path(rules))
+        except NoBaselineError:
+            return ""
     return text
 
 
@@ -300,11 +316,13 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
 
         return HeuristicAgent(seed=seed)
     if low == "baseline" and not os.path.exists(spec):
-        from piquet_agents.baseline import BASELINE_PATH
+        from piquet_agents.baseline import NoBaselineError, baseline_path
 
         PolicyAgent = _torch_module(spec, "policy").PolicyAgent
         try:
-            return PolicyAgent.load(BASELINE_PATH, rules=rules, seed=seed, name="baseline")
+            return PolicyAgent.load(baseline_path(rules), rules=rules, seed=seed, name="baseline")
+        except NoBaselineError as exc:
+            raise AgentSpecError(spec, str(exc)) from None
         except ValueError as exc:
             raise AgentSpecError(spec, f"cannot use the shipped policy: {exc}") from exc
     if low.split(":")[0] == "mcts" and not os.path.exists(spec):

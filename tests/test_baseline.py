@@ -3,16 +3,23 @@ was trained, and :func:`write_baseline` records that for a new one."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from piquet_agents import checkpoint as ck
-from piquet_agents.baseline import BASELINE_PATH, baseline_info, write_baseline
+from piquet_agents.baseline import (
+    BASELINE_PATH,
+    NoBaselineError,
+    baseline_info,
+    baseline_path,
+    write_baseline,
+)
 from piquet_agents.guided_search import GuidedSearchAgent
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
-from piquet_agents.registry import make_agent
+from piquet_agents.registry import AgentSpecError, make_agent, spec_files
 from piquet_env.observation import encoder_for
-from piquet_env.rules import STANDARD
+from piquet_env.rules import STANDARD, make_rules
 from piquet_training.evaluation.duplicate import evaluate
 
 
@@ -27,6 +34,17 @@ def test_the_shipped_policy_loads_by_its_spec_and_plays():
     assert report.n_games == 6
     guided = make_agent("mcts:4:policy=baseline", STANDARD, seed=0)
     assert isinstance(guided, GuidedSearchAgent)
+
+
+def test_rules_without_a_shipped_policy_say_which_rule_sets_have_one():
+    normand = make_rules("standard", variants=["normand"])
+    with pytest.raises(NoBaselineError, match=r"'standard\+normand'; rule sets with one: standard"):
+        baseline_path(normand)
+    with pytest.raises(AgentSpecError, match=r"no shipped baseline for the rules 'standard\+n"):
+        make_agent("baseline", normand)
+    with pytest.raises(AgentSpecError, match="policy: no shipped baseline"):
+        make_agent("mcts:4:policy=baseline", normand)
+    assert spec_files("baseline", normand) == []
 
 
 def test_write_baseline_records_the_command(tmp_path):

@@ -209,7 +209,7 @@ def test_tiny_run_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixt
     out = tmp_path / "run"
     assert run_cli(out) == 0
     printed = capsys.readouterr().out
-    assert "policy vs random" in printed and "peak resident memory" in printed
+    assert "policy vs random" in printed and "peak resident set" in printed and "USS" in printed
     for name in (
         "config.toml",
         "train.csv",

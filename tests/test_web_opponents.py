@@ -13,10 +13,10 @@ from piquet_table.web.opponents import checkpoint_paths, opponent_choices
 
 
 def test_the_servers_opponent_comes_first_and_only_what_builds_is_offered():
-    choices, skipped = opponent_choices(make_rules("classic"), "heuristic")
+    choices, skipped = opponent_choices(make_rules("standard", variants=["normand"]), "heuristic")
     assert list(choices)[:3] == ["heuristic", "random", "mcts:100"]
-    assert "baseline" not in choices  # trained for standard rules: left out, and said why
-    assert any(line.startswith("baseline: ") and "trained for rules" in line for line in skipped)
+    assert "baseline" not in choices  # no policy ships for these rules: left out, and said why
+    assert any(line.startswith("baseline: ") and "no shipped baseline" in line for line in skipped)
     with pytest.raises(ValueError, match="not an agent name"):
         opponent_choices(STANDARD, "nobody")
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from piquet_training.collector import Rollout
 from piquet_training.config import TrainConfig
+from piquet_training.memory import ProcessMemory
 from piquet_training.run_log import summary_table
 
 
@@ -72,7 +73,8 @@ def write_summary(
     seconds: float,
     steps_per_s: float,
     peak: float,
-    worker_peak: float = 0.0,
+    memory: ProcessMemory | None = None,
+    worker_memory: ProcessMemory | None = None,
     stopped_early: str = "",
 ) -> list[str]:
     """Write ``summary.md`` in ``out_dir``; return the lines to print (the title left out).
@@ -93,15 +95,15 @@ def write_summary(
     ]
     if stopped_early:
         lines.append(f"- **stopped early**: {stopped_early}")
+    worker = (
+        [f"- the final evaluation's largest worker process, its own memory: {worker_memory.text()}"]
+        if worker_memory
+        else []
+    )
     lines += [
-        f"- wall time {seconds / 60:.1f} min, peak resident memory of the training process "
-        f"{peak:,.0f} MiB"
-        + (
-            f" (the largest evaluation worker's peak resident set, shared pages counted: "
-            f"{worker_peak:,.0f} MiB)"
-            if worker_peak
-            else ""
-        ),
+        f"- wall time {seconds / 60:.1f} min, peak resident set of the training process "
+        f"{peak:,.0f} MiB" + (f"; at the end its {memory.text()}" if memory else ""),
+        *worker,
         f"- {time_split(c)}",
         "",
     ]

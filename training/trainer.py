@@ -46,6 +46,7 @@ from piquet_training.compute import resolve_device, resolve_precision
 from piquet_training.config import TrainConfig, to_toml
 from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
+from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
 from piquet_training.ppo import gae, ppo_update
 from piquet_training.run_log import Console, RunLogger, plot_learning_curve
 from piquet_training.run_state import restore_training_checkpoint, save_training_checkpoint
@@ -65,9 +66,11 @@ class TrainResult:
     peak_rss_mib: float
     """Peak resident memory of the training process."""
     evaluations: list[dict[str, Any]] = field(default_factory=list)
-    worker_peak_rss_mib: float = 0.0
-    """Peak resident set of the largest evaluation worker process, pages it shares with the
-    training process counted (0 if none ran)."""
+    memory: ProcessMemory | None = None
+    """The training process's own memory at the end (:mod:`piquet_training.memory`)."""
+    worker_memory: ProcessMemory | None = None
+    """The final evaluation's worker process with the largest unique set, its own figures
+    (``None`` if no worker ran)."""
     stopped_early: str = ""
     """Why the run made fewer updates than configured (empty if it made them all)."""
 
@@ -151,6 +154,7 @@ class Run:
                 }
             )
         self.console.evaluation(kind, c["update"], rows, time.perf_counter() - t0)
+        release_free_memory()  # the games' garbage, before the next collection's peak
         return rows
 
 
@@ -337,6 +341,8 @@ def warm_start(run: Run) -> None:
         f"{100 * stats['bc/accuracy']:.1f}%)"
     )
     ck.save_policy(run.out_dir / "bc.safetensors", run.model, run.rules, cfg.to_dict())
+    del demos, demo_collector
+    release_free_memory()  # the recorded games: 600 MiB resident otherwise, under PPO's peak
 
 
 def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
@@ -430,9 +436,11 @@ def finish(run: Run) -> TrainResult:
         )
     run.logger.close()
     plot_learning_curve(run.out_dir)
-    # ru_maxrss is in KiB; the children's is the largest single worker's, not a sum.
+    # ru_maxrss is in KiB. Workers' own figures come from the workers (RUSAGE_CHILDREN would
+    # carry this process's resident set at the fork into theirs).
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    memory = process_memory()
+    worker = largest([m for r in finals for m in r.get("worker_memory", [])])
     seconds = time.perf_counter() - run.t_start
     train_seconds = c["train_seconds"]
     steps_per_s = c["env_steps"] / train_seconds if train_seconds else 0.0
@@ -445,7 +453,8 @@ def finish(run: Run) -> TrainResult:
         seconds=seconds,
         steps_per_s=steps_per_s,
         peak=peak,
-        worker_peak=worker_peak,
+        memory=memory,
+        worker_memory=worker,
         stopped_early=run.stopped_early,
     )
     for line in lines:
@@ -457,7 +466,8 @@ def finish(run: Run) -> TrainResult:
         seconds,
         steps_per_s,
         peak,
-        [{k: v for k, v in r.items() if k != "summary"} for r in finals],
-        worker_peak,
+        [{k: v for k, v in r.items() if k not in ("summary", "worker_memory")} for r in finals],
+        memory,
+        worker,
         run.stopped_early,
     )

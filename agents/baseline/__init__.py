@@ -1,24 +1,64 @@
-"""The policy that ships with the package: agent spec ``baseline``.
+"""The policies that ship with the package: agent spec ``baseline``, one per rule set.
 
-``baseline.safetensors`` (next to this module, package data) is the policy of a ``piquet train``
-run; its checkpoint metadata holds that run's full config (``meta["config"]``), the command that
-produced it and how it was measured (``meta["baseline"]``), read by :func:`baseline_info`. It
-loads like any checkpoint (:func:`piquet_agents.checkpoint.load_policy`: safetensors, header
-checked, nothing unpickled). :func:`write_baseline` makes the file from a run's policy::
+A policy is tied to one rule set (its observation and action sizes, and what the rules reward),
+so ``baseline`` is a file per rule set, next to this module (package data): :data:`BASELINES`
+maps a rule set's name (:attr:`piquet_env.rules.Rules.name`) to its file, and
+:func:`baseline_path` gives the file of the rules in use, or says which rule sets have one.
+Each file is the policy of a ``piquet train`` run; its checkpoint metadata holds that run's full
+config (``meta["config"]``), the command that produced it and how it was measured
+(``meta["baseline"]``), read by :func:`baseline_info`. It loads like any checkpoint
+(:func:`piquet_agents.checkpoint.load_policy`: safetensors, header checked, nothing unpickled).
+:func:`write_baseline` makes the file from a run's policy::
 
-    python -m piquet_agents.baseline runs/piquet/policy.safetensors --command "piquet train"
+    python -m piquet_agents.baseline runs/classic/policy.safetensors \\
+        --command "piquet train --config training/classic.toml" \\
+        --out agents/baseline/classic.safetensors
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["BASELINE_PATH", "baseline_info", "write_baseline"]
+if TYPE_CHECKING:
+    from piquet_env.rules import Rules
 
-BASELINE_PATH = Path(__file__).with_name("baseline.safetensors")
-"""Where the shipped policy lies inside the installed package."""
+__all__ = ["BASELINES", "BASELINE_PATH", "NoBaselineError", "baseline_info", "baseline_path"]
+__all__ += ["write_baseline"]
+
+_HERE = Path(__file__).parent
+
+BASELINES: dict[str, Path] = {
+    "standard": _HERE / "baseline.safetensors",
+    "classic": _HERE / "classic.safetensors",
+}
+"""The shipped policy of each rule set that has one, by the rule set's name: the recipes are
+``training/wide.toml`` (standard) and ``training/classic.toml`` (classic)."""
+
+BASELINE_PATH = BASELINES["standard"]
+"""The standard rules' shipped policy (the default rules)."""
+
+
+class NoBaselineError(ValueError):
+    """The rules in use have no shipped policy (the message lists the rule sets that have one)."""
+
+
+def baseline_path(rules: Rules | None = None) -> Path:
+    """The shipped policy of ``rules`` (default: the standard rules), or
+    :class:`NoBaselineError` naming the rule sets that have one.
+
+    >>> baseline_path().name
+    'baseline.safetensors'
+    """
+    name = "standard" if rules is None else rules.name
+    path = BASELINES.get(name)
+    if path is None or not path.is_file():
+        have = ", ".join(k for k, p in BASELINES.items() if p.is_file())
+        raise NoBaselineError(
+            f"no shipped baseline for the rules {name!r}; rule sets with one: {have}"
+        )
+    return path
 
 
 def baseline_info(path: str | Path = BASELINE_PATH) -> dict[str, Any]:

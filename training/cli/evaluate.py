@@ -58,6 +58,17 @@ def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
     )
     add_seed_argument(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--variance-reduction",
+        nargs="?",
+        const="baseline",
+        default=None,
+        metavar="VALUE",
+        help="subtract the talon's luck at each elder's draw, measured by the critic of policy "
+        "VALUE (default when given without one: baseline, the rules' shipped policy): the same "
+        "games, an unbiased estimate of the same points per deal with a narrower interval "
+        "(piquet_training.evaluation.variance; the plain estimate is printed beside it)",
+    )
 
 
 def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
@@ -69,6 +80,13 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     rules = rules_from_args(args)
     resolve_seed(args)
     parse_specs(specs, rules)
+    if args.variance_reduction is not None:
+        from piquet_training.evaluation.variance import TalonCorrection, VarianceReductionError
+
+        try:
+            TalonCorrection.load(args.variance_reduction, rules)
+        except VarianceReductionError as exc:
+            raise CLIError(f"--variance-reduction: {exc}") from None
     return rules
 
 
@@ -89,6 +107,7 @@ def run_eval(args: argparse.Namespace) -> int:
         args.workers,
         progress=not args.no_progress,
         save_dir=args.save_games,
+        variance_reduction=args.variance_reduction,
     )
     print(rep.summary())
     print(f"  seed {args.seed} (repeat with --seed {args.seed})")
@@ -140,6 +159,7 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         neighbour_max=args.neighbour_max_deals or 0,
         record=record,
         on_match=_print_match,
+        variance_reduction=args.variance_reduction,
     )
     print(res.summary())
     json_path, png_path = write_ladder(res, out)

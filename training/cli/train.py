@@ -116,15 +116,12 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     result = train(cfg, resume=args.resume)
+    own = f", {result.memory.text()} at the end" if result.memory else ""
+    worker = result.worker_memory
     print(
-        f"peak resident memory: {result.peak_rss_mib:,.0f} MiB"
-        + (
-            f" (evaluation workers: {result.worker_peak_rss_mib:,.0f} MiB each at most)"
-            if result.worker_peak_rss_mib
-            else ""
-        )
-        + "; "
-        f"throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}"
+        f"memory: peak resident set {result.peak_rss_mib:,.0f} MiB{own}"
+        + (f"; the largest evaluation worker: {worker.text()}" if worker else "")
+        + f"; throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}"
     )
     return 0
 

@@ -39,6 +39,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
+from typing import Any
+
+import numpy as np
 
 from piquet_agents.loop import play_game
 from piquet_env.agent import Agent
@@ -54,6 +57,8 @@ from piquet_training.evaluation.stats import (
     too_small,
     verdict_word,
 )
+from piquet_training.evaluation.variance import TalonCorrection
+from piquet_training.memory import ProcessMemory, process_memory
 
 AgentLike = Agent | str
 
@@ -65,7 +70,8 @@ class GameResult:
     ``pair`` and ``game`` (0 or 1) locate it; ``a_seat`` is A's player index (A is elder in the
     first deal when it is 0); ``result`` is A's final result (deal difference, or settled partie
     score); ``points`` is A's total deal points minus B's over the game's ``deals``; ``a_win`` is
-    1, 0.5 (tie) or 0.
+    1, 0.5 (tie) or 0. ``correction`` is the sum of the game's variance-reduction terms in A's
+    points (:mod:`~piquet_training.evaluation.variance`; 0 when the match plays without).
     """
 
     pair: int
@@ -74,6 +80,7 @@ class GameResult:
     result: int
     points: int
     deals: int
+    correction: float = 0.0
 
     @property
     def a_win(self) -> float:
@@ -88,7 +95,8 @@ class GameResult:
     def from_dict(cls, d: dict) -> GameResult:
         """The game of a :meth:`to_dict` (``KeyError``/``ValueError``/``TypeError`` if it is not
         one)."""
-        return cls(**{f.name: int(d[f.name]) for f in fields(cls)})
+        plain = {f.name: int(d[f.name]) for f in fields(cls) if f.name != "correction"}
+        return cls(**plain, correction=float(d.get("correction", 0.0)))
 
 
 @dataclass
@@ -112,6 +120,13 @@ class MatchReport:
     wins: Estimate
     partie_score: Estimate | None
     games: list[GameResult] = field(default_factory=list, repr=False)
+    variance_reduction: str = ""
+    """The value function whose talon corrections ``points`` subtracts (empty: none)."""
+    plain_points: Estimate | None = None
+    """Points per deal without the corrections, where ``points`` has them."""
+    worker_memory: list[ProcessMemory] = field(default_factory=list, repr=False)
+    """Each worker process's own memory where the match was played by several (see
+    :func:`play_games`)."""
 
     @property
     def headline(self) -> Estimate:
@@ -191,6 +206,9 @@ class MatchReport:
             "win_rate_ci": self.wins.to_dict(),
             "partie_score": None if self.partie_score is None else self.partie_score.to_dict(),
         }
+        if self.variance_reduction:
+            d["variance_reduction"] = self.variance_reduction
+            d["plain_points_per_deal"] = self.plain_points.to_dict() if self.plain_points else None
         if games:
             d["games"] = [g.to_dict() for g in self.games]
         return d
@@ -206,6 +224,13 @@ class MatchReport:
         lines.append(
             f"  points per deal ({a} − {b}): {p.mean:+.2f}  95% CI [{p.low:+.2f}, {p.high:+.2f}]"
         )
+        if self.plain_points is not None:
+            q = self.plain_points
+            lines[-1] += f" (talon luck removed by {self.variance_reduction}'s critic)"
+            lines.append(
+                f"    without the correction: {q.mean:+.2f}  95% CI [{q.low:+.2f}, {q.high:+.2f}]"
+                f" (interval {(q.high - q.low) / max(p.high - p.low, 1e-12):.2f}x as wide)"
+            )
         w = self.wins
         lines.append(
             f"  win rate of {a}: {100 * w.mean:.1f}%  "
@@ -259,11 +284,14 @@ def play_pair(
     pair: int,
     save_dir: str | None = None,
     fallback_dir: str | None = None,
+    correction: TalonCorrection | None = None,
 ) -> tuple[GameResult, GameResult]:
     """Play duplicate pair number ``pair``: the same cards twice, A in seat 0 then in seat 1.
 
     With ``save_dir`` each game's JSON log is written there (see :func:`save_game_log`; a log that
-    cannot be written there goes to ``fallback_dir``)."""
+    cannot be written there goes to ``fallback_dir``). With ``correction`` each game also gets
+    its variance-reduction terms (:mod:`~piquet_training.evaluation.variance`), drawn from a
+    stream of the pair's own that nothing else uses: the games are the same with or without."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     rng = pair_rng(seed, pair)
@@ -282,10 +310,14 @@ def play_pair(
             first_elder=0,
             record=save_dir is not None,
         )
-        play_game(game, seats)
         a = k
+        terms = 0.0
+        if correction is None:
+            play_game(game, seats)
+        else:
+            terms = correction.play(game, seats, a, f"talon {seed} {pair}")
         points = sum(ds[a].total - ds[1 - a].total for ds in game.deal_scores)
-        out.append(GameResult(pair, k, a, game.result[a], points, len(game.deal_scores)))
+        out.append(GameResult(pair, k, a, game.result[a], points, len(game.deal_scores), terms))
         if save_dir is not None:
             names = [getattr(s, "name", str(s)) for s in seats]
             save_game_log(
@@ -350,13 +382,35 @@ def _play_chunk(
     pairs: Sequence[int],
     save_dir: str | None,
     fallback_dir: str | None = None,
+    value: str | None = None,
 ) -> list[GameResult]:
     a = _resolve(agent_a, rules, "A:" + agent_a if isinstance(agent_a, str) else None)
     b = _resolve(agent_b, rules, "B:" + agent_b if isinstance(agent_b, str) else None)
+    corr = _correction(value, rules)
     out: list[GameResult] = []
     for i in pairs:
-        out.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir))
+        out.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir, corr))
     return out
+
+
+_WORKER_VALUES: dict[tuple[str, str], TalonCorrection] = {}
+
+
+def _correction(value: str | None, rules: Rules) -> TalonCorrection | None:
+    """The talon correction of value function ``value`` (a checkpoint spec), built once per
+    process; ``None`` for none."""
+    if not value:
+        return None
+    key = (value, rules.name)
+    if key not in _WORKER_VALUES:
+        _WORKER_VALUES[key] = TalonCorrection.load(value, rules)
+    return _WORKER_VALUES[key]
+
+
+def _play_chunk_measured(*args: Any) -> tuple[list[GameResult], ProcessMemory | None]:
+    """:func:`_play_chunk` in a worker process, with the worker's memory after it."""
+    games = _play_chunk(*args)
+    return games, process_memory()
 
 
 def _mp_context() -> BaseContext:
@@ -391,10 +445,18 @@ def play_games(
     save_dir: str | None = None,
     desc: str | None = None,
     start: int = 0,
+    memory: list[ProcessMemory] | None = None,
+    variance_reduction: str | None = None,
 ) -> list[GameResult]:
     """Play ``n`` duplicate pairs, numbers ``start`` to ``start + n - 1``, and return their
     games, sorted by pair then game (pairs are numbered: a match extended from ``start`` equals
     one played from 0 in one go).
+
+    With ``workers > 1`` and a ``memory`` list, each worker process's own memory
+    (:func:`~piquet_training.memory.process_memory`, the reading with the largest unique set
+    of its batches) is appended to it. With ``variance_reduction`` (a policy checkpoint spec,
+    e.g. ``"baseline"``) each game gets the talon corrections of that policy's critic
+    (:mod:`~piquet_training.evaluation.variance`).
 
     With ``save_dir`` every game's log is written there; a log that cannot be is written to a
     fresh temporary folder instead (a warning says where), so no game and no log is lost.
@@ -407,6 +469,7 @@ def play_games(
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    corr = _correction(variance_reduction, rules)  # here first: a bad value fails before play
     fallback_dir = None
     if save_dir is not None:
         os.makedirs(save_dir, exist_ok=True)
@@ -425,7 +488,7 @@ def play_games(
 
                 b = make_agent(agent_b, rules) if isinstance(agent_b, str) else b
             for i in range(start, start + n):
-                results.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir))
+                results.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir, corr))
                 if bar is not None:
                     bar.update(1)
         else:
@@ -435,7 +498,7 @@ def play_games(
             ) as ex:
                 futures = {
                     ex.submit(
-                        _play_chunk,
+                        _play_chunk_measured,
                         agent_a,
                         agent_b,
                         rules,
@@ -444,13 +507,20 @@ def play_games(
                         [start + i for i in c],
                         save_dir,
                         fallback_dir,
+                        variance_reduction,
                     ): len(c)
                     for c in _chunks(n, size)
                 }
+                readings: dict[int, ProcessMemory] = {}
                 for fut in as_completed(futures):
-                    results.extend(fut.result())
+                    games, used = fut.result()
+                    results.extend(games)
+                    if used is not None and used.uss_mib >= readings.get(used.pid, used).uss_mib:
+                        readings[used.pid] = used
                     if bar is not None:
                         bar.update(futures[fut])
+                if memory is not None:
+                    memory.extend(readings[pid] for pid in sorted(readings))
     finally:
         if bar is not None:
             bar.close()
@@ -467,9 +537,17 @@ def agent_name(agent: AgentLike) -> str:
 
 
 def report(
-    games: Sequence[GameResult], agent_a: str, agent_b: str, rules: Rules, mode: str, seed: int
+    games: Sequence[GameResult],
+    agent_a: str,
+    agent_b: str,
+    rules: Rules,
+    mode: str,
+    seed: int,
+    variance_reduction: str = "",
 ) -> MatchReport:
-    """The :class:`MatchReport` of a list of paired games (both games of every pair present)."""
+    """The :class:`MatchReport` of a list of paired games (both games of every pair present).
+    With ``variance_reduction`` (the name of the value function the games were corrected with)
+    ``points`` subtracts each game's correction and ``plain_points`` keeps the raw estimate."""
     by_pair: dict[int, list[GameResult]] = {}
     for g in games:
         by_pair.setdefault(g.pair, []).append(g)
@@ -477,13 +555,55 @@ def report(
     if not pairs or any(len(v) != 2 for v in pairs):
         raise ValueError("a report needs both games of every duplicate pair")
     points = mean_ci([sum(g.points / g.deals for g in v) / 2 for v in pairs])
+    plain = None
+    if variance_reduction:
+        plain = points
+        points = mean_ci(corrected_pairs(pairs))
     wins = proportion_ci([sum(g.a_win for g in v) / 2 for v in pairs], per_value=2)
     score = mean_ci([sum(g.result for g in v) / 2 for v in pairs]) if mode == "partie" else None
     if math.isnan(points.mean):
         raise ValueError("no games to report")
     return MatchReport(
-        agent_a, agent_b, rules.name, mode, seed, len(pairs), points, wins, score, list(games)
+        agent_a,
+        agent_b,
+        rules.name,
+        mode,
+        seed,
+        len(pairs),
+        points,
+        wins,
+        score,
+        list(games),
+        variance_reduction,
+        plain,
     )
+
+
+MIN_FIT_PAIRS = 20
+"""Fewest pairs in a half of a match for :func:`corrected_pairs` to fit the correction's weight on
+it (with fewer, the weight is 1)."""
+
+
+def corrected_pairs(pairs: Sequence[Sequence[GameResult]]) -> list[float]:
+    """Each pair's points per deal minus its weighted correction (both per deal, the two games'
+    mean), the weight cross-fitted: the least-squares weight of the corrections fitted on the
+    odd-numbered pairs is used on the even-numbered ones and the reverse, so no pair's weight
+    depends on the pair itself and each corrected value keeps its plain value's mean (the halves
+    are independent and each correction has mean zero). A half of under :data:`MIN_FIT_PAIRS`
+    pairs gives the weight 1."""
+    x = np.array([sum(g.points / g.deals for g in v) / 2 for v in pairs], dtype=np.float64)
+    c = np.array([sum(g.correction / g.deals for g in v) / 2 for v in pairs], dtype=np.float64)
+    odd = np.array([v[0].pair % 2 == 1 for v in pairs])
+
+    def weight(half: np.ndarray) -> float:
+        xs, cs = x[half], c[half]
+        var = float(np.var(cs))
+        if len(cs) < MIN_FIT_PAIRS or var <= 0:
+            return 1.0
+        return float(np.mean((xs - xs.mean()) * (cs - cs.mean())) / var)
+
+    w = np.where(odd, weight(~odd), weight(odd))
+    return list(x - w * c)
 
 
 def evaluate(
@@ -496,6 +616,7 @@ def evaluate(
     workers: int = 1,
     progress: bool = False,
     save_dir: str | None = None,
+    variance_reduction: str | None = None,
 ) -> MatchReport:
     """Play ``n`` duplicate pairs of A against B and report the difference with 95% intervals.
 
@@ -503,9 +624,13 @@ def evaluate(
     checkpoint path). ``mode`` is ``"deal"`` or ``"partie"``; ``seed`` fixes the cards and the
     agents' seeds (same seed, same match); ``workers`` processes share the pairs (agents given as
     objects must then be picklable); ``progress`` shows a progress bar; ``save_dir`` writes each
-    game's event log there as JSON.
+    game's event log there as JSON; ``variance_reduction`` (a policy checkpoint spec such as
+    ``"baseline"``) removes the talon's luck with that policy's critic
+    (:mod:`~piquet_training.evaluation.variance`: the same games, an unbiased estimate with a
+    smaller interval, the plain one kept as ``plain_points``).
     """
     name_a, name_b = agent_name(agent_a), agent_name(agent_b)
+    memory: list[ProcessMemory] = []
     games = play_games(
         agent_a,
         agent_b,
@@ -517,5 +642,9 @@ def evaluate(
         progress,
         save_dir,
         desc=f"{name_a} vs {name_b}",
+        memory=memory,
+        variance_reduction=variance_reduction,
     )
-    return report(games, name_a, name_b, rules, mode, seed)
+    out = report(games, name_a, name_b, rules, mode, seed, variance_reduction or "")
+    out.worker_memory = memory
+    return out

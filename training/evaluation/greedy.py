@@ -54,6 +54,7 @@ def evaluate_policy(
                     "win_rate": rep.win_rate,
                     "significant": pts.excludes(0.0),
                     "summary": rep.summary().replace(rep.agent_a, "policy"),
+                    "worker_memory": rep.worker_memory,
                 }
             )
     finally:

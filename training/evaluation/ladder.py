@@ -146,6 +146,7 @@ def run_ladder(
     neighbour_max: int = 0,
     record: MatchRecord | None = None,
     on_match: Callable[[MatchReport], None] | None = None,
+    variance_reduction: str | None = None,
 ) -> LadderResult:
     """Play every pairing of ``agents`` (specs or agents) for ``n`` duplicate pairs and rate
     them; with ``neighbour_pairs`` (more than ``n``), extend the matches between neighbours of
@@ -156,7 +157,10 @@ def run_ladder(
 
     With ``record``, pairs already recorded there are taken instead of played and every batch
     played is recorded (:class:`MatchRecord`); ``on_match`` is called with each match's report
-    as it is complete (an extended match again when extended)."""
+    as it is complete (an extended match again when extended). With ``variance_reduction`` (a
+    policy checkpoint spec) every match's points are corrected for the talon's luck by that
+    policy's critic (:mod:`~piquet_training.evaluation.variance`), and so are the ratings and the
+    neighbours' verdicts; the record keeps such games apart from plain ones."""
     names = [agent_name(a) for a in agents]
     if len(agents) < 2:
         raise ValueError("a ladder needs at least two agents")
@@ -175,7 +179,11 @@ def run_ladder(
     ) -> MatchReport:
         """The match of agents i and j over pairs 0 to ``pairs - 1``: the pairs ``held`` or
         recorded are taken, the others played (and recorded)."""
-        key = None if record is None else record.key(agents[i], agents[j], rules, mode, seed)
+        key = (
+            None
+            if record is None
+            else record.key(agents[i], agents[j], rules, mode, seed, variance_reduction or "")
+        )
         have = {} if key is None or record is None else dict(record.recorded(key))
         for pair, run in itertools.groupby(held, lambda g: g.pair):  # held: in pair order
             have.setdefault(pair, list(run))
@@ -185,13 +193,13 @@ def run_ladder(
             todo = [p for _, p in run]
             more = play_games(
                 agents[i], agents[j], rules, len(todo), mode, seed, workers, progress,
-                desc=desc, start=todo[0],
+                desc=desc, start=todo[0], variance_reduction=variance_reduction,
             )  # fmt: skip
             if key is not None and record is not None:
                 record.add(key, more)
             games += more
         games.sort(key=lambda g: (g.pair, g.game))
-        m = report(games, names[i], names[j], rules, mode, seed)
+        m = report(games, names[i], names[j], rules, mode, seed, variance_reduction or "")
         if on_match is not None:
             on_match(m)
         return m

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import stat
 import sys
@@ -71,16 +72,17 @@ class LadderRecordError(ValueError):
     """A ladder's record of played games that cannot be read (names the file and line)."""
 
 
-def agent_id(agent: AgentLike) -> str | None:
+def agent_id(agent: AgentLike, rules: Rules | None = None) -> str | None:
     """What identifies an agent across runs: a digest of the package version, its spec and the
-    bytes of every checkpoint file the spec loads (:func:`~piquet_agents.registry.spec_files`);
-    ``None`` for an agent given as an object, whose games are not recorded."""
+    bytes of every checkpoint file the spec loads under ``rules``
+    (:func:`~piquet_agents.registry.spec_files`); ``None`` for an agent given as an object, whose
+    games are not recorded."""
     if not isinstance(agent, str):
         return None
     from piquet_agents.registry import spec_files
 
     digest = hashlib.sha256(f"{piquet_env.__version__}\n{agent.strip()}".encode())
-    for path in spec_files(agent):
+    for path in spec_files(agent, rules):
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
@@ -125,7 +127,12 @@ def _check_game(g: object, i: int, where: str) -> GameResult:
         if not (_is_int(value) and low <= value <= high):
             want = f"an integer from {low} to {high}"
             raise _not_a_batch(where, f"game {i}: {name!r} must be {want}, got {short_json(value)}")
-    return GameResult(**{name: g[name] for name in _GAME_BOUNDS})
+    correction = g.get("correction", 0.0)  # absent from plain games and older records
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise _not_a_batch(where, f"game {i}: 'correction' must be a number")
+    if not math.isfinite(correction) or abs(correction) > MAX_VALUE:
+        raise _not_a_batch(where, f"game {i}: 'correction' must be finite, at most {MAX_VALUE}")
+    return GameResult(**{name: g[name] for name in _GAME_BOUNDS}, correction=float(correction))
 
 
 def read_line(line: bytes, where: str) -> tuple[MatchKey, list[GameResult]]:
@@ -255,13 +262,22 @@ class MatchRecord:
 
     @staticmethod
     def key(
-        agent_a: AgentLike, agent_b: AgentLike, rules: Rules, mode: str, seed: int
+        agent_a: AgentLike,
+        agent_b: AgentLike,
+        rules: Rules,
+        mode: str,
+        seed: int,
+        variance_reduction: str = "",
     ) -> MatchKey | None:
         """The key of the match of ``agent_a`` against ``agent_b``; ``None`` if either is an
-        agent object (not recorded)."""
-        id_a, id_b = agent_id(agent_a), agent_id(agent_b)
+        agent object (not recorded). Games corrected by a value function
+        (``variance_reduction``) are a match of their own: the key's mode names the value
+        function's id too (``deal+talon:ID``), so plain records stay readable as they were."""
+        id_a, id_b = agent_id(agent_a, rules), agent_id(agent_b, rules)
         if id_a is None or id_b is None:
             return None
+        if variance_reduction:
+            mode = f"{mode}+talon:{agent_id(variance_reduction, rules)}"
         return (agent_name(agent_a), id_a, agent_name(agent_b), id_b, rules.name, mode, seed)
 
     def recorded(self, key: MatchKey) -> dict[int, list[GameResult]]:
