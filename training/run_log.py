@@ -122,10 +122,15 @@ class Console:
             + " points/deal, 95% CI"
         )
 
+    @property
+    def _watched(self) -> str:
+        """The opponent the progress shows the latest evaluation against: the heuristic, or the
+        fixed ``opponent`` of an exploiter's run."""
+        return self.cfg.opponent or "heuristic"
+
     def _vs_heuristic(self) -> str:
-        """The latest evaluation's points per deal against the heuristic (against the fixed
-        ``opponent`` of an exploiter's run), or ``-``."""
-        vs = self._latest_eval.get(self.cfg.opponent or "heuristic")
+        """The latest evaluation's points per deal against :attr:`_watched`, or ``-``."""
+        vs = self._latest_eval.get(self._watched)
         return "-" if vs is None else f"{vs:+.2f}"
 
     def open_progress(self, done: int, total: int, unit: str = "update") -> None:
@@ -145,10 +150,13 @@ class Console:
         at = row["update"] if self._unit == "update" else row["env_steps"]
         if self._bar is not None:
             self._bar.update(min(at, self._total) - self._bar.n)
+            label = "eval_vs_heur" if self._watched == "heuristic" else "eval_vs_target"
             self._bar.set_postfix(
-                steps_s=f"{row['steps_per_s']:.0f}",
-                kl=f"{row['approx_kl']:.3f}",
-                eval_vs_heur=self._vs_heuristic(),
+                {
+                    "steps_s": f"{row['steps_per_s']:.0f}",
+                    "kl": f"{row['approx_kl']:.3f}",
+                    label: self._vs_heuristic(),
+                }
             )
             return
         update, total = row["update"], self._total
@@ -161,7 +169,7 @@ class Console:
         self.say(
             f"{where}: {row['env_steps']:,} env steps, "
             f"{row['steps_per_s']:,.0f} steps/s, kl {row['approx_kl']:.3f}, last evaluation vs "
-            f"heuristic {self._vs_heuristic()}; {row['minutes']:.1f} min, about "
+            f"{self._watched} {self._vs_heuristic()}; {row['minutes']:.1f} min, about "
             f"{eta / 60:.1f} min left"
         )
 
