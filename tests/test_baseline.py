@@ -9,6 +9,7 @@ import torch
 from piquet_agents import checkpoint as ck
 from piquet_agents.baseline import (
     BASELINE_PATH,
+    BASELINES,
     NoBaselineError,
     baseline_info,
     baseline_path,
@@ -19,7 +20,7 @@ from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_agents.registry import AgentSpecError, make_agent, spec_files
 from piquet_env.observation import encoder_for
-from piquet_env.rules import STANDARD, make_rules
+from piquet_env.rules import CLASSIC, STANDARD, make_rules
 from piquet_training.evaluation.duplicate import evaluate
 
 
@@ -34,6 +35,22 @@ def test_the_shipped_policy_loads_by_its_spec_and_plays():
     assert report.n_games == 6
     guided = make_agent("mcts:4:policy=baseline", STANDARD, seed=0)
     assert isinstance(guided, GuidedSearchAgent)
+
+
+def test_baseline_is_the_policy_of_the_rules_in_use():
+    classic = make_agent("baseline", CLASSIC, seed=0)
+    assert isinstance(classic, PolicyAgent) and classic.rules == CLASSIC
+    assert baseline_path(CLASSIC) == BASELINES["classic"] != BASELINE_PATH
+    assert baseline_info(BASELINES["classic"])["config"]["rules"] == "classic"
+    assert spec_files("baseline", CLASSIC) == [str(BASELINES["classic"])]
+    assert spec_files("baseline") == spec_files("baseline", STANDARD) == [str(BASELINE_PATH)]
+    report = evaluate("baseline", "heuristic", CLASSIC, n=2, mode="deal", seed=0)
+    assert report.n_games == 4
+    guided = make_agent("mcts:4:policy=baseline", CLASSIC, seed=0)
+    assert isinstance(guided, GuidedSearchAgent) and guided.rules == CLASSIC
+    for name, path in BASELINES.items():  # each file is a policy of the rules it is filed under
+        assert path.is_file() and path.stat().st_size < 8 * 2**20
+        assert baseline_info(path)["config"]["rules"] == name
 
 
 def test_rules_without_a_shipped_policy_say_which_rule_sets_have_one():

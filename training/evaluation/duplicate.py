@@ -359,7 +359,7 @@ def save_game_log(text: str, name: str, save_dir: str, fallback_dir: str | None 
         return alt
 
 
-_WORKER_AGENTS: dict[str, Agent] = {}
+_WORKER_AGENTS: dict[tuple[str, str], Agent] = {}
 
 
 def _resolve(agent: AgentLike, rules: Rules, key: str | None = None) -> Agent:
@@ -367,7 +367,7 @@ def _resolve(agent: AgentLike, rules: Rules, key: str | None = None) -> Agent:
         return agent
     from piquet_agents.registry import make_agent
 
-    cache_key = key or agent
+    cache_key = (key or agent, rules.name)  # a spec may name another agent under other rules
     if cache_key not in _WORKER_AGENTS:
         _WORKER_AGENTS[cache_key] = make_agent(agent, rules)
     return _WORKER_AGENTS[cache_key]
