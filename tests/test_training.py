@@ -3,6 +3,8 @@ and resuming that reproduces the uninterrupted run's next update exactly."""
 
 from __future__ import annotations
 
+import csv
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -221,6 +223,9 @@ def test_tiny_run_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixt
     ):
         assert (out / name).is_file(), name
     assert len((out / "train.csv").read_text().splitlines()) == 3  # header + 2 updates
+    rows = list(csv.DictReader((out / "train.csv").open()))
+    if sys.platform.startswith("linux"):  # the memory of each update, read from /proc
+        assert all(0 < float(r["rss_mib"]) <= float(r["peak_rss_mib"]) for r in rows)
     # Evaluated before the first update, after update 1, and at the end (the final evaluation).
     assert [r.split(",")[0] for r in (out / "eval.csv").read_text().splitlines()[1:]] == [
         "0",

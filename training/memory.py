@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ProcessMemory", "largest", "process_memory", "release_free_memory"]
+__all__ = ["ProcessMemory", "largest", "process_memory", "release_free_memory", "resident_mib"]
 
 _KIB_PER_MIB = 1024.0
 
@@ -87,6 +87,17 @@ def process_memory(pid: int | str = "self") -> ProcessMemory | None:
         )
     except KeyError:
         return None
+
+
+def resident_mib() -> tuple[float, float]:
+    """This process's resident set now and its peak (``VmRSS``, ``VmHWM``), in MiB: cheap enough
+    to read at every update (``train.csv``'s ``rss_mib`` and ``peak_rss_mib``); ``(0, 0)`` where
+    ``/proc`` does not give them."""
+    try:
+        status = _fields(Path("/proc/self/status"))
+        return status["VmRSS"] / _KIB_PER_MIB, status["VmHWM"] / _KIB_PER_MIB
+    except (OSError, KeyError):
+        return 0.0, 0.0
 
 
 def largest(readings: list[ProcessMemory]) -> ProcessMemory | None:

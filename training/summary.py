@@ -11,7 +11,7 @@ import numpy as np
 
 from piquet_training.collector import Rollout
 from piquet_training.config import TrainConfig
-from piquet_training.memory import ProcessMemory
+from piquet_training.memory import ProcessMemory, resident_mib
 from piquet_training.run_log import summary_table
 
 
@@ -41,6 +41,7 @@ def update_row(
     for label in ("heuristic", "random", "snapshot"):
         pts = batch.points.get(label)
         row[f"train_vs_{label}"] = float(np.mean(pts)) if pts else ""
+    row["rss_mib"], row["peak_rss_mib"] = resident_mib()  # where the memory peak is reached
     return row
 
 

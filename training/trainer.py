@@ -390,6 +390,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         c["env_steps"] += batch.env_steps
         c["train_seconds"] = time.perf_counter() - loop_start
         lr = run.optimizer.param_groups[0]["lr"]
+        release_free_memory()  # the update's garbage: 230 MiB more peak by update 40 otherwise
         row = update_row(c, lr, batch, stats, time.perf_counter() - t0, collect_s)
         run.logger.log_update(row)
         run.console.progress(row)
