@@ -175,15 +175,12 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
                 raise AgentSpecError(spec, f"option mix must be a number in [0, 1], got {value!r}")
     text = parts[1] if len(parts) > 1 else ""
     iterations = _count(spec, "with policy= iterations", text, 1)
-    policy = str(kwargs.pop("policy"))
-    if policy == "baseline" and not os.path.exists(policy):
-        from piquet_agents.baseline import NoBaselineError, baseline_path
+    from piquet_agents.baseline import NoBaselineError
 
-        try:
-            baseline_path(rules)
-        except NoBaselineError as exc:
-            raise AgentSpecError(spec, f"policy: {exc}") from None
-    path = _policy_path(policy, rules=rules)
+    try:
+        path = _policy_path(str(kwargs.pop("policy")), rules=rules)
+    except NoBaselineError as exc:
+        raise AgentSpecError(spec, f"policy: {exc}") from None
     if not os.path.exists(path):
         raise AgentSpecError(spec, f"policy: no checkpoint file or run directory at {path!r}")
     try:
@@ -264,32 +261,39 @@ def spec_files(spec: str, rules: Rules | None = None) -> list[str]:
     >>> [os.path.basename(f) for f in spec_files("mcts:200:policy=baseline")]
     ['baseline.safetensors']
     """
-    from piquet_agents.checkpoint import resolve
-
     spec = spec.strip()
     if spec.lower().split(":")[0] == "mcts" and not os.path.exists(spec):
         for part in guided_options(spec.split(":")):
             key, _, value = part.partition("=")
             if key.strip().lower() == "policy":
-                path = _policy_path(value.strip(), rules=rules)
-                return [str(resolve(path))] if os.path.exists(path) else []
+                return _policy_files(value.strip(), rules)
         return []
-    path = _policy_path(spec, case=False, rules=rules)
+    return _policy_files(spec, rules, case=False)
+
+
+def _policy_files(text: str, rules: Rules | None, case: bool = True) -> list[str]:
+    """The checkpoint file a policy is named by (:func:`_policy_path`), if there is one: none for
+    ``baseline`` under rules that ship no policy."""
+    from piquet_agents.baseline import NoBaselineError
+    from piquet_agents.checkpoint import resolve
+
+    try:
+        path = _policy_path(text, case, rules)
+    except NoBaselineError:
+        return []
     return [str(resolve(path))] if os.path.exists(path) else []
 
 
 def _policy_path(text: str, case: bool = True, rules: Rules | None = None) -> str:
     """The checkpoint path a policy is named by: the shipped file of ``rules`` for ``baseline``
-    (unless a file of that name exists here; ``case=False`` accepts any case; ``""`` where the
-    rules have none), else ``text`` itself."""
+    (unless a file of that name exists here; ``case=False`` accepts any case;
+    :class:`~piquet_agents.baseline.NoBaselineError` where the rules have none), else ``text``
+    itself."""
     name = text if case else text.lower()
     if name == "baseline" and not os.path.exists(text):
-        from piquet_agents.baseline import NoBaselineError, baseline_path
+        from piquet_agents.baseline import baseline_path
 
-        try:
-            return str(baseline_path(rules))
-        except NoBaselineError:
-            return ""
+        return str(baseline_path(rules))
     return text
 
 

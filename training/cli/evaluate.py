@@ -81,10 +81,10 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     resolve_seed(args)
     parse_specs(specs, rules)
     if args.variance_reduction is not None:
-        from piquet_training.evaluation.variance import TalonCorrection, VarianceReductionError
+        from piquet_training.evaluation.variance import VarianceReductionError, correction_for
 
         try:
-            TalonCorrection.load(args.variance_reduction, rules)
+            correction_for(args.variance_reduction, rules)  # loaded once: the games use it
         except VarianceReductionError as exc:
             raise CLIError(f"--variance-reduction: {exc}") from None
     return rules

@@ -57,7 +57,7 @@ from piquet_training.evaluation.stats import (
     too_small,
     verdict_word,
 )
-from piquet_training.evaluation.variance import TalonCorrection
+from piquet_training.evaluation.variance import TalonCorrection, correction_for
 from piquet_training.memory import ProcessMemory, process_memory
 
 AgentLike = Agent | str
@@ -386,25 +386,11 @@ def _play_chunk(
 ) -> list[GameResult]:
     a = _resolve(agent_a, rules, "A:" + agent_a if isinstance(agent_a, str) else None)
     b = _resolve(agent_b, rules, "B:" + agent_b if isinstance(agent_b, str) else None)
-    corr = _correction(value, rules)
+    corr = correction_for(value, rules)
     out: list[GameResult] = []
     for i in pairs:
         out.extend(play_pair(a, b, rules, mode, seed, i, save_dir, fallback_dir, corr))
     return out
-
-
-_WORKER_VALUES: dict[tuple[str, str], TalonCorrection] = {}
-
-
-def _correction(value: str | None, rules: Rules) -> TalonCorrection | None:
-    """The talon correction of value function ``value`` (a checkpoint spec), built once per
-    process; ``None`` for none."""
-    if not value:
-        return None
-    key = (value, rules.name)
-    if key not in _WORKER_VALUES:
-        _WORKER_VALUES[key] = TalonCorrection.load(value, rules)
-    return _WORKER_VALUES[key]
 
 
 def _play_chunk_measured(*args: Any) -> tuple[list[GameResult], ProcessMemory | None]:
@@ -469,7 +455,7 @@ def play_games(
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    corr = _correction(variance_reduction, rules)  # here first: a bad value fails before play
+    corr = correction_for(variance_reduction, rules)  # here first: a bad value fails before play
     fallback_dir = None
     if save_dir is not None:
         os.makedirs(save_dir, exist_ok=True)
@@ -554,7 +540,7 @@ def report(
     pairs = [v for _, v in sorted(by_pair.items())]
     if not pairs or any(len(v) != 2 for v in pairs):
         raise ValueError("a report needs both games of every duplicate pair")
-    points = mean_ci([sum(g.points / g.deals for g in v) / 2 for v in pairs])
+    points = mean_ci([pair_points(v) for v in pairs])
     plain = None
     if variance_reduction:
         plain = points
@@ -579,6 +565,11 @@ def report(
     )
 
 
+def pair_points(pair: Sequence[GameResult]) -> float:
+    """A's points per deal over B in one duplicate pair: the mean of its two games'."""
+    return sum(g.points / g.deals for g in pair) / 2
+
+
 MIN_FIT_PAIRS = 20
 """Fewest pairs in a half of a match for :func:`corrected_pairs` to fit the correction's weight on
 it (with fewer, the weight is 1)."""
@@ -591,7 +582,7 @@ def corrected_pairs(pairs: Sequence[Sequence[GameResult]]) -> list[float]:
     depends on the pair itself and each corrected value keeps its plain value's mean (the halves
     are independent and each correction has mean zero). A half of under :data:`MIN_FIT_PAIRS`
     pairs gives the weight 1."""
-    x = np.array([sum(g.points / g.deals for g in v) / 2 for v in pairs], dtype=np.float64)
+    x = np.array([pair_points(v) for v in pairs], dtype=np.float64)
     c = np.array([sum(g.correction / g.deals for g in v) / 2 for v in pairs], dtype=np.float64)
     odd = np.array([v[0].pair % 2 == 1 for v in pairs])
 

@@ -46,7 +46,7 @@ from piquet_env.game.state import Phase
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 
-__all__ = ["DEFAULT_SAMPLES", "TalonCorrection", "VarianceReductionError"]
+__all__ = ["DEFAULT_SAMPLES", "TalonCorrection", "VarianceReductionError", "correction_for"]
 
 DEFAULT_SAMPLES = 16
 """Talon orders drawn per correction to estimate its expectation."""
@@ -54,6 +54,20 @@ DEFAULT_SAMPLES = 16
 
 class VarianceReductionError(ValueError):
     """A value function that cannot serve (no critic, other rules, no reward scale)."""
+
+
+_LOADED: dict[tuple[str, str], TalonCorrection] = {}
+
+
+def correction_for(value: str | None, rules: Rules) -> TalonCorrection | None:
+    """The correction of value function ``value`` (a policy checkpoint spec) under ``rules``,
+    loaded once per process (:meth:`TalonCorrection.load`); ``None`` for none."""
+    if not value:
+        return None
+    key = (value, rules.name)
+    if key not in _LOADED:
+        _LOADED[key] = TalonCorrection.load(value, rules)
+    return _LOADED[key]
 
 
 class TalonCorrection:
@@ -72,15 +86,12 @@ class TalonCorrection:
         samples: int = DEFAULT_SAMPLES,
         name: str = "value",
     ) -> None:
-        import torch
-
         if samples < 1:
             raise VarianceReductionError(f"samples must be at least 1, got {samples!r}")
         self.model, self.rules, self.samples, self.name = model, rules, int(samples), name
         self.points_per_value = float(points_per_value)
         self.enc = encoder_for(rules)
         self._full = bool(getattr(model, "state_size", 0))
-        self._torch = torch
 
     @classmethod
     def load(cls, spec: str, rules: Rules, samples: int = DEFAULT_SAMPLES) -> TalonCorrection:
@@ -166,7 +177,8 @@ class TalonCorrection:
             else:
                 self.enc.encode_into(g, p, read[i])
             sign[i] = 1.0 if p == seat_a else -1.0
-        torch = self._torch
+        import torch
+
         with torch.inference_mode():
             v = self.model.values(torch.from_numpy(read)).double().numpy()  # type: ignore[attr-defined]
         return sign * v * self.points_per_value
