@@ -49,6 +49,11 @@ TRAIN_BAD: dict[str, list[str]] = {
     "opponent": ["bogus", "random,heuristic"],
     "snapshot_every": ["-1"],
     "pool_size": ["0"],
+    "league_every": ["-1", "2.5"],
+    "league_updates": ["0"],
+    "league_learning_rate": ["0", "nan"],
+    "exploiter_weight": ["-0.1", "inf"],
+    "league_size": ["0"],
     "reward": ["points"],
     "reward_scale": ["nan", "0", "-1"],
     "dense_reward": ["perhaps"],
@@ -268,3 +273,9 @@ def test_toml_round_trip(seed, lr, lam, hidden, mode, reward, rllib, tmp_path_fa
     f = tmp_path_factory.mktemp("rt") / "c.toml"
     f.write_text(to_toml(cfg))
     assert load_toml(f, cls=cls) == cfg
+
+
+@pytest.mark.parametrize("recipe", sorted((ROOT / "training").glob("*.toml")), ids=lambda p: p.name)
+def test_every_shipped_recipe_reads_and_validates(recipe: Path) -> None:
+    cfg = load_toml(recipe, cls=TrainConfig).validate()
+    assert cfg.out_dir == f"runs/{recipe.stem}"  # each recipe writes a run folder of its name

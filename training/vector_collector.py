@@ -4,7 +4,8 @@
 (complete games, each trajectory one seat of one game, the same rewards) but holds the games in a
 :class:`piquet_env.vector.BatchGame` and chooses every network move of a step in one forward pass
 per network: the learner (sampling), the pool's snapshots (all in one pass, their weights stacked:
-:class:`~piquet_agents.network.ActorStack`), and the random agent
+:class:`~piquet_agents.network.ActorStack`), the league's exploiters and an exploiter's fixed
+target (greedy, one stacked pass each), and the random agent
 (:func:`piquet_env.vector.sample_legal`). Games against the heuristic agent, which cannot act in
 batch, are handed to a per-game :class:`~piquet_training.collector.Collector`, at a fraction of the
 batched games' speed (so the default pool gives them no weight).
