@@ -379,19 +379,15 @@ class Collector:
 
 class OpponentPool:
     """Chooses each game's opponent for the learner: itself (both seats, parameter sharing), a
-    past snapshot, the heuristic, the random agent, a league exploiter or a fixed ``target``,
-    with the given weights.
+    past snapshot, the heuristic, the random agent or a fixed ``target``, with the given weights.
 
     Snapshots are frozen copies of the learner added with :meth:`add_snapshot`; the oldest is
-    dropped past ``size``. With an empty pool, snapshot games are self-play games. Exploiters
-    (kind ``"exploiter"``, :mod:`piquet_training.league`) are frozen networks trained to beat the
-    learner, added with :meth:`add_exploiter` (the oldest dropped past ``league_size``) and
-    played greedily; before the first, their games are self-play games too. The ``target`` (kind
-    ``"target"``) is a frozen network, played greedily, or a factory of agents: the opponent an
-    exploiter trains against.
+    dropped past ``size``. With an empty pool, snapshot games are self-play games. The
+    ``target`` (kind ``"target"``) is a frozen network, played greedily, or a factory of agents:
+    the opponent an exploiter trains against.
     """
 
-    KINDS = ("self", "snapshot", "heuristic", "random", "exploiter", "target")
+    KINDS = ("self", "snapshot", "heuristic", "random", "target")
 
     def __init__(
         self,
@@ -400,7 +396,6 @@ class OpponentPool:
         size: int = 6,
         agent_factories: dict[str, Callable[[], Agent]] | None = None,
         target: ActorCritic | Callable[[], Agent] | None = None,
-        league_size: int = 3,
     ) -> None:
         unknown = set(weights) - set(self.KINDS)
         if unknown:
@@ -413,10 +408,6 @@ class OpponentPool:
         self.probs = np.array([weights[k] / total for k in self.kinds])
         self.snapshots: list[ActorCritic] = []
         self.snapshot_updates: list[int] = []
-        self.league_size = league_size
-        self.exploiters: list[ActorCritic] = []
-        self.exploiter_updates: list[int] = []
-        """The learner's update each exploiter was trained against."""
         if agent_factories is None:
             from piquet_agents.heuristic import HeuristicAgent
             from piquet_env.agent import RandomAgent
@@ -432,47 +423,27 @@ class OpponentPool:
 
     def add_snapshot(self, update: int) -> None:
         """Freeze a copy of the learner's current weights into the pool."""
-        self.snapshots.append(frozen_copy(self.learner))
+        snap = ActorCritic.from_arch(self.learner.arch())
+        snap.load_state_dict(self.learner.state_dict())
+        snap.to(next(self.learner.parameters()).device).eval().requires_grad_(False)
+        self.snapshots.append(snap)
         self.snapshot_updates.append(update)
         if len(self.snapshots) > self.size:
             self.snapshots.pop(0)
             self.snapshot_updates.pop(0)
 
-    def add_exploiter(self, exploiter: ActorCritic, update: int) -> None:
-        """Freeze a copy of ``exploiter`` (trained against the learner of ``update``) into the
-        pool."""
-        self.exploiters.append(frozen_copy(exploiter))
-        self.exploiter_updates.append(update)
-        if len(self.exploiters) > self.league_size:
-            self.exploiters.pop(0)
-            self.exploiter_updates.pop(0)
-
     def matchup(self, rng: np.random.Generator) -> Matchup:
         """Draw the seats of one game (the learner's seat at random when it plays one seat)."""
         kind = self.kinds[int(rng.choice(len(self.kinds), p=self.probs))]
         learner = Seat(model=self.learner, record=True)
-        if (
-            kind == "self"
-            or (kind == "snapshot" and not self.snapshots)
-            or (kind == "exploiter" and not self.exploiters)
-        ):
+        if kind == "self" or (kind == "snapshot" and not self.snapshots):
             return learner, Seat(model=self.learner, record=True), "self"
         if kind == "snapshot":
             j = int(rng.integers(len(self.snapshots)))
             other = Seat(model=self.snapshots[j])
-        elif kind == "exploiter":
-            j = int(rng.integers(len(self.exploiters)))
-            other = Seat(model=self.exploiters[j], greedy=True)
         elif kind == "target" and self.target_model is not None:
             other = Seat(model=self.target_model, greedy=True)
         else:
             other = Seat(agent=self.factories[kind]())
         seats = (learner, other) if rng.random() < 0.5 else (other, learner)
         return seats[0], seats[1], kind
-
-
-def frozen_copy(model: ActorCritic) -> ActorCritic:
-    """A copy of ``model``'s current weights on its device, in eval mode, without gradients."""
-    copy = ActorCritic.from_arch(model.arch())
-    copy.load_state_dict(model.state_dict())
-    return copy.to(next(model.parameters()).device).eval().requires_grad_(False)

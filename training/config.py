@@ -541,21 +541,6 @@ class TrainConfig(Settings):
     """Add a snapshot of the learner to the opponent pool every this many updates (0: never)."""
     pool_size: int = setting(6, integer(1, 1000))
     """Most snapshots kept in the pool (oldest dropped first)."""
-    league_every: int = setting(0, integer(0))
-    """League exploiters (AlphaStar's, :mod:`piquet_training.league`): every this many updates
-    an exploiter trains against the learner as it is then (frozen, greedy) and a frozen copy of
-    it joins the pool, so the learner meets what beats it (0: no league, the default)."""
-    league_updates: int = setting(20, integer(1, 100_000))
-    """PPO updates of the exploiter in each league round (``games_per_update`` games each, all
-    against the learner's frozen copy)."""
-    league_learning_rate: float = setting(3e-4, above(0))
-    """The exploiter's Adam step size, constant (``piquet exploit``'s: 1e-3 knocks a trained
-    policy about)."""
-    exploiter_weight: float = setting(0.15, at_least(0))
-    """Share of the learner's games against the league's exploiters, played greedily (self-play
-    until the first round; ignored without a league)."""
-    league_size: int = setting(3, integer(1, 1000))
-    """Most exploiters kept in the pool (oldest dropped first)."""
     reward: str = setting("deal_points", one_of(*REWARDS))
     """Reward mode (:mod:`piquet_env.rewards`): ``"deal_points"``, ``"result"`` or ``"win"``."""
     reward_scale: float = setting(0.02, above(0))
@@ -622,18 +607,7 @@ class TrainConfig(Settings):
     """Write ``checkpoints/latest.safetensors`` every this many updates (and at the end)."""
 
     def check_together(self) -> None:
-        """Without a fixed ``opponent``, the opponent weights must have a positive sum; a
-        league needs the pool (no fixed ``opponent``) and a share of games for its exploiters."""
-        if self.league_every and self.opponent:
-            raise ConfigError(
-                f"{self.NAME}: league_every needs the opponent pool; it cannot train beside a "
-                f"fixed opponent ({self.opponent!r})"
-            )
-        if self.league_every and self.exploiter_weight <= 0:
-            raise ConfigError(
-                f"{self.NAME}: league_every = {self.league_every} needs exploiter_weight > 0 "
-                f"(its exploiters would never play)"
-            )
+        """Without a fixed ``opponent``, the opponent weights must have a positive sum."""
         if self.opponent:
             return
         weights = (

@@ -27,7 +27,6 @@ from piquet_training.evaluation.stats import verdict_word
 TRAIN_CSV = "train.csv"
 EVAL_CSV = "eval.csv"
 EVENTS_CSV = "events.csv"
-LEAGUE_CSV = "league.csv"
 EVAL_COLUMNS = (
     "update",
     "env_steps",
@@ -42,17 +41,6 @@ EVAL_COLUMNS = (
     "significant",
 )
 EVENT_COLUMNS = ("update", "env_steps", "event")
-LEAGUE_COLUMNS = (
-    "update",
-    "env_steps",
-    "league_env_steps",
-    "seconds",
-    "first_points",
-    "last_points",
-)
-"""``league.csv``: a row per league round (:mod:`piquet_training.league`): the learner's update
-and env steps, the league's env steps so far, the round's seconds, and the exploiter's points per
-deal over the learner in the round's first and last update."""
 EVAL_KINDS = ("start", "periodic", "final")
 """``eval.csv``'s kinds: before the first update, every ``eval_every`` updates, at the end."""
 
@@ -92,17 +80,11 @@ class Console:
                 ("heuristic", cfg.heuristic_weight),
                 ("snapshot", cfg.snapshot_weight),
                 ("random", cfg.random_weight),
-                ("exploiter", cfg.exploiter_weight if cfg.league_every else 0.0),
             )
             if w > 0
         )
         if cfg.opponent:
             opponents = f"{cfg.opponent} alone"
-        if cfg.league_every:
-            opponents += (
-                f" (league: an exploiter trained {cfg.league_updates} updates every "
-                f"{cfg.league_every})"
-            )
         evals = (
             f"every {cfg.eval_every} updates ({cfg.eval_deals} pairs)"
             if cfg.eval_every
@@ -218,7 +200,7 @@ class RunLogger:
         ``keep_start=False``); return how many were dropped. Called before a resumed run redoes
         those updates, so that no update is logged twice."""
         dropped = 0
-        for name in (TRAIN_CSV, EVAL_CSV, EVENTS_CSV, LEAGUE_CSV):
+        for name in (TRAIN_CSV, EVAL_CSV, EVENTS_CSV):
             path = self.out_dir / name
             if not path.exists():
                 continue
@@ -274,15 +256,6 @@ class RunLogger:
             EVENT_COLUMNS,
             {"update": update, "env_steps": env_steps, "event": event},
         )
-
-    def log_league(self, row: dict[str, Any]) -> None:
-        """Append a league round's row (:data:`LEAGUE_COLUMNS`) to ``league.csv`` (and
-        TensorBoard)."""
-        _append(self.out_dir / LEAGUE_CSV, LEAGUE_COLUMNS, row)
-        if self._writer is not None:
-            step = int(row["env_steps"])
-            self._writer.add_scalar("league/last_points", row["last_points"], step)
-            self._writer.add_scalar("league/env_steps", row["league_env_steps"], step)
 
     def close(self) -> None:
         """Flush and close TensorBoard."""

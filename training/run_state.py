@@ -23,7 +23,6 @@ from piquet_agents.network import ActorCritic
 from piquet_env.rules import make_rules
 from piquet_training.collector import OpponentPool
 from piquet_training.config import TrainConfig
-from piquet_training.league import League
 
 
 def save_training_checkpoint(
@@ -34,23 +33,15 @@ def save_training_checkpoint(
     cfg: TrainConfig,
     np_rng: np.random.Generator,
     counters: dict[str, Any],
-    league: League | None = None,
 ) -> None:
     """Everything :func:`train` needs to continue exactly where it stopped (stale temporary files
-    of an earlier, killed save are removed first); with a ``league``, its exploiter, the
-    exploiter's optimizer and the pool's exploiters too."""
+    of an earlier, killed save are removed first)."""
     remove_stale_temporaries(path.parent)
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     opt_tensors, opt_meta = optimizer_to_tensors(optimizer)
     tensors.update(opt_tensors)
     for j, snap in enumerate(pool.snapshots):
         tensors.update({f"pool{j}.{k}": v for k, v in snap.state_dict().items()})
-    for j, exploiter in enumerate(pool.exploiters):
-        tensors.update({f"exploiter{j}.{k}": v for k, v in exploiter.state_dict().items()})
-    if league is not None:
-        tensors.update({f"league.{k}": v for k, v in league.exploiter.state_dict().items()})
-        league_opt, league_opt_meta = optimizer_to_tensors(league.optimizer, prefix="league_optim")
-        tensors.update(league_opt)
     tensors["rng.torch"] = torch.get_rng_state()
     meta = ck.policy_meta(model, make_rules(cfg.rules), cfg.to_dict())
     meta["train"] = {
@@ -60,12 +51,6 @@ def save_training_checkpoint(
         "numpy_rng": np_rng.bit_generator.state,
         "python_rng": json.loads(json.dumps(random.getstate())),
     }
-    if league is not None:
-        meta["train"]["league"] = {
-            "started": league.started,
-            "optimizer": league_opt_meta,
-            "exploiter_updates": pool.exploiter_updates,
-        }
     ck.save_checkpoint(path, tensors, meta)
 
 
@@ -79,14 +64,7 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
 
 
 _COUNTERS = {"update": int, "env_steps": int, "train_seconds": float}
-_OPTIONAL_COUNTERS = (
-    "bc_seconds",
-    "eval_s_per_pair",
-    "collect_seconds",
-    "update_seconds",
-    "league_env_steps",
-    "league_seconds",
-)
+_OPTIONAL_COUNTERS = ("bc_seconds", "eval_s_per_pair", "collect_seconds", "update_seconds")
 
 
 def _bad(ckpt: ck.Checkpoint, field: str, problem: str) -> ck.CheckpointError:
@@ -116,11 +94,10 @@ def restore_training_checkpoint(
     optimizer: torch.optim.Optimizer,
     pool: OpponentPool,
     np_rng: np.random.Generator,
-    league: League | None = None,
 ) -> dict[str, Any]:
-    """Load what :func:`save_training_checkpoint` wrote (with a ``league``, its part too);
-    return the counters. Every part that is missing or malformed raises
-    :class:`~piquet_agents.checkpoint.CheckpointError` naming the file and the field."""
+    """Load what :func:`save_training_checkpoint` wrote; return the counters. Every part that is
+    missing or malformed raises :class:`~piquet_agents.checkpoint.CheckpointError` naming the
+    file and the field."""
     train = ckpt.meta.get("train")
     if not isinstance(train, dict):
         raise _bad(ckpt, "train", "this checkpoint holds a policy only, not a training state")
@@ -136,9 +113,6 @@ def restore_training_checkpoint(
         ("train.numpy_rng", lambda: _set_numpy_state(np_rng, train["numpy_rng"])),
         ("train.python_rng", lambda: _set_python_state(train["python_rng"])),
     ]
-    if league is not None:  # before the generators: its copies are built with torch's
-        league_step = ("train.league", lambda: _restore_league(ckpt, league, pool, train["league"]))
-        steps.insert(3, league_step)
     for field_name, restore in steps:
         try:
             restore()
@@ -160,24 +134,6 @@ def _restore_pool(ckpt: ck.Checkpoint, pool: OpponentPool, updates: Any) -> None
     for j, update in enumerate(updates):
         pool.add_snapshot(update)
         pool.snapshots[-1].load_state_dict(ckpt.section(f"pool{j}"))
-
-
-def _restore_league(ckpt: ck.Checkpoint, league: League, pool: OpponentPool, meta: Any) -> None:
-    if not isinstance(meta, dict) or not isinstance(meta.get("started"), bool):
-        raise TypeError(f"expected the league's table, got {str(meta)[:80]}")
-    updates = meta["exploiter_updates"]
-    if not isinstance(updates, list) or not all(
-        isinstance(u, int) and not isinstance(u, bool) for u in updates
-    ):
-        raise TypeError(f"expected a list of update numbers, got {str(updates)[:80]}")
-    league.exploiter.load_state_dict(ckpt.section("league"))
-    optimizer_from_tensors(league.optimizer, ckpt.section("league_optim"), meta["optimizer"])
-    league.started = meta["started"]
-    pool.exploiters.clear()
-    pool.exploiter_updates.clear()
-    for j, update in enumerate(updates):
-        pool.add_exploiter(league.exploiter, update)
-        pool.exploiters[-1].load_state_dict(ckpt.section(f"exploiter{j}"))
 
 
 def _set_numpy_state(np_rng: np.random.Generator, state: Any) -> None:

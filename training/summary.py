@@ -38,7 +38,7 @@ def update_row(
         "train_return": float(batch.rewards.sum()) / n_traj if n_traj else "",
         **stats,
     }
-    for label in ("heuristic", "random", "snapshot", "exploiter"):
+    for label in ("heuristic", "random", "snapshot"):
         pts = batch.points.get(label)
         row[f"train_vs_{label}"] = float(np.mean(pts)) if pts else ""
     row["rss_mib"], row["peak_rss_mib"] = resident_mib()  # where the memory peak is reached
@@ -46,27 +46,21 @@ def update_row(
 
 
 def time_split(counters: dict[str, Any]) -> str:
-    """Where the PPO time went: self-play collection, the update (advantages included), the
-    league's rounds (if any) and the rest (evaluations, checkpoints, snapshots, logging), as
-    shares of ``train_seconds``.
+    """Where the PPO time went: self-play collection, the update (advantages included), and the
+    rest (evaluations, checkpoints, snapshots, logging), as shares of ``train_seconds``.
 
     >>> time_split({"train_seconds": 10.0, "collect_seconds": 4.0, "update_seconds": 5.0})
     'PPO time: collection 40%, update 50%, evaluations and checkpoints 10%'
-    >>> time_split({"train_seconds": 10.0, "collect_seconds": 4.0, "update_seconds": 3.0,
-    ...     "league_seconds": 2.0})
-    'PPO time: collection 40%, update 30%, league 20%, evaluations and checkpoints 10%'
     """
     total = counters.get("train_seconds", 0.0)
     if not total:
         return "PPO time: none"
     collect = counters.get("collect_seconds", 0.0)
     update = counters.get("update_seconds", 0.0)
-    league = counters.get("league_seconds", 0.0)
-    rest = max(0.0, total - collect - update - league)
+    rest = max(0.0, total - collect - update)
     return (
         f"PPO time: collection {100 * collect / total:.0f}%, update {100 * update / total:.0f}%, "
-        + (f"league {100 * league / total:.0f}%, " if league else "")
-        + f"evaluations and checkpoints {100 * rest / total:.0f}%"
+        f"evaluations and checkpoints {100 * rest / total:.0f}%"
     )
 
 
@@ -100,11 +94,6 @@ def write_summary(
         )
         + f"{c['train_seconds'] / 60:.1f} min of PPO ({steps_per_s:,.0f} env steps/s)",
     ]
-    if c.get("league_env_steps"):
-        lines.append(
-            f"- league: {c['league_env_steps']:,} env steps of exploiter training besides "
-            f"(every {cfg.league_every} updates, {cfg.league_updates} updates each)"
-        )
     if stopped_early:
         lines.append(f"- **stopped early**: {stopped_early}")
     worker = (

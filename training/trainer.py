@@ -46,7 +46,6 @@ from piquet_training.compute import resolve_device, resolve_precision
 from piquet_training.config import TrainConfig, to_toml
 from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
-from piquet_training.league import League
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
 from piquet_training.ppo import gae, ppo_update
 from piquet_training.run_log import Console, RunLogger, plot_learning_curve
@@ -113,8 +112,6 @@ class Run:
     t_start: float
     precision: str = "fp32"
     """The update's resolved precision (:func:`~piquet_training.compute.resolve_precision`)."""
-    league: League | None = None
-    """The league's exploiter (:mod:`piquet_training.league`), when ``league_every > 0``."""
     counters: dict[str, Any] = field(
         default_factory=lambda: {"update": 0, "env_steps": 0, "train_seconds": 0.0}
     )
@@ -135,7 +132,6 @@ class Run:
             self.cfg,
             self.np_rng,
             self.counters,
-            self.league,
         )
 
     def evaluate(self, kind: str, n_pairs: int, seed: int, workers: int = 1) -> list[dict]:
@@ -187,14 +183,10 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         "heuristic": cfg.heuristic_weight,
         "random": cfg.random_weight,
     }
-    if cfg.league_every:
-        weights["exploiter"] = cfg.exploiter_weight
     target = None
     if cfg.opponent:  # one fixed opponent, frozen: the exploiter's target
         weights, target = {"target": 1.0}, fixed_opponent(cfg.opponent, rules, device, cfg.seed)
-    pool = OpponentPool(
-        model, weights, size=cfg.pool_size, target=target, league_size=cfg.league_size
-    )
+    pool = OpponentPool(model, weights, size=cfg.pool_size, target=target)
     return Run(
         cfg=cfg,
         out_dir=out_dir,
@@ -211,7 +203,6 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         cap=TimeCap(cfg.time_budget_minutes, t_start),
         t_start=t_start,
         precision=precision,
-        league=League(cfg, model) if cfg.league_every else None,
     )
 
 
@@ -277,9 +268,7 @@ def start(run: Run, resume: str | Path | None) -> None:
         path = Path(resume)
         ckpt = ck.read_checkpoint(path / ck.LATEST_FILE if path.is_dir() else path, rules=run.rules)
         _check_arch(ckpt, model, resume)
-        run.counters = restore_training_checkpoint(
-            ckpt, model, run.optimizer, run.pool, run.np_rng, run.league
-        )
+        run.counters = restore_training_checkpoint(ckpt, model, run.optimizer, run.pool, run.np_rng)
         c = run.counters
         dropped = run.logger.truncate(c["update"])
         run.logger.log_event(c["update"], c["env_steps"], "resume")
@@ -409,8 +398,6 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         if cfg.snapshot_every and update % cfg.snapshot_every == 0:
             run.pool.add_snapshot(update)
         last = _made(c, cfg)
-        if run.league is not None and run.league.due(update) and not last:
-            league_round(run)
         if cfg.eval_every and update % cfg.eval_every == 0 and not last:
             run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
         if update % cfg.checkpoint_every == 0 or last:
@@ -419,34 +406,6 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         update_s = (time.perf_counter() - here) / done_here  # evaluations and saves included
     run.console.close_progress()
     return finish(run)
-
-
-def league_round(run: Run) -> None:
-    """Train the league's exploiter against the learner as it is now and add it to the pool
-    (:mod:`piquet_training.league`); log and print the round."""
-    assert run.league is not None
-    c, t0 = run.counters, time.perf_counter()
-    r = run.league.play_round(c["update"], run.pool, run.collector, run.np_rng, run.precision)
-    seconds = time.perf_counter() - t0
-    c["league_env_steps"] = c.get("league_env_steps", 0) + r.env_steps
-    c["league_seconds"] = c.get("league_seconds", 0.0) + seconds
-    run.logger.log_league(
-        {
-            "update": c["update"],
-            "env_steps": c["env_steps"],
-            "league_env_steps": c["league_env_steps"],
-            "seconds": round(seconds, 2),
-            "first_points": round(r.first_points, 4),
-            "last_points": round(r.last_points, 4),
-        }
-    )
-    run.console.say(
-        f"league: an exploiter of update {c['update']} trained {run.cfg.league_updates} updates "
-        f"({r.env_steps:,} env steps, {seconds:.0f} s): {r.first_points:+.2f} -> "
-        f"{r.last_points:+.2f} points per deal over the learner; {len(run.pool.exploiters)} in "
-        f"the pool"
-    )
-    release_free_memory()
 
 
 def _made(c: dict[str, Any], cfg: TrainConfig) -> bool:

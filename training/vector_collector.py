@@ -4,8 +4,7 @@
 (complete games, each trajectory one seat of one game, the same rewards) but holds the games in a
 :class:`piquet_env.vector.BatchGame` and chooses every network move of a step in one forward pass
 per network: the learner (sampling), the pool's snapshots (all in one pass, their weights stacked:
-:class:`~piquet_agents.network.ActorStack`), the league's exploiters and an exploiter's fixed
-target (greedy, one stacked pass each), and the random agent
+:class:`~piquet_agents.network.ActorStack`), and the random agent
 (:func:`piquet_env.vector.sample_legal`). Games against the heuristic agent, which cannot act in
 batch, are handed to a per-game :class:`~piquet_training.collector.Collector`, at a fraction of the
 batched games' speed (so the default pool gives them no weight).
@@ -47,14 +46,13 @@ from piquet_training.compute import autocast
 
 __all__ = ["VectorCollector", "concat_rollouts"]
 
-_SELF, _SNAPSHOT, _HEURISTIC, _RANDOM, _TARGET, _EXPLOITER = range(6)
+_SELF, _SNAPSHOT, _HEURISTIC, _RANDOM, _TARGET = range(5)
 _KIND_CODES = {
     "self": _SELF,
     "snapshot": _SNAPSHOT,
     "heuristic": _HEURISTIC,
     "random": _RANDOM,
     "target": _TARGET,
-    "exploiter": _EXPLOITER,
 }
 _LABELS = {code: kind for kind, code in _KIND_CODES.items()}
 
@@ -215,7 +213,8 @@ class VectorCollector:
         self._batches: dict[int, BatchGame] = {}
         self._stack: ActorStack | None = None  # the pool's snapshots, stacked
         self._stack_of: list[ActorCritic] = []  # ... as they were when stacked
-        self._greedy: dict[str, tuple[list[ActorCritic], ActorStack]] = {}  # greedy players
+        self._target: ActorStack | None = None  # the pool's fixed target network, stacked
+        self._target_of: ActorCritic | None = None
         columns: dict[str, tuple[tuple[int, ...], type]] = {
             "obs": ((self.size,), np.float32),
             "masks": ((self.n_actions,), np.int8),
@@ -255,12 +254,8 @@ class VectorCollector:
         codes = np.array([_KIND_CODES[k] for k in pool.kinds])
         kinds = codes[rng.choice(len(codes), size=n_games, p=pool.probs)]
         kinds = np.where((kinds == _SNAPSHOT) & (not pool.snapshots), _SELF, kinds)
-        kinds = np.where((kinds == _EXPLOITER) & (not pool.exploiters), _SELF, kinds)
         learner_seat = (rng.random(n_games) < 0.5).astype(np.int8)
         snap = rng.integers(max(1, len(pool.snapshots)), size=n_games)
-        if "exploiter" in pool.kinds:  # which exploiter (drawn only in a league's runs)
-            which = rng.integers(max(1, len(pool.exploiters)), size=n_games)
-            snap = np.where(kinds == _EXPLOITER, which, snap)
         parts = []
         per_game = kinds == _HEURISTIC  # agents that cannot act in batch
         if pool.target_model is None:
@@ -399,38 +394,19 @@ class VectorCollector:
             actions[h] = self._snapshots_act(pool, slots.snap[h], view.obs(h), view.mask[h])
         t = np.flatnonzero(other & (slots.kinds == _TARGET))
         if t.size:
-            zeros = np.zeros(t.size, dtype=np.int64)
-            targets = [pool.target_model]
-            actions[t] = self._greedy_act("target", targets, zeros, view.obs(t), view.mask[t])
-        x = np.flatnonzero(other & (slots.kinds == _EXPLOITER))
-        if x.size:
-            actions[x] = self._greedy_act(
-                "exploiter", pool.exploiters, slots.snap[x], view.obs(x), view.mask[x]
-            )
+            actions[t] = self._target_act(pool, view.obs(t), view.mask[t])
         return actions, logp, obs
 
-    def _greedy_act(
-        self,
-        role: str,
-        models: list[ActorCritic],
-        which: np.ndarray,
-        obs: np.ndarray,
-        mask: np.ndarray,
-    ) -> np.ndarray:
-        """Greedy actions of frozen networks (row ``i`` by ``models[which[i]]``: the fixed
-        target, the league's exploiters), in float32 as a greedy policy agent plays, in one
-        stacked pass (:class:`ActorStack`, rebuilt when ``role``'s networks change)."""
-        built = self._greedy.get(role)
-        if (
-            built is None
-            or len(built[0]) != len(models)
-            or any(a is not b for a, b in zip(built[0], models))
-        ):
-            built = self._greedy[role] = (list(models), ActorStack(models, torch.float32))
+    def _target_act(self, pool: OpponentPool, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The fixed target network's greedy actions, in float32 as a greedy policy agent plays
+        (one stack of one network, built once per target)."""
+        if self._target_of is not pool.target_model:
+            self._target = ActorStack([pool.target_model], torch.float32)
+            self._target_of = pool.target_model
         dev = self.device
-        which_t = torch.from_numpy(np.asarray(which, dtype=np.int64)).to(dev)
+        which = torch.zeros(len(obs), dtype=torch.int64, device=dev)
         obs_t, mask_t = torch.from_numpy(obs).to(dev), torch.from_numpy(mask).to(dev)
-        return built[1].act(which_t, obs_t, mask_t, greedy=True).cpu().numpy()
+        return self._target.act(which, obs_t, mask_t, greedy=True).cpu().numpy()
 
     def _record(
         self,
