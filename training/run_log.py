@@ -73,18 +73,17 @@ class Console:
 
         cfg = self.cfg
         cap = f"{cfg.time_budget_minutes:g} min" if cfg.time_budget_minutes else "none"
-        opponents = ", ".join(
-            f"{name} {w:g}"
-            for name, w in (
-                ("self", cfg.self_play_weight),
-                ("heuristic", cfg.heuristic_weight),
-                ("snapshot", cfg.snapshot_weight),
-                ("random", cfg.random_weight),
-            )
-            if w > 0
+        weights = (
+            ("self", cfg.self_play_weight),
+            ("heuristic", cfg.heuristic_weight),
+            ("snapshot", cfg.snapshot_weight),
+            ("random", cfg.random_weight),
         )
-        if cfg.opponent:
-            opponents = f"{cfg.opponent} alone"
+        opponents = (
+            f"{cfg.opponent} alone"
+            if cfg.opponent
+            else ", ".join(f"{name} {w:g}" for name, w in weights if w > 0)
+        )
         evals = (
             f"every {cfg.eval_every} updates ({cfg.eval_deals} pairs)"
             if cfg.eval_every

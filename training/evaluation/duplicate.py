@@ -34,7 +34,7 @@ import os
 import random
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
 from multiprocessing import get_context
@@ -534,10 +534,7 @@ def report(
     """The :class:`MatchReport` of a list of paired games (both games of every pair present).
     With ``variance_reduction`` (the name of the value function the games were corrected with)
     ``points`` subtracts each game's correction and ``plain_points`` keeps the raw estimate."""
-    by_pair: dict[int, list[GameResult]] = {}
-    for g in games:
-        by_pair.setdefault(g.pair, []).append(g)
-    pairs = [v for _, v in sorted(by_pair.items())]
+    pairs = [v for _, v in sorted(games_by_pair(games).items())]
     if not pairs or any(len(v) != 2 for v in pairs):
         raise ValueError("a report needs both games of every duplicate pair")
     points = mean_ci([pair_points(v) for v in pairs])
@@ -563,6 +560,14 @@ def report(
         variance_reduction,
         plain,
     )
+
+
+def games_by_pair(games: Iterable[GameResult]) -> dict[int, list[GameResult]]:
+    """The games of a match grouped by duplicate pair (in the order they come)."""
+    by_pair: dict[int, list[GameResult]] = {}
+    for g in games:
+        by_pair.setdefault(g.pair, []).append(g)
+    return by_pair
 
 
 def pair_points(pair: Sequence[GameResult]) -> float:

@@ -41,7 +41,7 @@ from piquet_env.untrusted import (
     sha256_hex,
     short_json,
 )
-from piquet_training.evaluation.duplicate import AgentLike, GameResult, agent_name
+from piquet_training.evaluation.duplicate import AgentLike, GameResult, agent_name, games_by_pair
 
 RECORD_FILE = "matches.jsonl"
 """Name of a ladder's record of played games in its output folder (see :class:`MatchRecord`)."""
@@ -248,11 +248,8 @@ class MatchRecord:
                 self._give_up(f"it cannot be truncated: {err.strerror or err}")
 
     def _merge(self, key: MatchKey, games: Sequence[GameResult], where: str) -> None:
-        by_pair: dict[int, list[GameResult]] = {}
-        for g in games:
-            by_pair.setdefault(g.pair, []).append(g)
         have = self._games.setdefault(key, {})
-        for pair, both in by_pair.items():
+        for pair, both in games_by_pair(games).items():
             both.sort(key=lambda g: g.game)
             if [g.game for g in both] != [0, 1]:
                 raise LadderRecordError(f"{where}: pair {pair} lacks one of its two games")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from piquet_training.evaluation.duplicate import MatchReport
+from piquet_training.evaluation.duplicate import MatchReport, games_by_pair
 
 ALPHA = 0.05
 """The ladder's level: a match separates two agents when its ``p`` is under this (shared out
@@ -36,10 +36,7 @@ def rate(
     model = PlackettLuce()
     ratings = {a: model.rating(name=a) for a in agents}
     longest = max((m.n_pairs for m in matches), default=0)
-    by_pair = [{g.pair: [] for g in m.games} for m in matches]
-    for m, d in zip(matches, by_pair):
-        for g in m.games:
-            d[g.pair].append(g)
+    by_pair = [games_by_pair(m.games) for m in matches]
     for pair in range(longest):
         for m, d in zip(matches, by_pair):
             for g in d.get(pair, ()):
