@@ -590,13 +590,15 @@ class Hub:
             await self.close(table)
 
     async def close(self, table: Table) -> None:
-        """Save ``table``'s game (unless saved when it ended) and close the table."""
+        """Save ``table``'s game (unless saved when it ended) and close the table. It leaves
+        :attr:`tables` only once its record is written, so a table no longer listed is saved (and
+        :meth:`shutdown` waits for a save under way)."""
         if table.closed and table.id not in self.tables:
             return
         await table.stop()
-        self.tables.pop(table.id, None)
         if table.saved is None:
             await self.save(table)
+        self.tables.pop(table.id, None)
 
     async def save(self, table: Table) -> Path | None:
         """Write the table's record to the records folder (whole or not at all); its path, or
