@@ -12,8 +12,9 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
+from types import MappingProxyType
 
 RULE_SETS = ("standard", "classic")
 VARIANTS = ("orbis", "saison", "normand")
@@ -58,18 +59,16 @@ class Rules:
     """``classic``: equal totals after the partie are played off with two more deals."""
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            _check_type(f.name, getattr(self, f.name), _FIELD_TYPES[f.name])
         if self.base not in RULE_SETS:
             raise ValueError(f"unknown rule set {self.base!r}; expected one of {RULE_SETS}")
         for v in self.variants:
             if v not in VARIANTS:
                 raise ValueError(f"unknown variant {v!r}; expected some of {VARIANTS}")
-        for name, allowed in (
-            ("trick_scoring", RULE_SETS),
-            ("repique_reckoning", RULE_SETS),
-            ("settlement", RULE_SETS),
-        ):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        for name in ("trick_scoring", "repique_reckoning", "settlement"):
+            if getattr(self, name) not in RULE_SETS:
+                raise ValueError(f"{name} must be one of {RULE_SETS}, got {getattr(self, name)!r}")
         if self.deals < 2 or self.deals % 2:
             raise ValueError(f"deals must be a positive even number, got {self.deals}")
         if not 1 <= self.elder_max_exchange <= 5:
@@ -129,6 +128,33 @@ class Rules:
         return cls(**d)
 
 
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "base": (str,),
+    "variants": (tuple,),
+    "exchange": (bool,),
+    "deals": (int,),
+    "joker": (bool,),
+    "elder_max_exchange": (int,),
+    "younger_min_exchange": (int,),
+    "younger_max_exchange": (int, type(None)),
+    "carte_blanche": (bool,),
+    "trick_scoring": (str,),
+    "repique_reckoning": (str,),
+    "settlement": (str,),
+    "tie_break_deals": (bool,),
+}
+"""The type each :class:`Rules` field must have (an int field refuses bools and floats)."""
+
+
+def _check_type(name: str, value: object, types: tuple[type, ...]) -> None:
+    """A ``ValueError`` naming the field unless ``value``'s type is one of ``types`` exactly (a
+    bool is no int here, nor is a float or a numpy integer: rules are plain values)."""
+    if type(value) in types:
+        return
+    wanted = " or ".join("None" if t is type(None) else t.__name__ for t in types)
+    raise ValueError(f"Rules.{name} must be {wanted}, got {value!r} ({type(value).__name__})")
+
+
 STANDARD = Rules()
 CLASSIC = Rules(
     base="classic",
@@ -141,13 +167,31 @@ CLASSIC = Rules(
     tie_break_deals=True,
 )
 
+RULE_SET_RULES: Mapping[str, Rules] = MappingProxyType({"standard": STANDARD, "classic": CLASSIC})
+"""Each rule set's switches, by name (:data:`RULE_SETS` in order)."""
 
-def make_rules(preset: str | Rules = "standard", variants: Iterable[str] = ()) -> Rules:
+VARIANT_CHANGES: Mapping[str, Mapping[str, object]] = MappingProxyType(
+    {
+        "orbis": MappingProxyType({"exchange": False}),
+        "saison": MappingProxyType({"deals": 12}),
+        "normand": MappingProxyType({"joker": True}),
+    }
+)
+"""What each variant changes, as :class:`Rules` fields and their values, in canonical order (the
+order of :data:`VARIANTS` and of a preset's name). Variants change disjoint fields, so they
+combine in any order; a variant is added here and nowhere else (the development page's
+checklist)."""
+
+assert tuple(VARIANT_CHANGES) == VARIANTS, "VARIANTS lists VARIANT_CHANGES' keys in order"
+
+
+def make_rules(preset: str | Rules = "standard", variants: str | Iterable[str] = ()) -> Rules:
     """Rules for a rule set plus variants, e.g. ``make_rules("classic", ["normand"])``.
 
     ``preset`` may itself carry variants joined by ``+`` (``"standard+orbis"``), or be a
-    :class:`Rules` (returned as is when no variants are added). Unknown names and repeated variants
-    raise ``ValueError``; ``variants`` may also be one ``+``-joined string (``"orbis+saison"``).
+    :class:`Rules` (returned as is when no variants are added). ``variants`` is a list of names,
+    or one name or ``+``-joined string (``"orbis+saison"``). Unknown names and repeated variants
+    raise ``ValueError``; what each variant changes is :data:`VARIANT_CHANGES`.
     """
     if isinstance(preset, Rules):
         base_rules, extra = preset, list(preset.variants)
@@ -157,7 +201,7 @@ def make_rules(preset: str | Rules = "standard", variants: Iterable[str] = ()) -
         head, *extra = [p.strip().lower() for p in preset.split("+")]
         if head not in RULE_SETS:
             raise ValueError(f"unknown rules preset {head!r}; expected one of {RULE_SETS}")
-        base_rules = STANDARD if head == "standard" else CLASSIC
+        base_rules = RULE_SET_RULES[head]
     if isinstance(variants, str):
         variants = [v for v in variants.split("+") if v.strip()]
     elif not isinstance(variants, Iterable):
@@ -173,21 +217,17 @@ def make_rules(preset: str | Rules = "standard", variants: Iterable[str] = ()) -
         raise ValueError(f"variant given twice in {names}")
     if isinstance(preset, Rules) and names == list(preset.variants):
         return preset
-    base_rules = replace(base_rules, variants=())
-    changes: dict = {"variants": tuple(v for v in VARIANTS if v in names)}
-    if "orbis" in names:
-        changes["exchange"] = False
-    if "saison" in names:
-        changes["deals"] = 12
-    if "normand" in names:
-        changes["joker"] = True
+    changes: dict[str, object] = {"variants": tuple(v for v in VARIANTS if v in names)}
+    for v in changes["variants"]:
+        changes.update(VARIANT_CHANGES[v])
     return replace(base_rules, **changes)
 
 
 def all_presets() -> list[Rules]:
-    """Every rule set with every combination of variants (16 rule objects)."""
-    out = []
-    for base in RULE_SETS:
-        for bits in range(8):
-            out.append(make_rules(base, [v for i, v in enumerate(VARIANTS) if bits >> i & 1]))
-    return out
+    """Every rule set with every combination of variants (2 x 2 ** len(VARIANTS) rule objects),
+    rule set first, then the variants' subsets in :data:`VARIANTS` order."""
+    return [
+        make_rules(base, [v for i, v in enumerate(VARIANTS) if bits >> i & 1])
+        for base in RULE_SETS
+        for bits in range(2 ** len(VARIANTS))
+    ]
