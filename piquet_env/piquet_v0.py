@@ -36,6 +36,15 @@ Importing `piquet_env` registers it with PettingZoo's registry (PettingZoo 1.27 
   `"win"`: nothing until the end, then +1 for a won episode, -1 for a lost one, 0 for a tie
   (times `reward_scale`), as benchmark code expects (:mod:`piquet_env.rewards` defines the modes).
 - `reward_scale`: a positive factor applied to every reward (default 1.0; e.g. 0.01).
+- `dense`: under `"deal_points"`, pay each player's deal-point difference after every move, as it
+  accrues, rather than at each deal's end (default `False`; the sums are the same).
+- `settle_weight`: under `"deal_points"`, the weight (at least 0, default 1.0) of the
+  settlement's remainder paid at the episode's end; below 1 an episode no longer sums to its
+  result (a trainer's shaping).
+- `settings`: all of the above at once, as one `piquet_env.settings.EnvSettings` (the same object
+  `BatchGame`, `PiquetVectorEnv`, `SelfPlayEnv` and the Gymnasium adapter take); options given
+  beside it replace its values. Every env of the family validates its options there, so a value
+  is accepted or refused the same way by all of them.
 - `render_mode`: `None`, `"human"` (prints), `"ansi"` (returns the text) or `"rgb_array"` (returns
   the table as a uint8 HxWx3 image; needs matplotlib: `pip install "piquet-env[render]"`);
   `render_view`: `"player"` (default: player_0's view, whoever acts, so that consecutive frames
@@ -162,7 +171,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 import operator
 import random
 from collections.abc import Iterable, Mapping
@@ -178,11 +186,11 @@ from piquet_env.actions import SPECIAL_NAMES
 from piquet_env.cards import card_str
 from piquet_env.combinations import CATEGORY_NAMES
 from piquet_env.game import PHASE_NAMES, Game, Phase
-from piquet_env.game.state import resolve_mode
 from piquet_env.observation import encoder_for
 from piquet_env.render import render_text
-from piquet_env.rewards import REWARDS, reward_due
-from piquet_env.rules import Rules, make_rules
+from piquet_env.rewards import reward_due
+from piquet_env.rules import Rules
+from piquet_env.settings import EnvSettings, env_settings
 
 AGENTS = ("player_0", "player_1")
 _INDEX = {"player_0": 0, "player_1": 1}
@@ -260,9 +268,10 @@ def _action_names(rules: Rules) -> tuple[tuple[str, ...], ...]:
 class raw_env(AECEnv):
     """Piquet as a PettingZoo AEC environment (see the module docstring for spaces and rewards).
 
-    Options: ``rules`` (a preset name or :class:`~piquet_env.rules.Rules`), ``variants``,
-    ``mode`` (``"partie"`` or ``"deal"``; ``episode=`` is its alias), ``reward`` (see
-    :data:`REWARDS`), ``reward_scale``,
+    Options: the family's settings (:mod:`piquet_env.settings`): ``settings=`` or ``rules`` (a
+    preset name or :class:`~piquet_env.rules.Rules`), ``variants``, ``mode`` (``"partie"`` or
+    ``"deal"``; ``episode=`` is its alias), ``reward`` (see
+    :data:`~piquet_env.rewards.REWARDS`), ``reward_scale``, ``dense``, ``settle_weight``; then
     ``render_mode`` (``None``, ``"human"``, ``"ansi"``, ``"rgb_array"``), ``render_view``
     (``"player"``, ``"player_0"``, ``"player_1"`` or ``"spectator"``), ``observation_format``
     (``"dict"`` or ``"vector"``) and ``info_names`` (``None``: the version's default).
@@ -283,32 +292,34 @@ class raw_env(AECEnv):
 
     def __init__(
         self,
-        rules: str | Rules = "standard",
-        variants: Iterable[str] = (),
+        rules: str | Rules | None = None,
+        variants: str | Iterable[str] | None = None,
         mode: str | None = None,
-        reward: str = "result",
-        reward_scale: float = 1.0,
+        reward: str | None = None,
+        reward_scale: float | None = None,
         render_mode: str | None = None,
         render_view: str = "player",
         observation_format: str = "dict",
         info_names: bool | None = None,
         *,
+        dense: bool | None = None,
+        settle_weight: float | None = None,
+        settings: EnvSettings | None = None,
         episode: str | None = None,
     ) -> None:
-        variants = _variants_option(variants)
         super().__init__()
-        self.rules = make_rules(rules, variants)
-        mode = resolve_mode(mode, episode)
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        try:
-            scale = float(reward_scale)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"reward_scale must be a positive number, got {reward_scale!r}"
-            ) from None
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        self.settings = env_settings(
+            settings,
+            rules=rules,
+            variants=variants,
+            mode=mode,
+            episode=episode,
+            reward=reward,
+            reward_scale=reward_scale,
+            dense=dense,
+            settle_weight=settle_weight,
+        )
+        self.rules = self.settings.rules
         check_render_mode(render_mode)
         if render_view not in RENDER_VIEWS:
             raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
@@ -327,9 +338,11 @@ class raw_env(AECEnv):
         self._info_mask = self.version >= 1 or self._vector_obs
         """Whether infos carry ``action_mask`` (always in v1; in v0 with vector observations,
         where the mask would otherwise be nowhere)."""
-        self.mode = mode
-        self.reward_mode = reward
-        self.reward_scale = scale
+        self.mode = self.settings.mode
+        self.reward_mode = self.settings.reward
+        self.reward_scale = self.settings.reward_scale
+        self._dense = self.settings.dense and self.reward_mode == "deal_points"
+        """Whether rewards are paid after every move (else at each deal's end)."""
         self.render_mode = render_mode
         self.render_view = render_view
         self.encoder = encoder_for(self.rules)
@@ -360,7 +373,7 @@ class raw_env(AECEnv):
         """Start a new episode: a partie (or one deal) dealt from ``seed``, or from the cards in
         ``options["deal"]`` / ``options["deals"]`` (see the module docstring)."""
         if seed is not None:
-            self._rng = random.Random(seed)
+            self._rng = random.Random(_seed_option(seed))
         deals, first_elder = _deal_options(options)
         self.game = Game(
             self.rules,
@@ -376,13 +389,15 @@ class raw_env(AECEnv):
         self.terminations = {a: False for a in AGENTS}
         self.truncations = {a: False for a in AGENTS}
         self._paid = [0, 0]
+        self._credited = [0, 0]
+        """Each player's deal-point difference already paid in the deal under way (dense)."""
         self._pending: list[dict | None] = [None, None]
         self._after_move()
 
     def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
         """``{"observation": float32 vector, "action_mask": int8 mask}`` for ``agent`` (the vector
         alone under ``observation_format="vector"``)."""
-        p = _INDEX[agent]
+        p = _agent_index(agent)
         g = self._started("observe")
         if self._vector_obs:
             return self.encoder.encode(g, p)
@@ -413,21 +428,30 @@ class raw_env(AECEnv):
         g.apply(action)
         self._pending[p] = None
         self._cumulative_rewards[agent] = 0
-        if len(g.deal_scores) == n_deals:  # the deal goes on: nothing to pay
+        deal_ended = len(g.deal_scores) != n_deals
+        if deal_ended or self._dense:
+            self._pay(n_deals, deal_ended)
+        else:  # the deal goes on: nothing to pay
             self.rewards = {"player_0": 0.0, "player_1": 0.0}
-        else:
-            self._pay(n_deals)
         self._after_move()
         if self.render_mode == "human":
             self.render()
 
-    def _pay(self, deal: int) -> None:
-        """Rewards and infos at the end of deal number ``deal`` (and of the episode)."""
+    def _pay(self, deal: int, deal_ended: bool) -> None:
+        """Rewards after a move in deal number ``deal``: at its end (with the deal's infos, and
+        the settlement at the episode's), or after every move when paying densely."""
         g = self.game
-        ds0, ds1 = g.deal_scores[-1]
-        self._pending = [{"deal": deal, "player_0": ds0.to_dict(), "player_1": ds1.to_dict()}] * 2
-        r0, _ = reward_due(self.reward_mode, g, 0, deal_ended=True)
-        r1, _ = reward_due(self.reward_mode, g, 1, deal_ended=True)
+        if deal_ended:
+            ds0, ds1 = g.deal_scores[-1]
+            info = {"deal": deal, "player_0": ds0.to_dict(), "player_1": ds1.to_dict()}
+            self._pending = [info, info]
+        w, credited = self.settings.settle_weight, self._credited
+        r0, credited[0] = reward_due(
+            self.reward_mode, g, 0, deal_ended=deal_ended, credited=credited[0], settle_weight=w
+        )
+        r1, credited[1] = reward_due(
+            self.reward_mode, g, 1, deal_ended=deal_ended, credited=credited[1], settle_weight=w
+        )
         if g.is_over:
             self.terminations = {a: True for a in AGENTS}
         self._paid[0] += r0
@@ -455,10 +479,8 @@ class raw_env(AECEnv):
         """v0's human-readable info of ``agent`` now, whatever ``info_names`` says: ``phase``,
         ``to_act``, ``legal_actions`` (names) and, from the end of a deal until the agent next
         acts, ``deal_score`` (both players' breakdowns; see the module docstring)."""
-        if agent not in _INDEX:
-            raise ValueError(f"agent must be one of {AGENTS}, got {agent!r}")
+        p = _agent_index(agent)
         self._started("readable_info")
-        p = _INDEX[agent]
         names = self._names_now()
         g = self.game
         info: dict[str, Any] = {
@@ -584,20 +606,6 @@ def render_rgb(game: Game, player: int | None) -> np.ndarray:
     return render_image(game, player)
 
 
-def _variants_option(variants: Any) -> tuple[str, ...]:
-    """The ``variants`` option as a tuple of names: one name or an iterable of names."""
-    if isinstance(variants, str):
-        return (variants,)
-    if isinstance(variants, Iterable) and not isinstance(variants, Mapping):
-        names = tuple(variants)
-        if all(isinstance(v, str) for v in names):
-            return names
-    raise ValueError(
-        f"variants must be a variant name or a list of names (orbis, saison, normand), "
-        f"got {variants!r}"
-    )
-
-
 def _action_id(action: Any) -> int:
     """``action`` as a plain int id (numpy integers and 0-d integer arrays accepted)."""
     if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
@@ -650,10 +658,38 @@ def _deal_options(options: Any) -> tuple[list, int | None]:
 
 
 def _elder_option(value: Any) -> int | None:
+    """The ``first_elder`` reset option: ``None``, the int 0 or 1 (numpy's too; not a bool nor
+    a float), or an agent name."""
     if value is None:
         return None
-    if value in (0, 1) and not isinstance(value, bool):
-        return int(value)
-    if value in AGENTS:
-        return AGENTS.index(value)
+    if isinstance(value, str):
+        if value in AGENTS:
+            return AGENTS.index(value)
+    elif not isinstance(value, (bool, np.bool_)):
+        try:
+            index = operator.index(value)
+        except TypeError:
+            index = None
+        if index in (0, 1):
+            return index
     raise ValueError(f"first_elder must be 0, 1, 'player_0' or 'player_1', got {value!r}")
+
+
+def _seed_option(seed: Any) -> int:
+    """A reset seed: an int of at least 0 (numpy's too; not a bool nor a float), as Gymnasium's
+    seeding asks."""
+    if not isinstance(seed, (bool, np.bool_)):
+        try:
+            value = operator.index(seed)
+        except TypeError:
+            value = -1
+        if value >= 0:
+            return value
+    raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+
+
+def _agent_index(agent: Any) -> int:
+    """The engine player of an agent name, or a ``ValueError`` naming the agents."""
+    if isinstance(agent, str) and agent in _INDEX:
+        return _INDEX[agent]
+    raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}")

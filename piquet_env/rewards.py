@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 import math
+from numbers import Real
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -56,17 +57,20 @@ class RewardError(ValueError):
 def check_reward(
     mode: str, *, scale: float = 1.0, settle_weight: float = 1.0, dense: bool = False
 ) -> None:
-    """Raise :class:`RewardError` naming the setting if ``mode``, ``scale`` (positive, finite),
-    ``settle_weight`` (finite, at least 0) or ``dense`` (a bool) is not usable."""
+    """Raise :class:`RewardError` naming the setting if ``mode``, ``scale`` (a real number,
+    positive and finite), ``settle_weight`` (a real number, finite, at least 0) or ``dense`` (a
+    bool) is not usable. Bools and strings are no numbers here (``"0.5"`` is refused, not
+    parsed). The env family's settings (:mod:`piquet_env.settings`) check their reward options
+    here."""
     if not isinstance(dense, (bool, np.bool_)):
         raise RewardError(f"dense must be True or False, got {dense!r}")
-    if mode not in REWARDS:
+    if not isinstance(mode, str) or mode not in REWARDS:
         raise RewardError(f"reward must be one of {REWARDS}, got {mode!r}")
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, Real):
         raise RewardError(f"reward_scale must be a positive number, got {scale!r}")
     if not (math.isfinite(scale) and scale > 0):
         raise RewardError(f"reward_scale must be a positive finite number, got {scale!r}")
-    if isinstance(settle_weight, bool) or not isinstance(settle_weight, (int, float)):
+    if isinstance(settle_weight, (bool, np.bool_)) or not isinstance(settle_weight, Real):
         raise RewardError(f"settle_weight must be a number, got {settle_weight!r}")
     if not (math.isfinite(settle_weight) and settle_weight >= 0):
         raise RewardError(f"settle_weight must be a finite number >= 0, got {settle_weight!r}")

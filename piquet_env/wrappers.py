@@ -116,6 +116,16 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._inner_step = env.step
         self._inner_observe = env.observe
 
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Reset (as the parent); a first reset that fails leaves the env as never reset, so that
+        a step is refused as before any reset, not with a missing attribute."""
+        try:
+            super().reset(seed=seed, options=options)
+        except Exception:
+            if self._raw.game is None:
+                self._has_reset = False
+            raise
+
     def step(self, action: Any) -> None:
         """Step, unless reset has not been called or every agent is done (as the parent)."""
         if not self._has_reset:

@@ -122,6 +122,7 @@ VECTOR_RUNS_ON = (
     "piquet_env.game",
     "piquet_env.observation",
     "piquet_env.rewards",
+    "piquet_env.settings",
     "piquet_env.vector",
 )
 

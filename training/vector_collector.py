@@ -234,7 +234,7 @@ class VectorCollector:
         if n not in self._batches:
             self._batches[n] = BatchGame(
                 self.rules,
-                n,
+                n=n,
                 mode=self.mode,
                 reward=self.reward,
                 reward_scale=self.reward_scale,

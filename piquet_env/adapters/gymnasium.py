@@ -30,6 +30,7 @@ played inside :meth:`~PiquetGymEnv.step` until the learner is to act again or th
 from __future__ import annotations
 
 from collections.abc import Iterable
+from numbers import Real
 from typing import Any, ClassVar
 
 import gymnasium
@@ -46,6 +47,7 @@ from piquet_env.piquet_v0 import (
     render_view_player,
 )
 from piquet_env.rules import Rules
+from piquet_env.settings import EnvSettings
 
 SEATS = ("random", "player_0", "player_1")
 
@@ -53,11 +55,12 @@ SEATS = ("random", "player_0", "player_1")
 class PiquetGymEnv(gymnasium.Env):
     """Single-agent Piquet: the learner against ``opponent`` (see the module docstring).
 
-    Options: ``rules``, ``variants``, ``mode`` (``episode=`` is its alias), ``reward``,
-    ``reward_scale``, ``render_mode`` and ``render_view`` as for
-    :class:`piquet_env.piquet_v0.raw_env`; ``seat`` (``"random"``,
-    ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (an :class:`~piquet_env.agent.Agent`
-    such as any agent of :mod:`piquet_agents`, or ``None`` for a uniform random player);
+    Options: the family's settings (``settings=`` or ``rules``, ``variants``, ``mode``,
+    ``reward``, ``reward_scale``, ``dense``, ``settle_weight``: :mod:`piquet_env.settings`),
+    ``render_mode`` and ``render_view`` as for :class:`piquet_env.piquet_v0.raw_env`; ``seat``
+    (``"random"``, ``"player_0"``, ``"player_1"``, or 0/1); ``opponent`` (an
+    :class:`~piquet_env.agent.Agent` such as any agent of :mod:`piquet_agents`, or ``None`` for a
+    uniform random player);
     ``illegal_reward`` (the learner's reward for an illegal action, which ends the episode).
     """
 
@@ -68,30 +71,37 @@ class PiquetGymEnv(gymnasium.Env):
 
     def __init__(
         self,
-        rules: str | Rules = "standard",
-        variants: Iterable[str] = (),
+        rules: str | Rules | None = None,
+        variants: str | Iterable[str] | None = None,
         mode: str | None = None,
-        reward: str = "result",
-        reward_scale: float = 1.0,
+        reward: str | None = None,
+        reward_scale: float | None = None,
         seat: str | int = "random",
         opponent: Agent | None = None,
         render_mode: str | None = None,
         render_view: str = "player",
         illegal_reward: float = -1.0,
         *,
+        dense: bool | None = None,
+        settle_weight: float | None = None,
+        settings: EnvSettings | None = None,
         episode: str | None = None,
     ) -> None:
         check_render_mode(render_mode)
         self.aec = raw_env(
+            settings=settings,
             rules=rules,
             variants=variants,
             mode=mode,
             episode=episode,
             reward=reward,
             reward_scale=reward_scale,
+            dense=dense,
+            settle_weight=settle_weight,
             render_mode=None,
             render_view=render_view,
         )  # the adapter renders itself, from the learner's view
+        self.settings = self.aec.settings
         self.rules = self.aec.rules
         if seat in (0, 1) and not isinstance(seat, bool):
             seat = AGENTS[seat]
@@ -105,10 +115,9 @@ class PiquetGymEnv(gymnasium.Env):
             low=0.0, high=enc.high, shape=(enc.size,), dtype=np.float32
         )
         self.action_space = spaces.Discrete(enc.n_actions)
-        try:
-            self.illegal_reward = float(illegal_reward)
-        except (TypeError, ValueError):
-            raise ValueError(f"illegal_reward must be a number, got {illegal_reward!r}") from None
+        if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(illegal_reward, Real):
+            raise ValueError(f"illegal_reward must be a number, got {illegal_reward!r}")
+        self.illegal_reward = float(illegal_reward)
         if not np.isfinite(self.illegal_reward):
             raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.learner = 0
@@ -159,7 +168,10 @@ class PiquetGymEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions now (all False once the episode is over)."""
-        return self.aec.encoder.action_mask(self.aec.game, self.learner).astype(bool)
+        game = self.aec.game
+        if game is None:
+            raise RuntimeError("action_masks() called before reset(): call reset() first")
+        return self.aec.encoder.action_mask(game, self.learner).astype(bool)
 
     def render(self) -> str | np.ndarray | None:
         """As the AEC env's render: the learner's view by default, or the spectator's."""

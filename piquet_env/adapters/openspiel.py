@@ -58,22 +58,26 @@ from piquet_env.cards import card_str, cards_str
 from piquet_env.game import Game, Phase
 from piquet_env.game.knowledge import determinize
 from piquet_env.game.scoring import MAX_TOTAL
-from piquet_env.game.state import resolve_mode
 from piquet_env.observation import encoder_for
 from piquet_env.render import render_text
-from piquet_env.rules import make_rules
+from piquet_env.settings import EnvSettings, env_settings
 
 GAME_NAME = "python_piquet"
 REWARDS = ("result", "win")
+"""The reward modes of the family (:data:`piquet_env.rewards.REWARDS`) that pay only at the end,
+as OpenSpiel's terminal reward model does."""
+_DEFAULTS = EnvSettings().to_params()
 DEFAULT_PARAMS = {
-    "rules": "standard",
-    "mode": "partie",
+    "rules": _DEFAULTS["rules"],
+    "mode": _DEFAULTS["mode"],
     "episode": "",
-    "reward": "result",
+    "reward": _DEFAULTS["reward"],
     "seed": 0,
 }
-"""The game's parameters and their defaults (``episode``, empty by default, is ``mode``'s former
-name, kept as an alias)."""
+"""The game's parameters and their defaults: the env family's settings
+(:data:`piquet_env.settings.PARAMETERS`) that a terminal-reward game has, validated by them,
+and the resampling ``seed``; ``episode``, empty by default, is ``mode``'s former name, kept as an
+alias."""
 _MOVES_PER_DEAL = 100  # generous: 24 plays, 6 declarations, at most 12 exchange moves
 _RESAMPLE_TRIES = 20
 
@@ -100,12 +104,25 @@ class PiquetGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         merged = {**DEFAULT_PARAMS, **(params or {})}
-        rules = make_rules(str(merged["rules"]))
+        unknown = sorted(set(merged) - set(DEFAULT_PARAMS))
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {unknown}; the game's are {list(DEFAULT_PARAMS)}"
+            )
         given = params or {}
-        mode = resolve_mode(given.get("mode"), given.get("episode") or None)
-        merged["mode"], merged["episode"], reward = mode, "", merged["reward"]
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        settings = env_settings(
+            rules=merged["rules"],
+            mode=given.get("mode"),
+            episode=given.get("episode") or None,
+            reward=merged["reward"],
+        )
+        if settings.reward not in REWARDS:
+            raise ValueError(
+                f"reward must be one of {REWARDS} (OpenSpiel's terminal reward model), got "
+                f"{settings.reward!r}"
+            )
+        rules, mode, reward = settings.rules, settings.mode, settings.reward
+        merged["mode"], merged["episode"] = mode, ""
         encoder = encoder_for(rules)
         deals = 1 if mode == "deal" else rules.deals + (2 if rules.tie_break_deals else 0)
         bound = 1.0 if reward == "win" else float(2 * MAX_TOTAL + 100)

@@ -193,12 +193,17 @@ def _int_arg(name: str, value: object) -> int:
         raise ValueError(f"{name} must be an int, got {short_repr(value)}") from None
 
 
+def max_deals_left(rules: Rules, deal_number: int = 0) -> int:
+    """The most deals a partie can still play from ``deal_number`` on (0-based), ``classic``'s
+    tie-break deals included."""
+    return rules.deals - deal_number + (2 if rules.tie_break_deals else 0)
+
+
 def max_start_total(rules: Rules, deal_number: int = 0) -> int:
     """The largest partie total a game may start with at ``deal_number``: one that stays within
     :data:`~piquet_env.game.scoring.MAX_TOTAL` whatever the deals left (tie-break deals included)
     score."""
-    left = rules.deals - deal_number + (2 if rules.tie_break_deals else 0)
-    return sc.MAX_TOTAL - sc.MAX_DEAL_POINTS * left
+    return sc.MAX_TOTAL - sc.MAX_DEAL_POINTS * max_deals_left(rules, deal_number)
 
 
 class Game:
@@ -322,6 +327,14 @@ class Game:
         self.mode = mode
         self._rng: random.Random | None = random.Random(seed)
         self._rng_state: tuple | None = None
+        most = 1 if mode == "deal" else max_deals_left(rules, deal_number)
+        if len(deals) > most:
+            what = (
+                "a single deal"
+                if mode == "deal"
+                else (f"a partie of {rules.name!r} from deal {deal_number + 1} on")
+            )
+            raise ValueError(f"deals: {len(deals)} deals given, but {what} plays at most {most}")
         self._preset = []
         for i, d in enumerate(deals):
             try:

@@ -65,7 +65,7 @@ def _rss_bytes() -> int:
 def vector_play(rules: Rules, n: int, seconds: float, seed: int, threads: int = 1) -> dict:
     """Random legal play in ``threads`` batches of ``n`` games for about ``seconds``, reading
     observation and mask every step: agent-steps per second over all threads."""
-    batches = [BatchGame(rules, n, seed=seed + t, record=False) for t in range(threads)]
+    batches = [BatchGame(rules, n=n, seed=seed + t, record=False) for t in range(threads)]
     policies = [RandomPolicy(seed + t) for t in range(threads)]
     outs = [b.reset() for b in batches]
     for t, b in enumerate(batches):  # warm up: games in every phase
@@ -108,7 +108,7 @@ def _process_worker(
     rules: Rules, n: int, seconds: float, seed: int, barrier: Any, results: Any
 ) -> None:
     """One process of :func:`vector_processes`: warm up, wait for the others, measure."""
-    b = BatchGame(rules, n, seed=seed, record=False)
+    b = BatchGame(rules, n=n, seed=seed, record=False)
     policy = RandomPolicy(seed)
     o = b.reset()
     for _ in range(40):
@@ -152,7 +152,7 @@ def batch_memory(rules: Rules, n: int, seed: int) -> dict:
     the temporaries of a step included), and the bytes of its arrays."""
     gc.collect()
     before = _rss_bytes()
-    b = BatchGame(rules, n, seed=seed)
+    b = BatchGame(rules, n=n, seed=seed)
     o = b.reset()
     policy = RandomPolicy(seed)
     for _ in range(50):

@@ -39,9 +39,9 @@ import numpy as np
 from piquet_env.actions import action_name
 from piquet_env.game import DealScore, Game, check_deal
 from piquet_env.game.scoring import breakdown
-from piquet_env.game.state import resolve_mode
-from piquet_env.rewards import BatchRewards, check_reward
-from piquet_env.rules import Rules, make_rules
+from piquet_env.rewards import BatchRewards
+from piquet_env.rules import Rules
+from piquet_env.settings import EnvSettings, env_settings
 from piquet_env.vector import deal as vdeal
 from piquet_env.vector.checks import (
     count_arg,
@@ -113,13 +113,13 @@ class StepResult:
 class BatchGame:
     """``n`` games of Piquet under one rules object, as arrays (see the module docstring).
 
-    Options as for :func:`piquet_env.piquet_v0.env`: ``rules`` (preset name or
+    The family's settings (:mod:`piquet_env.settings`): ``settings=`` (an
+    :class:`~piquet_env.settings.EnvSettings`) or ``rules`` (preset name or
     :class:`~piquet_env.rules.Rules`), ``variants``, ``mode`` (``"partie"`` or ``"deal"``;
-    ``episode=`` is its alias),
-    ``reward`` (:data:`~piquet_env.rewards.REWARDS`: ``"result"``, ``"deal_points"`` or
-    ``"win"``), ``reward_scale``; ``settle_weight`` and ``dense`` (pay ``"deal_points"`` after
-    every step, as a trainer credits them, rather than at each deal's end; see
-    :mod:`piquet_env.rewards`); then ``autoreset``,
+    ``episode=`` is its alias), ``reward`` (:data:`~piquet_env.rewards.REWARDS`), ``reward_scale``,
+    ``settle_weight`` and ``dense`` (pay ``"deal_points"`` after every step, as a trainer credits
+    them, rather than at each deal's end; see :mod:`piquet_env.rewards`); then the batch's own:
+    ``n`` (the number of games), ``autoreset``,
     ``record`` (keep each episode's actions, for :meth:`to_game`) and ``seed`` (for the first
     :meth:`reset`; ``None`` draws one). ``observe=False`` skips the observations in
     :meth:`step` (call :meth:`observe` when needed).
@@ -127,33 +127,41 @@ class BatchGame:
 
     def __init__(
         self,
-        rules: str | Rules = "standard",
-        n: int = 1024,
+        rules: str | Rules | None = None,
         *,
-        variants: Sequence[str] = (),
+        n: int = 1024,
+        variants: str | Sequence[str] | None = None,
         mode: str | None = None,
-        reward: str = "result",
-        reward_scale: float = 1.0,
-        settle_weight: float = 1.0,
-        dense: bool = False,
+        reward: str | None = None,
+        reward_scale: float | None = None,
+        settle_weight: float | None = None,
+        dense: bool | None = None,
+        settings: EnvSettings | None = None,
         autoreset: bool = True,
         record: bool = True,
         seed: int | None = None,
         observe: bool = True,
         episode: str | None = None,
     ) -> None:
-        if isinstance(variants, str):
-            variants = [variants]
-        self.rules = make_rules(rules, variants)
-        mode = resolve_mode(mode, episode)
-        check_reward(reward, scale=reward_scale, settle_weight=settle_weight, dense=dense)
-        scale = float(reward_scale)
+        self.settings = env_settings(
+            settings,
+            rules=rules,
+            variants=variants,
+            mode=mode,
+            episode=episode,
+            reward=reward,
+            reward_scale=reward_scale,
+            dense=dense,
+            settle_weight=settle_weight,
+        )
+        self.rules = self.settings.rules
+        mode, reward = self.settings.mode, self.settings.reward
         self.n = n = count_arg("n", n)
         autoreset, record = flag_arg("autoreset", autoreset), flag_arg("record", record)
         observe, seed = flag_arg("observe", observe), seed_arg("seed", seed)
-        self.mode, self.reward, self.reward_scale = mode, reward, scale
-        self.settle_weight, self.dense = float(settle_weight), bool(dense)
-        self._rewards = BatchRewards(n, reward, settle_weight=settle_weight, dense=dense)
+        self.mode, self.reward, self.reward_scale = mode, reward, self.settings.reward_scale
+        self.settle_weight, self.dense = self.settings.settle_weight, self.settings.dense
+        self._rewards = BatchRewards(n, reward, settle_weight=self.settle_weight, dense=self.dense)
         self.autoreset, self.record, self.observe_steps = autoreset, record, observe
         self.encoder = BatchEncoder(self.rules, mode)
         self.size, self.n_actions = self.encoder.size, self.encoder.n_actions

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from piquet_env.rules import Rules
+from piquet_env.settings import EnvSettings
 from piquet_env.vector.batch_policy import sample_legal
 from piquet_env.vector.checks import count_arg, flag_arg, seed_arg
 from piquet_env.vector.engine import BatchGame, StepResult
@@ -50,7 +51,7 @@ class SelfPlayStep(NamedTuple):
 
 
 class SelfPlayEnv:
-    """N games, both seats driven by the caller. Options as for
+    """N games, both seats driven by the caller. The family's settings (by name) as for
     :class:`~piquet_env.vector.BatchGame` (``num_envs`` is its ``n``); ``critic_state`` adds the
     full state to every step; ``copy=False`` returns the batch's own buffers (overwritten by the
     next step)."""
@@ -58,15 +59,18 @@ class SelfPlayEnv:
     def __init__(
         self,
         num_envs: int = 1024,
-        rules: str | Rules = "standard",
-        variants: Sequence[str] = (),
+        *,
+        rules: str | Rules | None = None,
+        variants: str | Sequence[str] | None = None,
         mode: str | None = None,
-        reward: str = "result",
-        reward_scale: float = 1.0,
+        reward: str | None = None,
+        reward_scale: float | None = None,
+        dense: bool | None = None,
+        settle_weight: float | None = None,
+        settings: EnvSettings | None = None,
         seed: int | None = None,
         critic_state: bool = False,
         copy: bool = True,
-        *,
         episode: str | None = None,
     ) -> None:
         num_envs = count_arg("num_envs", num_envs)
@@ -74,14 +78,18 @@ class SelfPlayEnv:
         critic_state, copy = flag_arg("critic_state", critic_state), flag_arg("copy", copy)
         self.batch = BatchGame(
             rules,
-            num_envs,
+            n=num_envs,
+            settings=settings,
             variants=variants,
             mode=mode,
             episode=episode,
             reward=reward,
             reward_scale=reward_scale,
+            dense=dense,
+            settle_weight=settle_weight,
             seed=seed,
         )
+        self.settings = self.batch.settings
         self.num_envs = num_envs
         self.critic_state = critic_state
         self.copy = copy

@@ -64,6 +64,7 @@ from gymnasium.vector.utils import batch_space
 
 from piquet_env.actions import action_name
 from piquet_env.rules import Rules
+from piquet_env.settings import EnvSettings
 from piquet_env.vector.batch_policy import BatchPolicy, RandomPolicy, sample_legal
 from piquet_env.vector.checks import count_arg, fresh_seed, reset_seed_arg, seed_arg
 from piquet_env.vector.engine import NO_ACTION, BatchActionError, BatchGame, StepResult
@@ -95,8 +96,8 @@ class OpponentError(RuntimeError):
 class PiquetVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` games of Piquet, the learner in seat ``seat`` against ``opponent``.
 
-    Options ``rules``, ``variants``, ``mode`` (``episode=`` its alias), ``reward``,
-    ``reward_scale`` as for
+    The family's settings (:mod:`piquet_env.settings`: ``settings=`` or ``rules``, ``variants``,
+    ``mode``, ``reward``, ``reward_scale``, ``dense``, ``settle_weight``, by name) as for
     :func:`piquet_env.piquet_v0.env`; ``seat`` (0, 1, ``"player_0"``, ``"player_1"`` or
     ``"random"``), ``opponent`` (a batch policy ``(obs, mask) -> actions``; default uniform
     random), ``seed`` (an int in ``0..2**64 - 1``), ``autoreset_mode`` (an :class:`AutoresetMode`
@@ -111,17 +112,20 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(
         self,
         num_envs: int = 1024,
-        rules: str | Rules = "standard",
-        variants: Sequence[str] = (),
+        *,
+        rules: str | Rules | None = None,
+        variants: str | Sequence[str] | None = None,
         mode: str | None = None,
-        reward: str = "result",
-        reward_scale: float = 1.0,
+        reward: str | None = None,
+        reward_scale: float | None = None,
+        dense: bool | None = None,
+        settle_weight: float | None = None,
+        settings: EnvSettings | None = None,
         seat: int | str = "random",
         opponent: BatchPolicy | None = None,
         seed: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         render_mode: str | None = None,
-        *,
         episode: str | None = None,
     ) -> None:
         num_envs = count_arg("num_envs", num_envs)
@@ -138,15 +142,19 @@ class PiquetVectorEnv(gymnasium.vector.VectorEnv):
         self.opponent: BatchPolicy = _check_opponent(opponent, seed)
         self.batch = BatchGame(
             rules,
-            num_envs,
+            n=num_envs,
+            settings=settings,
             variants=variants,
             mode=mode,
             episode=episode,
             reward=reward,
             reward_scale=reward_scale,
+            dense=dense,
+            settle_weight=settle_weight,
             autoreset=autoreset == AutoresetMode.SAME_STEP,
             seed=seed,
         )
+        self.settings = self.batch.settings
         self.num_envs = num_envs
         self.rules = self.batch.rules
         self.seat_option: int | str = SEATS[seat]
