@@ -87,7 +87,7 @@ def choose_card(game: Game, player: int, legal: list[int]) -> int:
     hand = game.hands[player]
     opp = opponent_possible(game, player)
     o = 1 - player
-    tricks_left = 12 - game.tricks_won[0] - game.tricks_won[1]
+    tricks_left = game.rules.hand_size - game.tricks_won[0] - game.tricks_won[1]
     if not game.trick:
         return _lead(hand, opp, legal, tricks_left)
     lead = game.trick[0]

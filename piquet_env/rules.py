@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from types import MappingProxyType
 
 RULE_SETS = ("standard", "classic")
-VARIANTS = ("orbis", "saison", "normand")
+VARIANTS = ("orbis", "saison", "normand", "mini")
 
 
 @dataclass(frozen=True)
@@ -37,19 +38,28 @@ class Rules:
     """Deals in a partie (``saison``: 12). Must be even so each player deals equally often."""
     joker: bool = False
     """``normand``: a 33rd card, the joker, strongest in play and in no combination."""
+    suits: int = 4
+    """Suits in the pack, the first of C D H S (``mini``: 3, clubs, diamonds and hearts)."""
+    ranks: int = 8
+    """Ranks of each suit in the pack, the highest kept (8: 7 up to A; ``mini``: 3, Q K A)."""
+    hand_size: int = 12
+    """Cards dealt to each player, and so tricks in a deal (``mini``: 4)."""
+    elder_part: int = 5
+    """Cards of the talon reserved for elder, from the top (``mini``: 1, the whole talon);
+    younger's part is the rest."""
     elder_max_exchange: int = 5
-    """Most cards elder may exchange (he must exchange at least 1)."""
+    """Most cards elder may exchange (he must exchange at least 1), at most his part."""
     younger_min_exchange: int = 0
     """Fewest cards younger must exchange (``classic``: 1)."""
     younger_max_exchange: int | None = 3
-    """Most cards younger may exchange; ``None`` means all the cards left in the talon
-    (``classic``)."""
+    """Most cards younger may exchange, at most the cards left in the talon; ``None`` means all
+    of them (``classic``)."""
     carte_blanche: bool = False
     """``classic``: a dealt hand without K, Q or J scores 10 at once and is shown."""
     trick_scoring: str = "standard"
     """``'standard'``: 1 per lead, 1 per trick won, last trick 2, capot replaces trick points.
     ``'classic'``: 1 per lead, 1 per trick won that the opponent led, last trick +1, 10 for the
-    cards (7+ tricks), capot replaces the 10."""
+    cards (more than half the tricks: 7+ of 12), capot replaces the 10."""
     repique_reckoning: str = "standard"
     """``'standard'``: repique needs the opponent's declarations to total 0. ``'classic'``: counted
     in reckoning order (carte blanche, point, sequence, set)."""
@@ -71,43 +81,80 @@ class Rules:
                 raise ValueError(f"{name} must be one of {RULE_SETS}, got {getattr(self, name)!r}")
         if self.deals < 2 or self.deals % 2:
             raise ValueError(f"deals must be a positive even number, got {self.deals}")
+        if not 1 <= self.suits <= 4:
+            raise ValueError(f"suits must be 1..4, got {self.suits}")
+        if not 1 <= self.ranks <= 8:
+            raise ValueError(f"ranks must be 1..8, got {self.ranks}")
+        if self.hand_size < 1 or 2 * self.hand_size > self.pack_size:
+            raise ValueError(
+                f"hand_size must be 1..{self.pack_size // 2} (two hands from the "
+                f"{self.pack_size}-card pack), got {self.hand_size}"
+            )
+        if not 0 <= self.elder_part <= self.talon_size:
+            raise ValueError(
+                f"elder_part must be 0..{self.talon_size} (the talon's size), got {self.elder_part}"
+            )
+        if self.exchange and self.elder_part < 1:
+            raise ValueError("elder_part must be at least 1 with an exchange: elder exchanges 1+")
         if not 1 <= self.elder_max_exchange <= 5:
             raise ValueError(f"elder_max_exchange must be 1..5, got {self.elder_max_exchange}")
         ymax = self.younger_max_exchange
-        if ymax is not None and not 0 <= ymax <= self.younger_part:
-            raise ValueError(
-                f"younger_max_exchange must be 0..{self.younger_part} or None, got {ymax}"
-            )
+        if ymax is not None and ymax < 0:
+            raise ValueError(f"younger_max_exchange must be at least 0 or None, got {ymax}")
         if self.younger_min_exchange < 0 or (ymax is not None and self.younger_min_exchange > ymax):
             raise ValueError(
                 f"younger_min_exchange {self.younger_min_exchange} is outside "
                 "0..younger_max_exchange"
             )
 
-    @property
+    @cached_property
     def name(self) -> str:
-        """Preset name: the rule set then its variants, joined by ``+``."""
-        return "+".join((self.base, *self.variants))
+        """Preset name: the rule set then its variants, joined by ``+``, then, for rules built
+        field by field, the fields that differ from that preset in brackets
+        (``'standard+mini[suits=2,hand_size=2]'``): :func:`make_rules` reads every name back."""
+        preset = "+".join((self.base, *self.variants))
+        plain = make_rules(preset)
+        changed = [
+            f"{f.name}={_field_text(getattr(self, f.name))}"
+            for f in fields(self)
+            if f.name not in ("base", "variants")
+            and getattr(self, f.name) != getattr(plain, f.name)
+        ]
+        return f"{preset}[{','.join(changed)}]" if changed else preset
 
     @property
     def n_cards(self) -> int:
-        """Cards in the pack: 32, or 33 with the joker."""
+        """Card ids of the action space: 32, or 33 with the joker (id 32). A smaller pack's
+        cards keep their ids (:attr:`pack`), so every preset shares the ids and layouts."""
         return 33 if self.joker else 32
+
+    @cached_property
+    def pack(self) -> tuple[int, ...]:
+        """The card ids of the pack, ascending: :attr:`suits` suits of the :attr:`ranks` highest
+        ranks, then the joker under ``normand``."""
+        suited = tuple(s * 8 + r for s in range(self.suits) for r in range(8 - self.ranks, 8))
+        return (*suited, 32) if self.joker else suited
+
+    @cached_property
+    def pack_mask(self) -> int:
+        """The pack as a card bitmask (bit ``c`` for each card id of :attr:`pack`)."""
+        return sum(1 << c for c in self.pack)
+
+    @property
+    def pack_size(self) -> int:
+        """Cards in the pack: 32, 33 with the joker, 9 under ``mini``."""
+        return self.suits * self.ranks + (1 if self.joker else 0)
 
     @property
     def talon_size(self) -> int:
-        """Cards left after dealing 12 to each player."""
-        return self.n_cards - 24
-
-    @property
-    def elder_part(self) -> int:
-        """Cards of the talon reserved for elder (the top 5)."""
-        return 5
+        """Cards left after dealing :attr:`hand_size` to each player (8 of 32)."""
+        return self.pack_size - 2 * self.hand_size
 
     @property
     def younger_part(self) -> int:
-        """Cards of the talon reserved for younger (the bottom 3, or 4 under ``normand``)."""
-        return self.talon_size - 5
+        """Cards of the talon reserved for younger: those below elder's part (3, or 4 under
+        ``normand``)."""
+        return self.talon_size - self.elder_part
 
     def to_dict(self) -> dict:
         """JSON-serializable form; :meth:`from_dict` reverses it."""
@@ -134,6 +181,10 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "exchange": (bool,),
     "deals": (int,),
     "joker": (bool,),
+    "suits": (int,),
+    "ranks": (int,),
+    "hand_size": (int,),
+    "elder_part": (int,),
     "elder_max_exchange": (int,),
     "younger_min_exchange": (int,),
     "younger_max_exchange": (int, type(None)),
@@ -144,6 +195,48 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "tie_break_deals": (bool,),
 }
 """The type each :class:`Rules` field must have (an int field refuses bools and floats)."""
+
+
+def _field_text(value: object) -> str:
+    """A field's value as a name writes it: ``true``/``false``, ``none``, an int, a word."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "none" if value is None else str(value)
+
+
+def _field_value(name: str, text: str) -> object:
+    """A field's value read from a name (:func:`_field_text` reversed), typed by the field."""
+    t = text.strip().lower()
+    types = _FIELD_TYPES.get(name)
+    if types is None or name in ("base", "variants"):
+        settable = sorted(set(_FIELD_TYPES) - {"base", "variants"})
+        raise ValueError(f"unknown rule field {name!r} in brackets; the fields are {settable}")
+    if t == "none" and type(None) in types:
+        return None
+    if bool in types:
+        if t not in ("true", "false"):
+            raise ValueError(f"rule field {name} must be true or false, got {text!r}")
+        return t == "true"
+    if int in types:
+        try:
+            return int(t)
+        except ValueError:
+            raise ValueError(f"rule field {name} must be an int, got {text!r}") from None
+    return t
+
+
+def _overrides(text: str) -> dict[str, object]:
+    """The ``[field=value,...]`` part of a preset name as field values."""
+    out: dict[str, object] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"a rule field in brackets is name=value, got {item!r}")
+        name = name.strip().lower()
+        if name in out:
+            raise ValueError(f"rule field {name} given twice in [{text}]")
+        out[name] = _field_value(name, value)
+    return out
 
 
 def _check_type(name: str, value: object, types: tuple[type, ...]) -> None:
@@ -175,6 +268,7 @@ VARIANT_CHANGES: Mapping[str, Mapping[str, object]] = MappingProxyType(
         "orbis": MappingProxyType({"exchange": False}),
         "saison": MappingProxyType({"deals": 12}),
         "normand": MappingProxyType({"joker": True}),
+        "mini": MappingProxyType({"suits": 3, "ranks": 3, "hand_size": 4, "elder_part": 1}),
     }
 )
 """What each variant changes, as :class:`Rules` fields and their values, in canonical order (the
@@ -188,17 +282,28 @@ assert tuple(VARIANT_CHANGES) == VARIANTS, "VARIANTS lists VARIANT_CHANGES' keys
 def make_rules(preset: str | Rules = "standard", variants: str | Iterable[str] = ()) -> Rules:
     """Rules for a rule set plus variants, e.g. ``make_rules("classic", ["normand"])``.
 
-    ``preset`` may itself carry variants joined by ``+`` (``"standard+orbis"``), or be a
-    :class:`Rules` (returned as is when no variants are added). ``variants`` is a list of names,
-    or one name or ``+``-joined string (``"orbis+saison"``). Unknown names and repeated variants
-    raise ``ValueError``; what each variant changes is :data:`VARIANT_CHANGES`.
+    ``preset`` may itself carry variants joined by ``+`` (``"standard+orbis"``; a variant alone,
+    ``"mini"``, is under the standard rules) and fields set in brackets after them
+    (``"mini[suits=2,hand_size=2]"``, as :attr:`Rules.name` writes rules built field by field),
+    or be a :class:`Rules` (returned as is when no variants are added). ``variants`` is a list of
+    names, or one name or ``+``-joined string (``"orbis+saison"``). Unknown names and repeated
+    variants raise ``ValueError``; what each variant changes is :data:`VARIANT_CHANGES`.
     """
     if isinstance(preset, Rules):
         base_rules, extra = preset, list(preset.variants)
     else:
         if not isinstance(preset, str):
             raise TypeError(f"rules preset must be a name or Rules, got {type(preset).__name__}")
+        preset, bracket, fields_text = preset.partition("[")
+        if bracket:
+            if not fields_text.rstrip().endswith("]"):
+                raise ValueError(f"rule fields open with '[' and close with ']': {preset}[...")
+            custom = _overrides(fields_text.rstrip()[:-1])
+            made = make_rules(preset, variants)
+            return replace(made, **custom) if custom else made
         head, *extra = [p.strip().lower() for p in preset.split("+")]
+        if head in VARIANTS:  # a variant alone is played under the standard rules: "mini"
+            head, extra = "standard", [head, *extra]
         if head not in RULE_SETS:
             raise ValueError(f"unknown rules preset {head!r}; expected one of {RULE_SETS}")
         base_rules = RULE_SET_RULES[head]

@@ -105,13 +105,8 @@ class EnvSettings:
         return self.rules.variants
 
     def to_params(self) -> dict[str, Any]:
-        """The settings as flat JSON values, keyed as :data:`PARAMETERS` (``rules`` as its
-        ``+``-joined name, which holds the variants; ``variants`` is left out)."""
-        if self.rules != make_rules(self.rules.name):
-            raise SettingsError(
-                f"rules {self.rules.name!r} differ from the preset of that name (a Rules built "
-                "field by field): they have no flat form; keep the Rules object"
-            )
+        """The settings as flat JSON values, keyed as :data:`PARAMETERS` (``rules`` as its name,
+        which holds the variants and any field set by hand; ``variants`` is left out)."""
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         out["rules"] = self.rules.name
         return out

@@ -130,9 +130,9 @@ def test_the_flat_form_round_trips_and_is_the_parameter_table():
     for name, p in PARAMETERS.items():
         if name != "variants":
             assert EnvSettings().to_params()[name] == (p.default if name != "rules" else "standard")
-    custom = EnvSettings(rules=Rules(deals=8))
-    with pytest.raises(SettingsError, match="no flat form"):
-        custom.to_params()
+    custom = EnvSettings(rules=Rules(deals=8))  # named with its fields: 'standard[deals=8]'
+    assert custom.to_params()["rules"] == "standard[deals=8]"
+    assert EnvSettings.from_params(custom.to_params()) == custom
 
 
 def test_the_openspiel_parameters_come_from_the_settings():

@@ -51,12 +51,12 @@ def check_cards_accounted(g: Game) -> None:
     for m in places:
         assert union & m == 0, "a card is in two places"
         union |= m
-    assert union == (1 << g.rules.n_cards) - 1, "a card is missing"
+    assert union == g.rules.pack_mask, "a card is missing"
     assert len(set(g.talon)) == len(g.talon)
     if g.phase == Phase.PLAY:
         for p in (0, 1):
             n_played = g.played[p].bit_count()
-            assert g.hands[p].bit_count() == 12 - n_played
+            assert g.hands[p].bit_count() == g.rules.hand_size - n_played
         assert abs(g.played[0].bit_count() - g.played[1].bit_count()) <= 1
 
 
@@ -77,6 +77,7 @@ def recount_deal(events: list[dict], rules) -> list[list[int]]:
     totals = [0, 0]
     tricks = [0, 0]
     trick_pts = [0, 0]
+    last = rules.hand_size
     for e in events:
         if e["type"] == "score":
             totals[e["player"]] += e["points"]
@@ -86,15 +87,15 @@ def recount_deal(events: list[dict], rules) -> list[list[int]]:
             w = e["winner"]
             tricks[w] += 1
             if rules.trick_scoring == "standard":
-                trick_pts[w] += 2 if n == 12 else 1
+                trick_pts[w] += 2 if n == last else 1
             else:
-                trick_pts[w] += (w != e["leader"]) + (n == 12)
+                trick_pts[w] += (w != e["leader"]) + (n == last)
     for p in (0, 1):
-        if tricks[p] == 12:
+        if tricks[p] == last:
             totals[p] += 40 + (0 if rules.trick_scoring == "standard" else trick_pts[p])
         else:
             totals[p] += trick_pts[p]
-            if rules.trick_scoring == "classic" and tricks[p] >= 7:
+            if rules.trick_scoring == "classic" and 2 * tricks[p] > last:
                 totals[p] += 10
     return totals
 

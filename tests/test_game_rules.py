@@ -402,3 +402,38 @@ def test_action_names():
     assert g.action_name(STANDARD.n_cards) == "done"
     exchange(g, "7S", "")
     assert g.action_name(STANDARD.n_cards + 1) == "declare point"
+
+
+@pytest.mark.parametrize(("rules", "elder", "younger"), [("mini", 13, 2), ("classic+mini", 20, 2)])
+def test_example_10_mini(rules, elder, younger):
+    """RULES.md example 10 (section 11): the mini pack, four tricks, for the cards in classic."""
+    r = make_rules(rules)
+    assert (r.pack_size, r.hand_size, r.talon_size, r.elder_part, r.younger_part) == (9, 4, 1, 1, 0)
+    g = Game(r, mode="deal", deals=[("AC KC QC AD", "KD QD AH KH", "QH")], first_elder=0)
+    assert g.exchange_limits(0) == (1, 1)
+    g.apply(parse_card("AD"))  # elder's exchange ends at its maximum; younger has none
+    assert g.phase == Phase.DECLARE and g.hands[0] == parse_mask("AC KC QC QH")
+    assert g.taken == [1, 0] and g.exchanged == [True, True]
+    while g.phase == Phase.DECLARE:  # younger's passes are forced: his point and sequence lose
+        assert g.current_player == 0
+        g.apply(r.n_cards + 1)
+    for card in ["AC", "QD", "KC", "KD", "QC", "KH", "QH", "AH"]:
+        g.apply(parse_card(card))
+    e, y = g.deal_scores[0]
+    assert (e.point, e.sequence, e.set, y.declarations) == (3, 3, 0, 0)
+    assert (e.total, y.total) == (elder, younger)
+    assert g.result == (elder - younger, younger - elder)
+    assert e.capot == 0 and e.cards == (10 if rules.startswith("classic") else 0)
+
+
+def test_mini_capot_is_every_trick():
+    r = make_rules("mini")
+    g = Game(r, mode="deal", deals=[("AC KC AD AH", "QD QC KD KH", "QH")], first_elder=0)
+    g.apply(parse_card("KC"))  # takes QH: three aces and the queen of hearts
+    while g.phase == Phase.DECLARE:
+        g.apply(g.legal_actions()[0])
+    while not g.is_over:
+        g.apply(max(g.legal_actions()) if g.current_player == 0 else min(g.legal_actions()))
+    e, _y = g.deal_scores[0]
+    assert g.tricks_won == [4, 0]
+    assert (e.capot, e.play) == (40, 4)  # 4 leads; the 40 replaces the 5 for the tricks

@@ -210,19 +210,19 @@ def test_agent_games_replay_under_every_preset(rules, tmp_path: Path) -> None:
     lines = [line for step in replay_steps(doc, Style(ascii=True)) for line in step.lines]
     text = "\n".join(lines)
     n_deals = len(game.deal_scores)
-    assert text.count("Trick 12 (last)") == n_deals
+    assert text.count(f"Trick {rules.hand_size} (last)") == n_deals
     assert text.count("End of deal") == n_deals
     assert "random (0)" in text and "random (1)" in text  # same names made distinct
     a, b = game.totals
     assert f"Final totals: random (0) {a}, random (1) {b}." in text
-    # In every deal each player plays 12 different cards, 24 in all.
+    # In every deal each player plays a hand of different cards (12, 24 in all).
     trick = re.compile(r"Trick \d+(?: \(last\))?: (random \(\d\)) (\w+), (random \(\d\)) (\w+) ->")
     for deal in text.split("== Deal ")[1:]:
         played: dict[str, set[str]] = {"random (0)": set(), "random (1)": set()}
         for leader, lead, follower, follow in trick.findall(deal):
             played[leader].add(lead)
             played[follower].add(follow)
-        assert [len(x) for x in played.values()] == [12, 12]
+        assert [len(x) for x in played.values()] == [rules.hand_size] * 2
         assert not played["random (0)"] & played["random (1)"]
 
 

@@ -31,7 +31,8 @@ def _rules_properties() -> dict[str, set[str]]:
     out = {}
     for node in cls.body:
         if isinstance(node, ast.FunctionDef) and any(
-            isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list
+            isinstance(d, ast.Name) and d.id in ("property", "cached_property")
+            for d in node.decorator_list
         ):
             out[node.name] = {
                 a.attr

@@ -36,7 +36,7 @@ def test_variants_compose():
     assert r.carte_blanche  # the rule set's switches survive
     assert make_rules("CLASSIC+Normand") == make_rules("classic", ("normand",))
     assert make_rules(make_rules("standard+orbis"), ["saison"]).name == "standard+orbis+saison"
-    assert len({p.name for p in all_presets()}) == 16
+    assert len({p.name for p in all_presets()}) == 32
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,13 @@ def test_bad_presets(args, message):
         ({"deals": 5}, "deals must be a positive even number"),
         ({"base": "modern"}, "unknown rule set"),
         ({"trick_scoring": "fast"}, "trick_scoring must be one of"),
-        ({"younger_max_exchange": 4}, "younger_max_exchange must be 0..3"),
+        ({"younger_max_exchange": -1}, "younger_max_exchange must be at least 0"),
+        ({"suits": 0}, "suits must be 1..4"),
+        ({"ranks": 9}, "ranks must be 1..8"),
+        ({"hand_size": 17}, "hand_size must be 1..16"),
+        ({"hand_size": 0}, "hand_size must be 1..16"),
+        ({"elder_part": 9}, "elder_part must be 0..8"),
+        ({"elder_part": 0}, "elder_part must be at least 1 with an exchange"),
         ({"younger_min_exchange": 3, "younger_max_exchange": 2}, "younger_min_exchange"),
         ({"elder_max_exchange": 0}, "elder_max_exchange"),
     ],

@@ -46,7 +46,7 @@ def test_batch_invariants(preset, seed, n, steps, mode, reward):
     b = BatchGame(preset, n=n, mode=mode, reward=reward, seed=seed)
     out = b.reset()
     rng = np.random.default_rng(seed)
-    pack = np.uint64((1 << preset.n_cards) - 1)
+    pack = np.uint64(preset.pack_mask)
     high = b.encoder.high
     for _ in range(steps):
         assert ((out.seat == 0) | (out.seat == 1)).all()
@@ -56,7 +56,7 @@ def test_batch_invariants(preset, seed, n, steps, mode, reward):
         union = np.bitwise_or.reduce(places)
         assert (union == pack).all()  # every card is somewhere ...
         total = sum(np.bitwise_count(p).astype(np.int64) for p in places)
-        assert (total == preset.n_cards).all()  # ... and in one place only
+        assert (total == preset.pack_size).all()  # ... and in one place only
         out = b.step(sample_legal(out.mask, rng))
         assert (out.rewards.sum(axis=1) == 0).all()  # zero-sum
         assert (out.results.sum(axis=1) == 0).all()

@@ -115,7 +115,8 @@ def test_a_permutation_of_the_hidden_cards_changes_no_view(rules):
                     other, ended, seat, names
                 )
             changed += spectator_view(g, names) != spectator_view(other, names)
-    assert changed > 50  # the shuffles moved cards that an onlooker sees
+    # the shuffles moved cards that an onlooker sees (fewer states in a mini deal)
+    assert changed > (50 if rules.pack_size > 20 else 10)
 
 
 def test_a_seat_view_shows_its_own_hand_and_what_it_was_shown():

@@ -12,8 +12,8 @@ point difference in ``mode="deal"``; ``"win"``: +1/-1/0 on that result)::
 
 - Chance nodes: the cut for deal (two outcomes, ids 0 and 1: which player is elder in the first
   deal, each with probability 1/2, as the cut gives by symmetry), then every card of every deal
-  (uniform over the cards not dealt yet: elder's twelve, younger's twelve, then the talon from the
-  top). The engine's own shuffles are not used.
+  (uniform over the cards of the pack not dealt yet: elder's hand, younger's, then the talon from
+  the top). The engine's own shuffles are not used.
 - Player actions: the engine's action ids (:mod:`piquet_env.actions`), ``num_distinct_actions``
   35 (36 under ``normand``); ``legal_actions`` are the engine's.
 - ``observation_tensor`` and ``information_state_tensor``: the project's encoder
@@ -133,7 +133,7 @@ class PiquetGame(pyspiel.Game):
             min_utility=-bound,
             max_utility=bound,
             utility_sum=0.0,
-            max_game_length=1 + deals * (rules.n_cards + _MOVES_PER_DEAL),
+            max_game_length=1 + deals * (rules.pack_size + _MOVES_PER_DEAL),
         )
         super().__init__(_GAME_TYPE, info, merged)
         self.rules = rules
@@ -190,7 +190,7 @@ class PiquetState(pyspiel.State):
         """The cut (two outcomes) or the next card (uniform over the cards left)."""
         if self._first_elder is None:
             return [(0, 0.5), (1, 0.5)]
-        left = sorted(set(range(self._rules.n_cards)) - set(self._dealing))
+        left = sorted(set(self._rules.pack) - set(self._dealing))
         p = 1.0 / len(left)
         return [(c, p) for c in left]
 
@@ -208,7 +208,7 @@ class PiquetState(pyspiel.State):
             return
         if self._dealing is not None:
             self._dealing.append(action)
-            if len(self._dealing) == self._rules.n_cards:
+            if len(self._dealing) == self._rules.pack_size:
                 self._start_deal(self._dealing)
                 self._dealing = None
             return
@@ -271,8 +271,9 @@ class PiquetState(pyspiel.State):
     # ------------------------------------------------------------------ helpers
 
     def _start_deal(self, cards: list[int]) -> None:
-        """Start the engine's deal with ``cards`` (elder's 12, younger's 12, the talon)."""
-        deal = (cards[:12], cards[12:24], cards[24:])
+        """Start the engine's deal with ``cards`` (elder's hand, younger's, the talon)."""
+        h = self._rules.hand_size
+        deal = (cards[:h], cards[h : 2 * h], cards[2 * h :])
         if self.game is None:
             self.game = Game(
                 self._rules,

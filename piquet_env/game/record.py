@@ -210,8 +210,8 @@ def _check_event(e: dict, i: int, rules: Rules) -> None:
             "two card names",
         )
         try:
-            if any(parse_card(c) >= rules.n_cards for c in cards):
-                raise ValueError(f"a card not in the {rules.n_cards}-card pack")
+            if any(parse_card(c) not in rules.pack for c in cards):
+                raise ValueError(f"a card not in the {rules.pack_size}-card pack")
         except ValueError as err:
             raise RecordError(f"event {i} (cut): 'cards': {err}") from None
         _field(e, i, "elder", lambda x: _is_int(x) and x in (0, 1), "0 or 1")

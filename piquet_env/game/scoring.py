@@ -118,18 +118,19 @@ def repique_player(scores: list[list[int]], rules: Rules) -> int | None:
 
 
 def finish_deal(scores: list[list[int]], tricks_won: tuple[int, int], rules: Rules) -> None:
-    """Add the end-of-deal bonuses in place: capot, and ``classic``'s 10 for the cards.
+    """Add the end-of-deal bonuses in place: capot (every trick), and ``classic``'s 10 for the
+    cards (more than half the tricks: 7 of 12).
 
     ``standard`` capot replaces the capot player's points for winning tricks; ``classic`` capot
     replaces the 10 for the cards.
     """
     for p in (0, 1):
         s = scores[p]
-        if tricks_won[p] == 12:
+        if tricks_won[p] == rules.hand_size:
             s[CAPOT] = CAPOT_BONUS
             if rules.trick_scoring == "standard":
                 s[TRICKS] = 0
-        elif rules.trick_scoring == "classic" and tricks_won[p] >= 7:
+        elif rules.trick_scoring == "classic" and 2 * tricks_won[p] > rules.hand_size:
             s[CARDS] = CARDS_BONUS
 
 

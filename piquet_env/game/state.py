@@ -86,6 +86,7 @@ _NAMES = tuple(card_str(c) for c in range(33))
 
 _LIST_SLOTS = (
     "_preset",
+    "deal_moves",
     "events",
     "deal_scores",
     "totals",
@@ -113,7 +114,8 @@ class IllegalActionError(ValueError):
 def check_deal(
     cards: DealCards | Sequence[str], rules: Rules
 ) -> tuple[list[Card], list[Card], list[Card]]:
-    """Validate and parse one deal's cards: 12 for elder, 12 for younger, the talon (top first).
+    """Validate and parse one deal's cards: ``rules.hand_size`` (12) for elder, as many for
+    younger, the talon (top first), every card of ``rules.pack``.
 
     Each part may be a string of card names or a sequence of integer card ids. Raises ``ValueError``
     naming the problem: a deal that is not three parts, a part that is neither, a card id that is
@@ -125,11 +127,17 @@ def check_deal(
             f"a deal is three parts (elder hand, younger hand, talon), got {short_repr(cards)}"
         )
     parts = [_deal_part(label, part) for label, part in zip(_PART_LABELS, cards)]
+    pack = set(rules.pack)
     for label, ids in zip(_PART_LABELS, parts):
         for c in ids:
-            if not 0 <= c < rules.n_cards:
-                raise ValueError(f"{label}: card {c!r} is not in the {rules.n_cards}-card pack")
-    for label, part, n in zip(_PART_LABELS, parts, (12, 12, rules.talon_size)):
+            if c not in pack:
+                name = f" ({card_str(c)})" if 0 <= c <= JOKER else ""
+                raise ValueError(
+                    f"{label}: card {c!r} is not in the {rules.pack_size}-card pack of "
+                    f"{rules.name!r}{name}"
+                )
+    hand = rules.hand_size
+    for label, part, n in zip(_PART_LABELS, parts, (hand, hand, rules.talon_size)):
         if len(part) != n:
             raise ValueError(f"{label} has {len(part)} cards, expected {n}")
     seen: dict[int, str] = {}
@@ -220,6 +228,10 @@ class Game:
 
     - ``phase``, ``current_player`` (-1 when over), ``deal_number`` (0-based), ``planned_deals``,
       ``totals``, ``deal_scores`` (a ``(DealScore, DealScore)`` per finished deal), ``result``.
+    - ``deal_cards`` (the deal under way as dealt: elder's hand, younger's, the talon top first,
+      card ids in dealing order) and ``deal_moves`` (the actions the players took in it, in
+      order; the engine's own forced passes are not among them): the deal's history, kept even
+      without the event log.
     - ``hands``, ``discards``, ``talon`` (list, top first; under ``orbis`` it stays aside),
       ``dealt`` (hands as dealt), ``taken`` and ``exchanged`` (per player), ``n_discarded`` (in the
       exchange under way), ``seen_talon`` (the talon cards each player looked at).
@@ -246,6 +258,8 @@ class Game:
         "best",
         "blanche",
         "current_player",
+        "deal_cards",
+        "deal_moves",
         "deal_number",
         "deal_scores",
         "dealt",
@@ -441,6 +455,7 @@ class Game:
         if not self.is_legal(action):
             self._reject(action)
         p = self.current_player
+        self.deal_moves.append(action)
         if self.record:
             event = {"type": "action", "player": p, "action": action}
             if self.phase == _DECLARE:
@@ -494,7 +509,7 @@ class Game:
 
     def _cut(self) -> int:
         """Cut for deal; the lower card deals (is younger). Returns the first elder."""
-        pack = list(range(self._n))
+        pack = list(self.rules.pack)
         while True:
             a, b = self._random().sample(pack, 2)
             ra = 8 if a == JOKER else rank(a)
@@ -510,10 +525,13 @@ class Game:
         if self._preset:
             e_hand, y_hand, talon = self._preset.pop(0)
         else:
-            pack = list(range(self._n))
+            pack = list(rules.pack)
             self._random().shuffle(pack)
-            e_hand, y_hand, talon = pack[:12], pack[12:24], pack[24:]
+            h = rules.hand_size
+            e_hand, y_hand, talon = pack[:h], pack[h : 2 * h], pack[2 * h :]
         e, y = self.elder, 1 - self.elder
+        self.deal_cards = (tuple(e_hand), tuple(y_hand), tuple(talon))
+        self.deal_moves: list[int] = []
         self.hands = [0, 0]
         self.hands[e], self.hands[y] = to_mask(e_hand), to_mask(y_hand)
         self.dealt = list(self.hands)
@@ -563,7 +581,7 @@ class Game:
         """Fewest and most cards player ``p`` may exchange now."""
         n_talon = len(self.talon)
         if p == self.elder:
-            return 1, min(self.rules.elder_max_exchange, n_talon)
+            return 1, min(self.rules.elder_max_exchange, self.rules.elder_part, n_talon)
         hi = self.rules.younger_max_exchange
         hi = n_talon if hi is None else min(hi, n_talon)
         return min(self.rules.younger_min_exchange, hi), hi
@@ -674,7 +692,7 @@ class Game:
             winner = leader
         self.tricks_won[winner] += 1
         n_tricks = self.tricks_won[0] + self.tricks_won[1]
-        last = n_tricks == 12
+        last = n_tricks == self.rules.hand_size
         self.last_trick = (leader, lead, card, winner)
         self.trick = []
         if self.record:

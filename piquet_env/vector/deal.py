@@ -8,9 +8,11 @@ one game follows from one 64-bit *game seed*:
   the slot restarts) is :func:`game_seed` ``(batch_seed, i, e)``; after a reset with one seed
   per slot, ``game_seed(seed[i], 0, e)``;
 - the elder of the first deal (the cut for deal) is the top bit of ``splitmix64(seed ^ CUT)``;
-- deal ``d`` (0-based, tie-break deals included) shuffles the pack by sorting the cards on
-  ``splitmix64(splitmix64(seed ^ mix(d)) + card * GOLDEN)``: the first 12 cards go to elder, the
-  next 12 to younger, the rest is the talon, top first.
+- deal ``d`` (0-based, tie-break deals included) shuffles the pack by sorting its cards on
+  ``splitmix64(splitmix64(seed ^ mix(d)) + i * GOLDEN)`` for the ``i``-th card of the pack
+  (``rules.pack``, ascending ids: for 32 or 33 cards ``i`` is the card id): the first
+  ``rules.hand_size`` (12) cards go to elder, as many to younger, the rest is the talon, top
+  first.
 
 :func:`make_game` builds that game as a :class:`~piquet_env.game.Game` by handing it all its
 deals up front (``Game(rules, deals=..., first_elder=...)``), so the engine's own code replays any
@@ -64,15 +66,27 @@ def first_elder(seeds: np.ndarray) -> np.ndarray:
     return (splitmix64(np.asarray(seeds, dtype=U64) ^ CUT) >> U64(63)).astype(np.int8)
 
 
-def deal_cards(seeds: np.ndarray, deal: np.ndarray | int, n_cards: int) -> np.ndarray:
+def deal_cards(
+    seeds: np.ndarray, deal: np.ndarray | int, pack: int | Sequence[int] | np.ndarray
+) -> np.ndarray:
     """The shuffled pack of deal number ``deal`` of each game seed: an ``int8`` array
-    ``(len(seeds), n_cards)``, elder's 12 cards, younger's 12, then the talon top first."""
+    ``(len(seeds), len(pack))``, elder's hand, younger's, then the talon top first (split them
+    with :func:`split_deal`). ``pack`` is the pack's card ids (``rules.pack``), or a number of
+    cards ``n`` for the ids ``0..n - 1``."""
+    ids = np.arange(pack) if isinstance(pack, (int, np.integer)) else np.asarray(pack)
     seeds = np.asarray(seeds, dtype=U64).reshape(-1)
     deal = np.broadcast_to(np.asarray(deal, dtype=U64), seeds.shape)
     with np.errstate(over="ignore"):
         h = splitmix64(seeds ^ (deal * _DEAL_MIX + U64(1)))
-        keys = splitmix64(h[:, None] + np.arange(n_cards, dtype=U64) * GOLDEN)
-    return np.argsort(keys, axis=1).astype(np.int8)
+        keys = splitmix64(h[:, None] + np.arange(ids.size, dtype=U64) * GOLDEN)
+    return ids.astype(np.int8)[np.argsort(keys, axis=1)]
+
+
+def split_deal(rules: Rules, pack: Sequence[int] | np.ndarray) -> tuple[list, list, list]:
+    """One shuffled pack (a row of :func:`deal_cards`) as ``(elder, younger, talon)`` card ids."""
+    h = rules.hand_size
+    row = [int(c) for c in pack]
+    return row[:h], row[h : 2 * h], row[2 * h :]
 
 
 def max_deals(rules: Rules, mode: str) -> int:
@@ -89,8 +103,8 @@ def game_deals(
     """Every deal that the game of ``seed`` can play, as ``(elder, younger, talon)`` card ids;
     ``given`` deals (loaded into the slot) replace the first ones."""
     n = max_deals(rules, mode)
-    packs = deal_cards(np.full(n, seed, dtype=U64), np.arange(n), rules.n_cards)
-    out = [(p[:12].tolist(), p[12:24].tolist(), p[24:].tolist()) for p in packs]
+    packs = deal_cards(np.full(n, seed, dtype=U64), np.arange(n), rules.pack)
+    out = [split_deal(rules, p) for p in packs]
     for i, d in enumerate(given[:n]):
         out[i] = check_deal(d, rules)
     return out

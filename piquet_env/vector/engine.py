@@ -61,7 +61,8 @@ NO_ACTION = -1
 """Action that leaves a game untouched for one step."""
 MAX_DECISIONS_PER_DEAL = 45
 """Room for one deal's decisions in the action history: at most 5 + 8 in the exchange (elder,
-then ``classic`` younger under ``normand``), 6 declarations and 24 cards, i.e. 43."""
+then ``classic`` younger under ``normand``), 6 declarations and 24 cards, i.e. 43 (fewer with a
+smaller pack)."""
 
 
 class BatchActionError(ValueError):
@@ -272,7 +273,7 @@ class BatchGame:
 
     def _deal_packs(self, g: np.ndarray) -> np.ndarray:
         s = self.state
-        packs = vdeal.deal_cards(s.seed[g], s.deal_number[g], self.rules.n_cards)
+        packs = vdeal.deal_cards(s.seed[g], s.deal_number[g], self.rules.pack)
         if self._given:
             for j, i in enumerate(g.tolist()):
                 given = self._given.get(i)
@@ -480,10 +481,7 @@ class BatchGame:
             raise ValueError("to_game needs a batch built with record=True")
         i = slot_arg("i", i, self.n)
         s = self.state
-        given = [
-            (p[:12].tolist(), p[12:24].tolist(), p[24:].tolist())
-            for p in self._given.get(int(i), [])
-        ]
+        given = [vdeal.split_deal(self.rules, p) for p in self._given.get(int(i), [])]
         g = vdeal.make_game(
             self.rules,
             self.game_seed(i),

@@ -62,12 +62,12 @@ def finish_deal(s: BatchState, g: np.ndarray, rules: Rules) -> None:
     and ``classic``'s 10 for the cards."""
     tw = s.tricks_won[g]
     sc_g = s.scores[g]
-    capot = tw == 12
+    capot = tw == rules.hand_size
     sc_g[:, :, sc.CAPOT] = np.where(capot, sc.CAPOT_BONUS, sc_g[:, :, sc.CAPOT])
     if rules.trick_scoring == "standard":
         sc_g[:, :, sc.TRICKS] = np.where(capot, 0, sc_g[:, :, sc.TRICKS])
     else:
-        cards = ~capot & (tw >= 7)
+        cards = ~capot & (2 * tw.astype(np.int64) > rules.hand_size)
         sc_g[:, :, sc.CARDS] = np.where(cards, sc.CARDS_BONUS, sc_g[:, :, sc.CARDS])
     s.scores[g] = sc_g
     s.deal_points[g] = sc_g.sum(axis=2)

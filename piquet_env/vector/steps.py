@@ -45,7 +45,7 @@ def mask_of(cards: np.ndarray) -> np.ndarray:
 class Transitions:
     """The rules of one :class:`~piquet_env.rules.Rules` object over a batch.
 
-    ``deal_source(g)`` returns the shuffled packs ``(len(g), n_cards)`` for the deals starting in
+    ``deal_source(g)`` returns the shuffled packs ``(len(g), pack_size)`` for the deals starting in
     games ``g``; ``mode`` is ``"partie"`` or ``"deal"``.
     """
 
@@ -63,6 +63,7 @@ class Transitions:
         self.talon_size = rules.talon_size
         ymax = rules.younger_max_exchange
         self.younger_max = 99 if ymax is None else ymax
+        self.elder_max = min(rules.elder_max_exchange, rules.elder_part)
 
     # ------------------------------------------------------------------ deal
 
@@ -74,9 +75,10 @@ class Transitions:
         e = s.elder[g].astype(np.int64)
         y = 1 - e
         s.phase[g] = EXCHANGE
-        s.hands[g, e] = mask_of(packs[:, :12])
-        s.hands[g, y] = mask_of(packs[:, 12:24])
-        s.talon[g] = packs[:, 24:]
+        h = self.rules.hand_size
+        s.hands[g, e] = mask_of(packs[:, :h])
+        s.hands[g, y] = mask_of(packs[:, h : 2 * h])
+        s.talon[g] = packs[:, 2 * h :]
         s.dealt[g] = s.hands[g]
         for name in (
             "discards",
@@ -126,7 +128,7 @@ class Transitions:
     def exchange_max(self, s: BatchState, g: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Most cards player ``p`` may exchange now in games ``g``."""
         left = self.talon_size - s.talon_pos[g]
-        cap = np.where(p == s.elder[g], self.rules.elder_max_exchange, self.younger_max)
+        cap = np.where(p == s.elder[g], self.elder_max, self.younger_max)
         return np.minimum(cap, left)
 
     def exchange_min(self, s: BatchState, g: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -313,7 +315,7 @@ class Transitions:
             gw = gf * 2 + winner
             tricks = s.tricks_won.reshape(-1)
             tricks[gw] += 1
-            last = (tricks[gf * 2] + tricks[gf * 2 + 1]) == 12
+            last = (tricks[gf * 2] + tricks[gf * 2 + 1]) == self.rules.hand_size
             s.lead[gf] = NO_CARD
             pts = vsc.trick_points(self.rules, leader, winner, last)
             scores[gw * sc.N_SCORE_FIELDS + sc.TRICKS] += pts
@@ -327,7 +329,7 @@ class Transitions:
     # ------------------------------------------------------------------ deal end
 
     def end_deal(self, s: BatchState, g: np.ndarray, ev: Events) -> None:
-        """The twelfth trick is over in games ``g``: bonuses, totals, next deal or end."""
+        """The last trick is over in games ``g``: bonuses, totals, next deal or end."""
         vsc.finish_deal(s, g, self.rules)
         scores = s.scores[g].copy()
         deal_total = scores.astype(np.int32).sum(axis=2)  # (k, 2)

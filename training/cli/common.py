@@ -147,7 +147,9 @@ def add_rules_arguments(p: argparse.ArgumentParser, default: str | None = "stand
         "--rules",
         default=default,
         metavar="NAME",
-        help=f"rule set: {' or '.join(RULE_SETS)} (default: {default or 'that of the config'})",
+        help=f"rule set: {' or '.join(RULE_SETS)}, or a preset with variants ('classic+mini'; "
+        f"a variant alone, 'mini', is under the standard rules) (default: "
+        f"{default or 'that of the config'})",
     )
     p.add_argument(
         "--variant",

@@ -268,10 +268,11 @@ def pair_deals(rules: Rules, mode: str, rng: random.Random) -> list[tuple[list[i
     """The cards of every deal a pair's games may need (tie-break deals included)."""
     n = 1 if mode == "deal" else rules.deals + (2 if rules.tie_break_deals else 0)
     out = []
+    h = rules.hand_size
     for _ in range(n):
-        pack = list(range(rules.n_cards))
+        pack = list(rules.pack)
         rng.shuffle(pack)
-        out.append((pack[:12], pack[12:24], pack[24:]))
+        out.append((pack[:h], pack[h : 2 * h], pack[2 * h :]))
     return out
 
 

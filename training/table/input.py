@@ -70,8 +70,9 @@ def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
             f"{_shown(token)} is not a card: type a rank (7 8 9 10 J Q K A) and a suit "
             f"(c d h s), like qh or 10s, or a number"
         ) from err
-    if card >= rules.n_cards:
-        raise InputError(f"there is no joker in the pack of {rules.name} rules")
+    if card not in rules.pack:
+        what = "joker" if card == JOKER else card_str(card)
+        raise InputError(f"there is no {what} in the pack of {rules.name} rules")
     return card
 
 

@@ -197,7 +197,7 @@ class Narrator:
         c, s = self.cast, self.style
         leader, winner = e["leader"], e["winner"]
         self.tricks[winner] += 1
-        last = " (last)" if e["number"] == 12 else ""
+        last = " (last)" if e["number"] == self.rules.hand_size else ""
         return [
             f"Trick {e['number']}{last}: {c.who(leader, False)} "
             f"{s.card(parse_card(e['lead']))}, {c.who(1 - leader, False)} "
