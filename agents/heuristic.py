@@ -57,7 +57,7 @@ def exchange_plan(game: Game, player: int, rng: random.Random) -> list[int]:
     lo, hi = game.exchange_limits(player)
     done = cards_of(game.discards[player])
     order = [*done, *greedy_discards(game.hands[player], hi - len(done))]
-    pool = [c for c in range(game.rules.n_cards) if not full >> c & 1]
+    pool = [c for c in game.rules.pack if not full >> c & 1]
     draws = []
     for _ in range(EXCHANGE_SAMPLES):
         rng.shuffle(pool)
@@ -116,6 +116,11 @@ class HeuristicAgent:
         # exchange stays the same from one step to the next.
         full = game.hands[player] | game.discards[player]
         return random.Random(f"{self.seed}/{full}/{game.phase}/{game.decl_step}")
+
+    def action_probabilities(self, turn: Turn) -> dict[int, float]:
+        """The heuristic as a policy: its one action at 1 (its choices are a function of its
+        seed and what its player knows, so it is a pure policy; for exact figures)."""
+        return {self.act(turn): 1.0}
 
     def act(self, turn: Turn) -> int:
         """The heuristic's action for this turn."""

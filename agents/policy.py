@@ -87,6 +87,28 @@ class PolicyAgent:
             int(seed) if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
         )
 
+    def batch_probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The policy as it plays, for many observations at once: ``(k, n_actions)`` float64
+        probabilities (one-hot on the most probable legal action when greedy, else the masked
+        softmax it samples from), for observations ``(k, size)`` and masks ``(k, n_actions)``."""
+        device = next(self.model.parameters()).device
+        with torch.no_grad():
+            logits = self.model.logits(
+                torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(device),
+                torch.from_numpy(np.asarray(mask, dtype=np.int8)).to(device),
+            ).cpu()
+            if self.greedy:
+                out = torch.zeros_like(logits, dtype=torch.float64)
+                out[torch.arange(logits.shape[0]), logits.argmax(-1)] = 1.0
+                return out.numpy()
+            return torch.softmax(logits.double(), dim=-1).numpy()
+
+    def action_probabilities(self, turn: Turn) -> dict[int, float]:
+        """The policy's probability of each legal action of ``turn``, as it plays (see
+        :meth:`batch_probabilities`)."""
+        probs = self.batch_probabilities(turn.observation[None], turn.action_mask[None])[0]
+        return {a: float(probs[a]) for a in turn.legal_actions}
+
     def act(self, turn: Turn) -> int:
         """The policy's action for ``turn`` (always one of ``turn.legal_actions``)."""
         if turn.game.rules != self.rules:

@@ -14,9 +14,17 @@ The spec grammar (case-insensitive names; :data:`SPEC_FORMS` lists it for help t
   folder;
 - ``baseline``: the policy shipped in the package for the rules in use (one per rule set that
   has one: :mod:`piquet_agents.baseline`);
+- the path of a tabular policy file (``.npz``, :class:`piquet_env.exact.TabularPolicy`, which
+  ``piquet solve`` writes), played by sampling its probabilities;
 - the path of a policy checkpoint or run directory (loaded by
   :meth:`piquet_agents.policy.PolicyAgent.load`). An existing path is always read as a path,
   whatever ``:`` it contains.
+- A policy (``baseline`` or a path) plays its most probable legal action; followed by
+  ``:sample`` (``baseline:sample``, ``PATH:sample``) it samples from its probabilities instead,
+  seeded by the agent's seed: the policy as it was trained, which is what an equilibrium is.
+
+Each form is one row of :data:`KINDS` (its name, help, which specs it takes, how it builds one);
+the dispatch, :data:`FORMS` and every help text come from that table.
 
 Counts (``ITERATIONS``, ``batch``) are written in the digits ``0-9`` and numbers in
 ASCII (``int()`` would take ``'٣'`` or ``'１'``). A spec that cannot be built raises
@@ -39,20 +47,12 @@ import importlib
 import math
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 
 from piquet_env.agent import Agent
 from piquet_env.rules import Rules
-
-FORMS = (
-    ("random", "uniform over the legal moves"),
-    ("heuristic", "rules of thumb"),
-    ("mcts[:N[:KEY=VALUE...]]", "information-set MCTS, N iterations"),
-    ("baseline", "the policy shipped for the rules in use"),
-    ("mcts:N:policy=PATH", "the search guided by a policy; policy=baseline for the shipped one"),
-    ("PATH", "a policy checkpoint or run directory"),
-)
-"""Every form of a spec with what it builds, in the order help texts list them."""
 
 
 def _listed(items: list[str]) -> str:
@@ -60,10 +60,6 @@ def _listed(items: list[str]) -> str:
     return ", ".join(items[:-1]) + f" or {items[-1]}"
 
 
-SPEC_FORMS = _listed([form for form, _ in FORMS[:-1]] + [f"{FORMS[-1][0]} ({FORMS[-1][1]})"])
-"""The forms of a spec in one line, as error messages list them."""
-SPEC_HELP = _listed([f"{form} ({what})" for form, what in FORMS])
-"""The forms of a spec with what each builds, as every ``--help`` lists them."""
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
 """Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
 sets."""
@@ -261,7 +257,7 @@ def spec_files(spec: str, rules: Rules | None = None) -> list[str]:
     >>> [os.path.basename(f) for f in spec_files("mcts:200:policy=baseline")]
     ['baseline.safetensors']
     """
-    spec = spec.strip()
+    spec = _sampled(spec.strip())[0]
     if spec.lower().split(":")[0] == "mcts" and not os.path.exists(spec):
         for part in guided_options(spec.split(":")):
             key, _, value = part.partition("=")
@@ -297,6 +293,191 @@ def _policy_path(text: str, case: bool = True, rules: Rules | None = None) -> st
     return text
 
 
+# ---------------------------------------------------------------------------- the table
+
+
+SAMPLE = ":sample"
+"""The suffix that makes a policy spec play by sampling from its probabilities (seeded) rather
+than its most probable action: ``baseline:sample``, ``PATH:sample``."""
+
+
+def _sampled(spec: str) -> tuple[str, bool]:
+    """``(spec without ':sample', True)`` for a sampled policy spec, else ``(spec, False)``. An
+    existing path is a path, whatever it ends with."""
+    if spec.lower().endswith(SAMPLE) and not os.path.exists(spec):
+        return spec[: -len(SAMPLE)].rstrip(), True
+    return spec, False
+
+
+def _build_random(spec: str, rules: Rules | None, seed: int | None) -> Agent:
+    from piquet_env.agent import RandomAgent
+
+    return RandomAgent(seed=seed)
+
+
+def _build_heuristic(spec: str, rules: Rules | None, seed: int | None) -> Agent:
+    from piquet_agents.heuristic import HeuristicAgent
+
+    return HeuristicAgent(seed=seed)
+
+
+def _is_baseline(spec: str) -> bool:
+    base, _ = _sampled(spec)
+    return base.lower() == "baseline" and not os.path.exists(base)
+
+
+def _build_baseline(spec: str, rules: Rules | None, seed: int | None) -> Agent:
+    from piquet_agents.baseline import NoBaselineError, baseline_path
+
+    _, sample = _sampled(spec)
+    PolicyAgent = _torch_module(spec, "policy").PolicyAgent
+    name = "baseline:sample" if sample else "baseline"
+    try:
+        return PolicyAgent.load(
+            baseline_path(rules), rules=rules, seed=seed, name=name, greedy=not sample
+        )
+    except NoBaselineError as exc:
+        raise AgentSpecError(spec, str(exc)) from None
+    except ValueError as exc:
+        raise AgentSpecError(spec, f"cannot use the shipped policy: {exc}") from exc
+
+
+def _is_search(spec: str) -> bool:
+    return spec.lower().split(":")[0] == "mcts" and not os.path.exists(spec)
+
+
+def _is_guided(spec: str) -> bool:
+    return _is_search(spec) and any(
+        p.strip().lower().startswith("policy=") for p in spec.split(":")[2:]
+    )
+
+
+def _is_mcts(spec: str) -> bool:
+    return _is_search(spec) and not _is_guided(spec)
+
+
+def _is_tabular(spec: str) -> bool:
+    from piquet_env.exact.policy import is_tabular_file
+
+    return is_tabular_file(spec)
+
+
+def _build_tabular(spec: str, rules: Rules | None, seed: int | None) -> Agent:
+    from piquet_env.exact.policy import ExactPolicyError, TabularAgent, TabularPolicy
+
+    try:
+        table = TabularPolicy.load(spec)
+    except ExactPolicyError as exc:
+        raise AgentSpecError(spec, str(exc)) from None
+    if rules is not None and table.rules != rules:
+        raise AgentSpecError(
+            spec, f"the tabular policy is of {table.rules.name!r}, not {rules.name!r}"
+        )
+    return TabularAgent(table, greedy=False, seed=seed, name=spec)
+
+
+def _is_policy(spec: str) -> bool:
+    return os.path.exists(_sampled(spec)[0])
+
+
+def _build_policy(spec: str, rules: Rules | None, seed: int | None) -> Agent:
+    path, sample = _sampled(spec)
+    PolicyAgent = _torch_module(spec, "policy").PolicyAgent
+    try:
+        agent = PolicyAgent.load(path, rules=rules, seed=seed, greedy=not sample)
+    except ValueError as exc:  # CheckpointError, or a network of the wrong size
+        raise AgentSpecError(spec, f"cannot use the checkpoint: {exc}") from exc
+    if sample:
+        agent.name = f"{agent.name}{SAMPLE}"
+    return agent
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """One kind of agent a spec can name: the form a help text shows, what it builds, which specs
+    it takes, and how it builds one (``build(spec, rules, seed)``)."""
+
+    name: str
+    form: str
+    help: str
+    matches: Callable[[str], bool]
+    build: Callable[[str, Rules | None, int | None], Agent]
+
+
+KINDS: tuple[AgentKind, ...] = (
+    AgentKind(
+        "random",
+        "random",
+        "uniform over the legal moves",
+        lambda s: s.lower() == "random",
+        _build_random,
+    ),
+    AgentKind(
+        "heuristic",
+        "heuristic",
+        "rules of thumb",
+        lambda s: s.lower() == "heuristic",
+        _build_heuristic,
+    ),
+    AgentKind(
+        "mcts",
+        "mcts[:N[:KEY=VALUE...]]",
+        "information-set MCTS, N iterations",
+        _is_mcts,
+        lambda spec, rules, seed: _parse_mcts(spec, seed, rules),
+    ),
+    AgentKind(
+        "baseline",
+        "baseline[:sample]",
+        "the policy shipped for the rules in use (:sample: sampling, seeded)",
+        _is_baseline,
+        _build_baseline,
+    ),
+    AgentKind(
+        "guided",
+        "mcts:N:policy=PATH",
+        "the search guided by a policy; policy=baseline for the shipped one",
+        _is_guided,
+        lambda spec, rules, seed: _parse_guided(spec, spec.split(":"), rules, seed),
+    ),
+    AgentKind(
+        "tabular",
+        "TABLE.npz",
+        "a tabular policy file (piquet solve's), sampled",
+        _is_tabular,
+        _build_tabular,
+    ),
+    AgentKind(
+        "policy",
+        "PATH[:sample]",
+        "a policy checkpoint or run directory (:sample: sampling, seeded)",
+        _is_policy,
+        _build_policy,
+    ),
+)
+"""Every kind of agent, in the order specs are matched and help texts list them. Adding an
+agent is one module and one row here (the development page's checklist)."""
+
+FORMS = tuple((kind.form, kind.help) for kind in KINDS)
+"""Every form of a spec with what it builds, in the order help texts list them."""
+
+
+def _listed(items: list[str]) -> str:
+    """``'a, b or c'``."""
+    return ", ".join(items[:-1]) + f" or {items[-1]}"
+
+
+SPEC_FORMS = _listed([form for form, _ in FORMS[:-1]] + [f"{FORMS[-1][0]} ({FORMS[-1][1]})"])
+"""The forms of a spec in one line, as error messages list them."""
+SPEC_HELP = _listed([f"{form} ({what})" for form, what in FORMS])
+"""The forms of a spec with what each builds, as every ``--help`` lists them."""
+
+
+def agent_kind(spec: str) -> AgentKind | None:
+    """The row of :data:`KINDS` that takes ``spec`` (stripped), or ``None``."""
+    return next((kind for kind in KINDS if kind.matches(spec)), None)
+
+
 def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
     """An agent from its spec (see the module docstring); ``seed`` seeds its randomness.
 
@@ -310,33 +491,9 @@ def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -
     if rules is not None and not isinstance(rules, Rules):
         raise AgentSpecError(spec, f"rules must be a Rules object, got {type(rules).__name__}")
     spec = spec.strip()
-    low = spec.lower()
-    if low == "random":
-        from piquet_env.agent import RandomAgent
-
-        return RandomAgent(seed=seed)
-    if low == "heuristic":
-        from piquet_agents.heuristic import HeuristicAgent
-
-        return HeuristicAgent(seed=seed)
-    if low == "baseline" and not os.path.exists(spec):
-        from piquet_agents.baseline import NoBaselineError, baseline_path
-
-        PolicyAgent = _torch_module(spec, "policy").PolicyAgent
-        try:
-            return PolicyAgent.load(baseline_path(rules), rules=rules, seed=seed, name="baseline")
-        except NoBaselineError as exc:
-            raise AgentSpecError(spec, str(exc)) from None
-        except ValueError as exc:
-            raise AgentSpecError(spec, f"cannot use the shipped policy: {exc}") from exc
-    if low.split(":")[0] == "mcts" and not os.path.exists(spec):
-        return _parse_mcts(spec, seed, rules)
-    if os.path.exists(spec):
-        PolicyAgent = _torch_module(spec, "policy").PolicyAgent
-        try:
-            return PolicyAgent.load(spec, rules=rules, seed=seed)
-        except ValueError as exc:  # CheckpointError, or a network of the wrong size
-            raise AgentSpecError(spec, f"cannot use the checkpoint: {exc}") from exc
-    if os.sep in spec or "/" in spec or spec.endswith(".safetensors"):
+    kind = agent_kind(spec)
+    if kind is not None:
+        return kind.build(spec, rules, seed)
+    if os.sep in spec or "/" in spec or spec.endswith((".safetensors", ".npz")):
         raise AgentSpecError(spec, "no checkpoint file or run directory at this path")
     raise AgentSpecError(spec, f"not an agent name nor an existing path; expected {SPEC_FORMS}")

@@ -105,6 +105,11 @@ class RandomAgent:
             self.seed = seed
             self._rng = random.Random(seed)
 
+    def action_probabilities(self, turn: Turn) -> dict[int, float]:
+        """Every legal action alike: the policy this agent plays (for exact figures)."""
+        legal = turn.legal_actions
+        return {a: 1.0 / len(legal) for a in legal}
+
     def act(self, turn: Turn) -> int:
         """A legal action drawn uniformly at random."""
         legal = turn.legal_actions

@@ -57,9 +57,10 @@ def test_help_lists_every_command_and_says_which_need_the_train_extra() -> None:
     assert out.returncode == 0, out.stderr
     listed = {line.split()[0]: line for line in out.stdout.splitlines() if line.startswith("    ")}
     assert list(listed) == [
-        "bench", "eval", "ladder", "train", "exploit", "play", "replay", "serve", "humans"
+        "bench", "eval", "ladder", "train", "exploit", "solve", "play", "replay", "serve",
+        "humans",
     ]  # fmt: skip
-    for name in ("eval", "ladder", "train", "exploit", "humans"):
+    for name in ("eval", "ladder", "train", "exploit", "solve", "humans"):
         assert "(needs the train extra: pip install 'piquet-env[train]')" in listed[name]
     assert "(needs the web extra: pip install 'piquet-env[web]')" in listed["serve"]
     assert "measure engine" in listed["bench"] and "play a partie" in listed["play"]

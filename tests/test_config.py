@@ -73,6 +73,7 @@ TRAIN_BAD: dict[str, list[str]] = {
     "bc_learning_rate": ["0", "nan"],
     "bc_batch_size": ["0"],
     "eval_every": ["-1"],
+    "exact_every": ["-1", "1.5"],
     "eval_deals": ["0"],
     "final_eval_deals": ["-1"],
     "eval_mode": ["game"],

@@ -603,11 +603,25 @@ class TrainConfig(Settings):
     """Processes playing the final evaluation (each loads the saved policy)."""
     eval_opponents: str = setting("random,heuristic", AGENT_SPECS)
     """Comma-separated agent specs the policy is evaluated against."""
+    exact_every: int = setting(0, integer(0))
+    """Measure the policy's exact NashConv (:mod:`piquet_env.exact`: sampled, as it trains, and
+    greedy, as it plays by default) every this many updates, before the first and at the end,
+    into ``exact.csv`` (0: never). Only for rules small enough to enumerate (``mini``); the game
+    is one deal, whatever ``mode`` the run trains in."""
     checkpoint_every: int = setting(10, integer(1, 1_000_000))
     """Write ``checkpoints/latest.safetensors`` every this many updates (and at the end)."""
 
     def check_together(self) -> None:
-        """Without a fixed ``opponent``, the opponent weights must have a positive sum."""
+        """Without a fixed ``opponent``, the opponent weights must have a positive sum; exact
+        measurements need rules small enough to enumerate."""
+        if self.exact_every:
+            from piquet_env.exact import TreeError, check_size
+            from piquet_env.rules import make_rules
+
+            try:
+                check_size(make_rules(self.rules))
+            except TreeError as exc:
+                raise ConfigError(f"{self.NAME}: exact_every: {exc}") from None
         if self.opponent:
             return
         weights = (

@@ -27,6 +27,20 @@ from piquet_training.evaluation.stats import verdict_word
 TRAIN_CSV = "train.csv"
 EVAL_CSV = "eval.csv"
 EVENTS_CSV = "events.csv"
+EXACT_CSV = "exact.csv"
+EXACT_COLUMNS = (
+    "update",
+    "env_steps",
+    "minutes",
+    "form",
+    "nash_conv",
+    "br_elder",
+    "br_younger",
+    "value_elder",
+    "seconds",
+)
+"""The columns of ``exact.csv``: the policy's exact figures (:mod:`piquet_env.exact`) by update,
+one row per form (``sample``: as it trains; ``greedy``: its most probable action)."""
 EVAL_COLUMNS = (
     "update",
     "env_steps",
@@ -199,7 +213,7 @@ class RunLogger:
         ``keep_start=False``); return how many were dropped. Called before a resumed run redoes
         those updates, so that no update is logged twice."""
         dropped = 0
-        for name in (TRAIN_CSV, EVAL_CSV, EVENTS_CSV):
+        for name in (TRAIN_CSV, EVAL_CSV, EVENTS_CSV, EXACT_CSV):
             path = self.out_dir / name
             if not path.exists():
                 continue
@@ -247,6 +261,14 @@ class RunLogger:
             tag = "final_eval" if row.get("kind") == "final" else "eval"
             for key in ("mean_diff", "ci_low", "ci_high", "win_rate"):
                 self._writer.add_scalar(f"{tag}_{opp}/{key}", float(row[key]), step)
+
+    def log_exact(self, row: dict[str, Any]) -> None:
+        """Append one exact measurement (one policy form) to ``exact.csv`` (and TensorBoard)."""
+        _append(self.out_dir / EXACT_CSV, EXACT_COLUMNS, row)
+        if self._writer is not None:
+            step = int(row["env_steps"])
+            for key in ("nash_conv", "value_elder"):
+                self._writer.add_scalar(f"exact_{row['form']}/{key}", float(row[key]), step)
 
     def log_event(self, update: int, env_steps: int, event: str) -> None:
         """Append a run event (``warm_start``, ``resume``) to ``events.csv``."""

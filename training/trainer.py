@@ -157,6 +157,35 @@ class Run:
         release_free_memory()  # the games' garbage, before the next collection's peak
         return rows
 
+    def exact(self) -> None:
+        """The learner's exact NashConv, sampled and greedy (``exact_every``), logged and
+        printed."""
+        from piquet_training.exact import policy_exploitability
+
+        c = self.counters
+        for form in ("sample", "greedy"):
+            t0 = time.perf_counter()
+            figures = policy_exploitability(self.model, self.rules, greedy=form == "greedy")
+            seconds = time.perf_counter() - t0
+            self.logger.log_exact(
+                {
+                    "update": c["update"],
+                    "env_steps": c["env_steps"],
+                    "minutes": c["train_seconds"] / 60,
+                    "form": form,
+                    "nash_conv": figures.nash_conv,
+                    "br_elder": figures.br_elder,
+                    "br_younger": figures.br_younger,
+                    "value_elder": figures.value,
+                    "seconds": seconds,
+                }
+            )
+            self.console.say(
+                f"exact, update {c['update']}: NashConv {figures.nash_conv:.4f} ({form}; "
+                f"{seconds:.0f} s)"
+            )
+        release_free_memory()
+
 
 def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     """Seed everything; build the network, optimizer, opponent pool, collector and logger."""
@@ -290,6 +319,8 @@ def start(run: Run, resume: str | Path | None) -> None:
     elif cfg.bc_games > 0:
         warm_start(run)
     run.checkpoint()
+    if cfg.exact_every:
+        run.exact()
     if cfg.eval_every:  # where PPO starts from (the warm start's policy)
         run.console.say(
             f"evaluating the starting policy ({cfg.eval_deals} pairs vs {cfg.eval_opponents})..."
@@ -400,6 +431,8 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         last = _made(c, cfg)
         if cfg.eval_every and update % cfg.eval_every == 0 and not last:
             run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
+        if cfg.exact_every and (update % cfg.exact_every == 0 or last):
+            run.exact()
         if update % cfg.checkpoint_every == 0 or last:
             run.checkpoint()
         done_here += 1

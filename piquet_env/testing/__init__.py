@@ -5,6 +5,8 @@
 - :mod:`.env_speed`: the bare engine and the PettingZoo env, agent-steps per second and memory
   (``piquet bench env``).
 - :mod:`.batch_speed`: the batched engine beside them (``piquet bench vector``).
+- :mod:`.exact_bench`: the exact solver on a whole small game: counts, time per stage, CFR+
+  (``python -m piquet_env.testing.exact_bench``).
 
 Nothing in the engine, the env or the batched engine imports this package.
 """

@@ -129,6 +129,8 @@ class BatchEncoder:
         if self._flag_width > 64 or sorted(self._flag.values())[0] != 0:
             raise RuntimeError("observation flags are no longer one contiguous block")
         self._bits = _Words(self.n_bits)
+        self.n_words = self._bits.n_words
+        """``uint64`` words of the packed 0/1 block (:meth:`observe_packed`)."""
         scale = np.zeros(self.size - self.n_bits, dtype=np.float32)
         self._scalar = {}
         for name, (a, b) in pos.items():
@@ -154,6 +156,23 @@ class BatchEncoder:
     ) -> np.ndarray:
         """Write the observation of player ``seat`` (one per game) of games ``g`` (all when
         ``None``) into ``out`` ``(k, size)`` float32, and return it."""
+        words, raw = self.observe_packed(s, seat, g)
+        return self.unpack(words, raw, out)
+
+    def unpack(self, words: np.ndarray, raw: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """The observations ``(k, size)`` float32 (into ``out``) of :meth:`observe_packed`'s
+        packed form: ``words`` ``(n_words, k)`` and the raw scalars ``raw`` ``(k, n_scalars)``."""
+        nb = self.n_bits
+        out[:, :nb] = self._bits.unpack(words)
+        np.multiply(raw, self._scale, out=out[:, nb:])
+        return out
+
+    def observe_packed(
+        self, s: BatchState, seat: np.ndarray, g: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The observations of :meth:`observe`, packed: the 0/1 block as ``uint64`` words
+        ``(n_words, k)`` and the scalar block unscaled ``(k, n_scalars)`` float32 (small
+        non-negative integers); :meth:`unpack` turns them into the observations."""
         v = _View(s, g, seat)
         words = self._bits.new(v.k)
         put, pos, n = self._bits.put, self._pos, self.n_cards
@@ -189,10 +208,7 @@ class BatchEncoder:
             cat, who = divmod(i, 2)
             col = ar6 + 2 * cat + (v.o if who else v.p)
             put(words, pos[name][0], 20, rec.reshape(-1)[col].astype(U64))
-        nb = self.n_bits
-        out[:, :nb] = self._bits.unpack(words)
-        np.multiply(self._scalars(v), self._scale, out=out[:, nb:])
-        return out
+        return words, self._scalars(v)
 
     def _flags(self, s: BatchState, v: _View, lead: np.ndarray) -> np.ndarray:
         f = self._flag

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "piquet_cli.evaluate": (("eval", "ladder"), TRAIN_MODULES, "train"),
     "piquet_cli.train": (("train",), TRAIN_MODULES, "train"),
     "piquet_cli.exploit": (("exploit",), TRAIN_MODULES, "train"),
+    "piquet_cli.solve": (("solve",), TRAIN_MODULES, "train"),
     "piquet_cli.play": (("play", "replay"), (), ""),
     "piquet_cli.serve": (("serve",), WEB_MODULES, "web"),
     "piquet_cli.humans": (("humans",), TRAIN_MODULES, "train"),

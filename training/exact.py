@@ -1,0 +1,225 @@
+"""Exact figures for agents on a rule set small enough to enumerate: what ``piquet exploit
+--exact`` and ``piquet solve`` compute (:mod:`piquet_env.exact` does the work).
+
+- :func:`exact_report`: an agent spec's exact exploitability (the best response's value in each
+  role and seat, NashConv), with the tree's counts and how long each stage took;
+- :func:`solve`: CFR+ on the whole tree until a NashConv target (a fraction of the points range)
+  or an iteration count, checked every so many iterations, its solution saved as a tabular policy
+  (an agent spec) with its convergence log;
+- :func:`tree_for`: the tree of a rule set, built once per process (a ``mini`` tree takes about a
+  minute and 3 GB).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from piquet_agents.registry import make_agent
+from piquet_env.exact import (
+    CFRPlus,
+    Exploitability,
+    GameTree,
+    TabularPolicy,
+    build_tree,
+    exploitability,
+    tabulate,
+)
+from piquet_env.exact.tree import check_size
+from piquet_env.files import write_text
+from piquet_env.rules import Rules
+
+_TREES: dict[Rules, GameTree] = {}
+
+
+def tree_for(rules: Rules, progress: Callable[[int, int], None] | None = None) -> GameTree:
+    """The game tree of one deal under ``rules``, built on first use and kept for the process
+    (refused, with the counts, for a rule set too large: :func:`piquet_env.exact.check_size`)."""
+    if rules not in _TREES:
+        _TREES.clear()  # one tree at a time: they are large
+        _TREES[rules] = build_tree(rules, progress=progress)
+    return _TREES[rules]
+
+
+def points_range(tree: GameTree) -> float:
+    """The spread of the deal's results: the best minus the worst terminal value for elder."""
+    end = tree.value[tree.player < 0]
+    return float(end.max() - end.min())
+
+
+@dataclass
+class ExactReport:
+    """One agent's exact exploitability under one rule set (points per deal)."""
+
+    target: str
+    rules: str
+    figures: Exploitability
+    counts: dict[str, int]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report for JSON."""
+        return {
+            "target": self.target,
+            "rules": self.rules,
+            "mode": "deal",
+            **self.figures.to_dict(),
+            "counts": self.counts,
+            "seconds": self.seconds,
+        }
+
+    def summary(self) -> str:
+        """The report as a few lines of text."""
+        f, c = self.figures, self.counts
+        took = ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        return "\n".join(
+            [
+                f"exact exploitability of {self.target} under {self.rules} (one deal: "
+                f"{c['deals']:,} deals, {c['histories']:,} histories, "
+                f"{c['infosets_elder'] + c['infosets_younger']:,} information states)",
+                f"  against itself, elder makes {f.value:+.4f} points per deal",
+                f"  a best elder against it makes {f.br_elder:+.4f}; a best younger "
+                f"{f.br_younger:+.4f}",
+                f"  a best response in either seat: {f.br_seat:+.4f} points per deal",
+                f"  NashConv {f.nash_conv:.4f} (exploitability {f.exploitability:.4f})",
+                f"  took {took}",
+            ]
+        )
+
+
+def exact_report(
+    target: str,
+    rules: Rules,
+    *,
+    seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ExactReport:
+    """The exact exploitability of the agent ``target`` (any spec whose agent has exact action
+    probabilities: random, heuristic, a policy or its ``:sample`` form, a tabular file) under
+    ``rules``, seeded with ``seed`` (the heuristic's plans)."""
+    start = time.perf_counter()
+    check_size(rules)
+    agent = make_agent(target, rules, seed=seed)
+    built = time.perf_counter()
+    tree = tree_for(rules, progress=(lambda d, n: progress("tree", d, n)) if progress else None)
+    tree_s = time.perf_counter() - built
+    t0 = time.perf_counter()
+    policy = tabulate(
+        tree, agent, progress=(lambda d, n: progress("policy", d, n)) if progress else None
+    )
+    t1 = time.perf_counter()
+    figures = exploitability(tree, policy)
+    t2 = time.perf_counter()
+    return ExactReport(
+        target=target,
+        rules=rules.name,
+        figures=figures,
+        counts=tree.counts(),
+        seconds={
+            "tree": round(tree_s, 2),
+            "policy": round(t1 - t0, 2),
+            "best responses": round(t2 - t1, 2),
+            "total": round(t2 - start, 2),
+        },
+    )
+
+
+def policy_exploitability(model: Any, rules: Rules, *, greedy: bool) -> Exploitability:
+    """The exact exploitability of a network (:class:`~piquet_agents.network.ActorCritic`) as it
+    plays: greedy, or sampling from its probabilities."""
+    from piquet_agents.policy import PolicyAgent
+
+    tree = tree_for(rules)
+    return exploitability(tree, tabulate(tree, PolicyAgent(model, rules, greedy=greedy)))
+
+
+@dataclass
+class SolveResult:
+    """What :func:`solve` made: the solution's figures and the convergence log."""
+
+    rules: str
+    iterations: int
+    figures: Exploitability
+    points_range: float
+    seconds: float
+    tree_seconds: float
+    counts: dict[str, int]
+    log: list[dict[str, float]]
+    policy_path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result for JSON (the log too)."""
+        out = asdict(self)
+        out["figures"] = self.figures.to_dict()
+        out["nash_conv_fraction"] = self.figures.nash_conv / self.points_range
+        return out
+
+
+def solve(
+    rules: Rules,
+    out: Path,
+    *,
+    iterations: int,
+    check_every: int = 25,
+    until: float = 0.0,
+    progress: Callable[[int, float, float], None] | None = None,
+) -> SolveResult:
+    """CFR+ on the whole tree of ``rules``: at most ``iterations`` iterations, the average
+    strategy's NashConv computed every ``check_every``; with ``until > 0`` it stops at the first
+    check where NashConv is at most ``until`` times the points range. Writes ``policy.npz`` (the
+    solution, an agent spec), ``nashconv.csv`` and ``solve.json`` into ``out``; ``progress(it,
+    nash_conv, seconds)`` after each check."""
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    tree = tree_for(rules)
+    tree_s = time.perf_counter() - t0
+    spread = points_range(tree)
+    solver = CFRPlus(tree)
+    log: list[dict[str, float]] = []
+    figures = exploitability(tree, solver.average)
+    while solver.iterations < iterations:
+        solver.run(min(check_every, iterations - solver.iterations))
+        figures = exploitability(tree, solver.average)
+        log.append(
+            {
+                "iteration": solver.iterations,
+                "seconds": round(solver.seconds, 3),
+                "nash_conv": figures.nash_conv,
+                "value_elder": figures.value,
+            }
+        )
+        if progress is not None:
+            progress(solver.iterations, figures.nash_conv, solver.seconds)
+        if until and figures.nash_conv <= until * spread:
+            break
+    table = TabularPolicy.from_tree(
+        tree,
+        solver.average,
+        solver="CFR+",
+        iterations=solver.iterations,
+        nash_conv=figures.nash_conv,
+        value_elder=figures.value,
+    )
+    path = table.save(out / "policy.npz")
+    with open(out / "nashconv.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["iteration", "seconds", "nash_conv", "value_elder"])
+        writer.writeheader()
+        writer.writerows(log)
+    result = SolveResult(
+        rules=rules.name,
+        iterations=solver.iterations,
+        figures=figures,
+        points_range=spread,
+        seconds=round(solver.seconds, 2),
+        tree_seconds=round(tree_s, 2),
+        counts=tree.counts(),
+        log=log,
+        policy_path=str(path),
+    )
+    write_text(out / "solve.json", json.dumps(result.to_dict(), indent=2) + "\n")
+    return result
