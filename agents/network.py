@@ -165,11 +165,23 @@ class ActorCritic(nn.Module):
         state: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Log-probabilities of ``actions``, entropies and values, under the stored masks."""
+        logp, entropy, value, _ = self.evaluate_distribution(obs, mask, actions, state)
+        return logp, entropy, value
+
+    def evaluate_distribution(
+        self,
+        obs: torch.Tensor,
+        mask: torch.Tensor,
+        actions: torch.Tensor,
+        state: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """As :meth:`evaluate_actions`, with the whole masked log-distribution ``[B,
+        n_actions]`` last (for a KL to another policy)."""
         logits, value = self(obs, mask, state)
         logp_all = torch.log_softmax(logits, dim=-1)
         logp = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)
         entropy = -(logp_all.exp() * logp_all).sum(-1)
-        return logp, entropy, value
+        return logp, entropy, value, logp_all
 
     @torch.no_grad()
     def act(

@@ -451,6 +451,13 @@ INIT_FROM = Rule(
 )
 
 
+MAGNET = Rule(
+    "empty, uniform, ema or an existing policy file",
+    lambda v: isinstance(v, str) and (v in ("", "uniform", "ema") or Path(v).is_file()),
+)
+SCHEDULE = one_of("constant", "linear", "power")
+
+
 @dataclass
 class TrainConfig(Settings):
     """All settings of a training run (see the module docstring for how to override them)."""
@@ -570,9 +577,37 @@ class TrainConfig(Settings):
     clip_coef: float = setting(0.2, above(0), aliases=("clip_param",))
     clip_vloss: bool = setting(False)
     ent_coef: float = setting(0.001, at_least(0), aliases=("entropy_coeff",))
+    """The entropy bonus's weight (at the start, under ``ent_schedule``)."""
+    ent_schedule: str = setting("constant", SCHEDULE)
+    """How ``ent_coef`` changes over the run (:func:`piquet_training.magnet.scheduled`):
+    ``constant``, ``linear`` to ``ent_coef_end``, or ``power`` (``ent_coef * (1 + update) **
+    -ent_power``)."""
+    ent_coef_end: float = setting(0.0, at_least(0))
+    """``ent_coef`` at the run's end under the ``linear`` schedule."""
+    ent_power: float = setting(0.5, at_least(0))
+    """The exponent of the ``power`` schedule of ``ent_coef``."""
     vf_coef: float = setting(0.5, at_least(0), aliases=("vf_loss_coeff",))
     max_grad_norm: float = setting(0.5, above(0), aliases=("grad_clip",))
     target_kl: float = setting(0.0, at_least(0))
+
+    # --- regularised self-play: a magnet (magnetic mirror descent) ---------------------------
+    magnet: str = setting("", MAGNET)
+    """The policy the learner is pulled toward by ``magnet_coef * KL(pi || magnet)``
+    (:mod:`piquet_training.magnet`): empty (no pull), ``uniform`` (the uniform policy over the
+    legal actions), ``ema`` (an exponential moving average of the learner's parameters,
+    EMAgnet) or a policy file (frozen)."""
+    magnet_coef: float = setting(0.0, at_least(0))
+    """The pull's weight (at the start, under ``magnet_schedule``; 0: no pull)."""
+    magnet_schedule: str = setting("constant", SCHEDULE)
+    """How ``magnet_coef`` changes over the run: ``constant``, ``linear`` to
+    ``magnet_coef_end``, or ``power`` (``magnet_coef * (1 + update) ** -magnet_power``)."""
+    magnet_coef_end: float = setting(0.0, at_least(0))
+    """``magnet_coef`` at the run's end under the ``linear`` schedule."""
+    magnet_power: float = setting(0.5, at_least(0))
+    """The exponent of the ``power`` schedule of ``magnet_coef``."""
+    magnet_ema: float = setting(0.99, between(0, 1))
+    """The ``ema`` magnet's decay per update: ``ema <- magnet_ema * ema + (1 - magnet_ema) *
+    theta`` after each update."""
     """Stop an update's epochs early once the approximate KL exceeds this (0: never)."""
 
     # --- behaviour-cloning warm start ----------------------------------------------------------
@@ -622,6 +657,10 @@ class TrainConfig(Settings):
                 check_size(make_rules(self.rules))
             except TreeError as exc:
                 raise ConfigError(f"{self.NAME}: exact_every: {exc}") from None
+        if self.magnet_coef and not self.magnet:
+            raise ConfigError(
+                f"{self.NAME}: magnet_coef > 0 needs a magnet (uniform, ema or a file)"
+            )
         if self.opponent:
             return
         weights = (

@@ -15,6 +15,7 @@ from piquet_agents.network import ActorCritic
 from piquet_training.collector import Rollout
 from piquet_training.compute import autocast
 from piquet_training.config import TrainConfig
+from piquet_training.magnet import Magnet, kl_to_magnet
 
 
 def gae(
@@ -49,10 +50,18 @@ def ppo_update(
     cfg: TrainConfig,
     rng: np.random.Generator,
     precision: str = "fp32",
+    *,
+    ent_coef: float | None = None,
+    magnet: Magnet | None = None,
+    magnet_coef: float = 0.0,
 ) -> dict[str, float]:
     """Clipped-PPO epochs over shuffled minibatches of one rollout; returns mean statistics.
     ``precision`` (``"fp32"`` or ``"bf16"``, :mod:`piquet_training.compute`) is that of the
-    forward passes and losses."""
+    forward passes and losses. ``ent_coef`` (default ``cfg.ent_coef``) weighs the entropy bonus
+    and ``magnet_coef`` the pull ``KL(pi || magnet)`` toward ``magnet`` (magnetic mirror descent,
+    :mod:`piquet_training.magnet`), both as this update's schedules set them."""
+    ent_coef = cfg.ent_coef if ent_coef is None else ent_coef
+    pull = magnet is not None and magnet_coef > 0
     dev = next(model.parameters()).device
 
     def tensor(a: np.ndarray) -> torch.Tensor:
@@ -74,7 +83,7 @@ def ppo_update(
         for start in range(0, n, mb_size):
             idx = perm[start : start + mb_size]
             with autocast(dev, precision):
-                logp, entropy, value = model.evaluate_actions(
+                logp, entropy, value, logp_all = model.evaluate_distribution(
                     obs[idx], masks[idx], actions[idx], None if states is None else states[idx]
                 )
             logp, entropy, value = logp.float(), entropy.float(), value.float()
@@ -100,7 +109,13 @@ def ppo_update(
             else:
                 v_loss = 0.5 * ((value - ret_all[idx]) ** 2).mean()
             entropy_loss = entropy.mean()
-            loss = pg_loss - cfg.ent_coef * entropy_loss + cfg.vf_coef * v_loss
+            loss = pg_loss - ent_coef * entropy_loss + cfg.vf_coef * v_loss
+            if pull:
+                kl = kl_to_magnet(
+                    logp_all.float(), magnet.log_probs(obs[idx], masks[idx]), masks[idx]
+                ).mean()
+                loss = loss + magnet_coef * kl
+                sums["magnet_kl"] = sums.get("magnet_kl", 0.0) + kl.item()
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)

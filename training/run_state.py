@@ -33,11 +33,14 @@ def save_training_checkpoint(
     cfg: TrainConfig,
     np_rng: np.random.Generator,
     counters: dict[str, Any],
+    extra: dict[str, torch.Tensor] | None = None,
 ) -> None:
     """Everything :func:`train` needs to continue exactly where it stopped (stale temporary files
-    of an earlier, killed save are removed first)."""
+    of an earlier, killed save are removed first); ``extra`` tensors (an EMA magnet's weights)
+    are saved beside the rest under their own names."""
     remove_stale_temporaries(path.parent)
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    tensors.update(extra or {})
     opt_tensors, opt_meta = optimizer_to_tensors(optimizer)
     tensors.update(opt_tensors)
     for j, snap in enumerate(pool.snapshots):

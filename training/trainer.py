@@ -46,6 +46,7 @@ from piquet_training.compute import resolve_device, resolve_precision
 from piquet_training.config import TrainConfig, to_toml
 from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
+from piquet_training.magnet import Magnet, scheduled
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
 from piquet_training.ppo import gae, ppo_update
 from piquet_training.run_log import Console, RunLogger, plot_learning_curve
@@ -112,6 +113,8 @@ class Run:
     t_start: float
     precision: str = "fp32"
     """The update's resolved precision (:func:`~piquet_training.compute.resolve_precision`)."""
+    magnet: Magnet | None = None
+    """The policy the learner is pulled toward (``magnet``), if any."""
     counters: dict[str, Any] = field(
         default_factory=lambda: {"update": 0, "env_steps": 0, "train_seconds": 0.0}
     )
@@ -132,6 +135,7 @@ class Run:
             self.cfg,
             self.np_rng,
             self.counters,
+            extra=self.magnet.state_tensors() if self.magnet is not None else None,
         )
 
     def evaluate(self, kind: str, n_pairs: int, seed: int, workers: int = 1) -> list[dict]:
@@ -232,6 +236,7 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         cap=TimeCap(cfg.time_budget_minutes, t_start),
         t_start=t_start,
         precision=precision,
+        magnet=Magnet(cfg.magnet, model, decay=cfg.magnet_ema) if cfg.magnet else None,
     )
 
 
@@ -298,6 +303,16 @@ def start(run: Run, resume: str | Path | None) -> None:
         ckpt = ck.read_checkpoint(path / ck.LATEST_FILE if path.is_dir() else path, rules=run.rules)
         _check_arch(ckpt, model, resume)
         run.counters = restore_training_checkpoint(ckpt, model, run.optimizer, run.pool, run.np_rng)
+        if run.magnet is not None and run.magnet.state_tensors():
+            try:
+                run.magnet.load_tensors(ckpt.section("magnet"))
+            except RuntimeError as exc:  # missing or misshapen weights
+                raise ck.CheckpointError(
+                    f"{ckpt.path}: magnet: the EMA magnet's weights cannot be restored "
+                    f"({str(exc)[:160]})",
+                    path=ckpt.path,
+                    field="magnet",
+                ) from None
         c = run.counters
         dropped = run.logger.truncate(c["update"])
         run.logger.log_event(c["update"], c["env_steps"], "resume")
@@ -410,10 +425,25 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         advantages, returns = gae(
             batch.rewards, batch.values, batch.dones, cfg.gamma, cfg.gae_lambda
         )
-        # update
+        # update (the entropy bonus and the magnet's pull as their schedules set them)
+        ent_coef, magnet_coef = _coefficients(cfg, c["update"])
         stats = ppo_update(
-            run.model, run.optimizer, batch, advantages, returns, cfg, run.np_rng, run.precision
+            run.model,
+            run.optimizer,
+            batch,
+            advantages,
+            returns,
+            cfg,
+            run.np_rng,
+            run.precision,
+            ent_coef=ent_coef,
+            magnet=run.magnet,
+            magnet_coef=magnet_coef,
         )
+        stats["ent_coef"] = ent_coef
+        if run.magnet is not None:
+            run.magnet.follow(run.model)
+            stats["magnet_coef"] = magnet_coef
         # log, snapshot, evaluate, checkpoint
         c["collect_seconds"] = c.get("collect_seconds", 0.0) + collect_s
         c["update_seconds"] = c.get("update_seconds", 0.0) + time.perf_counter() - t0 - collect_s
@@ -439,6 +469,22 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         update_s = (time.perf_counter() - here) / done_here  # evaluations and saves included
     run.console.close_progress()
     return finish(run)
+
+
+def _coefficients(cfg: TrainConfig, update: int) -> tuple[float, float]:
+    """This update's entropy bonus and magnet pull, as their schedules set them."""
+    ent = scheduled(
+        cfg.ent_schedule, cfg.ent_coef, cfg.ent_coef_end, cfg.ent_power, update, cfg.updates
+    )
+    pull = scheduled(
+        cfg.magnet_schedule,
+        cfg.magnet_coef,
+        cfg.magnet_coef_end,
+        cfg.magnet_power,
+        update,
+        cfg.updates,
+    )
+    return ent, pull
 
 
 def _made(c: dict[str, Any], cfg: TrainConfig) -> bool:
