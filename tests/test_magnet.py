@@ -105,7 +105,8 @@ def test_a_run_with_a_magnet_logs_it_and_resumes_bit_for_bit(tmp_path: Path):
     assert train_cli(full, TINY, *MAGNET, "updates=3") == 0
     rows = list(csv.DictReader((full / "train.csv").open()))
     assert [float(r["magnet_coef"]) for r in rows] == pytest.approx(
-        [0.5 / math.sqrt(1 + u) for u in range(3)], abs=1e-5  # the CSV holds 6 digits
+        [0.5 / math.sqrt(1 + u) for u in range(3)],
+        abs=1e-5,  # the CSV holds 6 digits
     )
     assert [float(r["ent_coef"]) for r in rows] == pytest.approx(
         [0.02, 0.02 * 2 / 3, 0.02 / 3], abs=1e-5

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from piquet_agents.registry import make_agent
 from piquet_env.exact import (
     CFRPlus,
@@ -129,13 +131,31 @@ def exact_report(
     )
 
 
-def policy_exploitability(model: Any, rules: Rules, *, greedy: bool) -> Exploitability:
-    """The exact exploitability of a network (:class:`~piquet_agents.network.ActorCritic`) as it
-    plays: greedy, or sampling from its probabilities."""
-    from piquet_agents.policy import PolicyAgent
+def network_exploitability(model: Any, rules: Rules) -> dict[str, Exploitability]:
+    """The exact exploitability of a network (:class:`~piquet_agents.network.ActorCritic`) in
+    both forms it plays, from one pass over the information states: ``"sample"`` (its masked
+    softmax, as it trains and as ``PATH:sample`` plays) and ``"greedy"`` (its most probable
+    legal action, as ``PATH`` plays)."""
+    import torch
+
+    from piquet_env.exact.policy import info_observations, probs_on_slots
 
     tree = tree_for(rules)
-    return exploitability(tree, tabulate(tree, PolicyAgent(model, rules, greedy=greedy)))
+    sample, greedy = np.zeros(tree.n_slots), np.zeros(tree.n_slots)
+    device = next(model.parameters()).device
+    model.eval()
+    with torch.no_grad():
+        for infos, obs, mask in info_observations(tree):
+            logits = model.logits(
+                torch.from_numpy(obs).to(device), torch.from_numpy(mask.astype(np.int8)).to(device)
+            ).cpu()
+            soft = torch.softmax(logits.double(), dim=-1).numpy()
+            hard = np.zeros_like(soft)
+            hard[np.arange(len(hard)), logits.argmax(-1).numpy()] = 1.0
+            for policy, probs in ((sample, soft), (greedy, hard)):
+                slots, values = probs_on_slots(tree, infos, probs)
+                policy[slots] = values
+    return {"sample": exploitability(tree, sample), "greedy": exploitability(tree, greedy)}
 
 
 @dataclass

@@ -164,13 +164,13 @@ class Run:
     def exact(self) -> None:
         """The learner's exact NashConv, sampled and greedy (``exact_every``), logged and
         printed."""
-        from piquet_training.exact import policy_exploitability
+        from piquet_training.exact import network_exploitability
 
         c = self.counters
-        for form in ("sample", "greedy"):
-            t0 = time.perf_counter()
-            figures = policy_exploitability(self.model, self.rules, greedy=form == "greedy")
-            seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        forms = network_exploitability(self.model, self.rules)
+        seconds = time.perf_counter() - t0
+        for form, figures in forms.items():
             self.logger.log_exact(
                 {
                     "update": c["update"],
@@ -184,10 +184,10 @@ class Run:
                     "seconds": seconds,
                 }
             )
-            self.console.say(
-                f"exact, update {c['update']}: NashConv {figures.nash_conv:.4f} ({form}; "
-                f"{seconds:.0f} s)"
-            )
+        self.console.say(
+            f"exact, update {c['update']}: NashConv {forms['sample'].nash_conv:.4f} sampled, "
+            f"{forms['greedy'].nash_conv:.4f} greedy ({seconds:.0f} s)"
+        )
         release_free_memory()
 
 

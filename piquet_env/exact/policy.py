@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -136,8 +136,22 @@ def _tabulate_batch(
     the tree; with ``check``, every decision's, replayed from its deal."""
     if check:
         return _tabulate_batch_replayed(tree, agent, progress)
-    enc = BatchEncoder(tree.rules, "deal")
     policy = np.zeros(tree.n_slots)
+    for infos, obs, mask in info_observations(tree, chunk):
+        probs = np.asarray(agent.batch_probabilities(obs, mask), dtype=np.float64)
+        slots, values = _slot_probs(tree, infos, probs, agent.name)
+        policy[slots] = values
+        if progress is not None:
+            progress(int(infos[-1]) + 1, tree.n_infosets)
+    return policy
+
+
+def info_observations(
+    tree: GameTree, chunk: int = 100_000
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Every information state's observation and action mask, a chunk at a time: ``(infos,
+    obs (k, size) float32, mask (k, n_actions) bool)``, unpacked from the tree."""
+    enc = BatchEncoder(tree.rules, "deal")
     for lo in range(0, tree.n_infosets, chunk):
         infos = np.arange(lo, min(lo + chunk, tree.n_infosets))
         obs = np.empty((infos.size, enc.size), dtype=np.float32)
@@ -148,12 +162,15 @@ def _tabulate_batch(
         )
         mask = np.zeros((infos.size, enc.n_actions), dtype=bool)
         enc.mask_from_bits(tree.info_legal[infos], mask)
-        probs = np.asarray(agent.batch_probabilities(obs, mask), dtype=np.float64)
-        slots, values = _slot_probs(tree, infos, probs, agent.name)
-        policy[slots] = values
-        if progress is not None:
-            progress(int(infos[-1]) + 1, tree.n_infosets)
-    return policy
+        yield infos, obs, mask
+
+
+def probs_on_slots(
+    tree: GameTree, infos: np.ndarray, probs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The slots of ``infos`` and their entries of ``probs`` (rows: those information states,
+    columns: actions), checked to sum to 1 over each one's legal actions."""
+    return _slot_probs(tree, infos, probs, "policy")
 
 
 def _tabulate_batch_replayed(
