@@ -99,16 +99,22 @@ class HeuristicAgent:
     """Rules-of-thumb player for every phase (exchange, declarations, play); see the module doc.
 
     ``seed`` drives the sampling used to weigh the exchange and the declarations; the same seed and
-    the same game give the same action.
+    the same game give the same action. Each seed is so one pure policy, and an agent reseeded at
+    every game (as matches and trainers do) plays a mixture of them; ``fixed=True`` keeps its seed
+    whatever :meth:`reset` is given, one pure policy throughout (the spec ``heuristic:seed=N``),
+    which is what an exact figure is computed for.
     """
 
-    def __init__(self, seed: int | None = None, name: str = "heuristic") -> None:
+    def __init__(
+        self, seed: int | None = None, name: str = "heuristic", *, fixed: bool = False
+    ) -> None:
         self.name = name
         self.seed = 0 if seed is None else int(seed)
+        self.fixed = fixed
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed (``None`` keeps the current seed)."""
-        if seed is not None:
+        """Reseed (``None``, or a fixed agent, keeps the current seed)."""
+        if seed is not None and not self.fixed:
             self.seed = int(seed)
 
     def _rng(self, game: Game, player: int) -> random.Random:

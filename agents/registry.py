@@ -315,10 +315,22 @@ def _build_random(spec: str, rules: Rules | None, seed: int | None) -> Agent:
     return RandomAgent(seed=seed)
 
 
+_FIXED_SEED = re.compile(r"heuristic:seed=([0-9]+)", re.IGNORECASE)
+
+
+def _is_heuristic(spec: str) -> bool:
+    return spec.lower() == "heuristic" or spec.lower().startswith("heuristic:")
+
+
 def _build_heuristic(spec: str, rules: Rules | None, seed: int | None) -> Agent:
     from piquet_agents.heuristic import HeuristicAgent
 
-    return HeuristicAgent(seed=seed)
+    if spec.lower() == "heuristic":
+        return HeuristicAgent(seed=seed)
+    fixed = _FIXED_SEED.fullmatch(spec.strip())
+    if fixed is None:
+        raise AgentSpecError(spec, "the heuristic's one option is seed=N (a count, 0-9 digits)")
+    return HeuristicAgent(seed=int(fixed.group(1)), name=spec, fixed=True)
 
 
 def _is_baseline(spec: str) -> bool:
@@ -414,9 +426,9 @@ KINDS: tuple[AgentKind, ...] = (
     ),
     AgentKind(
         "heuristic",
-        "heuristic",
-        "rules of thumb",
-        lambda s: s.lower() == "heuristic",
+        "heuristic[:seed=N]",
+        "rules of thumb (seed=N: one fixed pure policy, not reseeded every game)",
+        _is_heuristic,
         _build_heuristic,
     ),
     AgentKind(

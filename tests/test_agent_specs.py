@@ -35,7 +35,8 @@ ITERATIONS = "iterations must be a positive integer (or 0 with a time=SECONDS op
         ("mcts:100:c=1:c=2", "option c given twice"),
         ("mcts:100:c", "bad option 'c'; options are c=VALUE, time=VALUE"),
         ("mcts:100:depth=3", "bad option 'depth=3'"),
-        ("alphazero", "not an agent name nor an existing path; expected random, heuristic, mcts"),
+        ("alphazero", "not an agent name nor an existing path; expected random, heuristic"),
+        ("heuristic:seed=x", "the heuristic's one option is seed=N"),
         ("random:3", "not an agent name nor an existing path"),
         ("heuristic2", "not an agent name nor an existing path"),
         ("runs/x/policy.safetensors", "no checkpoint file or run directory at this path"),
@@ -199,3 +200,21 @@ def test_an_existing_path_wins_over_an_option(tmp_path: Path) -> None:
         f"policy={tmp_path}/p",
         "batch=3",
     ]
+
+
+def test_the_new_forms_build(tmp_path):
+    """``heuristic:seed=N`` keeps its seed when reset; ``PATH:sample`` and ``baseline:sample``
+    sample; a tabular file builds its agent; FORMS comes from the table of kinds."""
+    from piquet_agents.registry import FORMS, KINDS
+
+    assert tuple((k.form, k.help) for k in KINDS) == FORMS
+    fixed = make_agent("heuristic:seed=7", STANDARD, seed=3)
+    fixed.reset(99)
+    assert fixed.seed == 7 and fixed.name == "heuristic:seed=7"
+    plain = make_agent("heuristic", STANDARD, seed=3)
+    plain.reset(99)
+    assert plain.seed == 99
+    pytest.importorskip("torch")
+    sampled = make_agent("baseline:sample", STANDARD, seed=1)
+    assert not sampled.greedy and sampled.name == "baseline:sample"
+    assert make_agent("baseline", STANDARD).greedy

@@ -290,3 +290,41 @@ def test_exact_every_needs_small_rules():
     with pytest.raises(ConfigError, match="exact_every: 'standard' is too large"):
         TrainConfig(exact_every=5).validate()
     TrainConfig(exact_every=5, rules="mini").validate()
+
+
+def make_agent_for(rules, spec):
+    from piquet_agents.registry import make_agent
+
+    return make_agent(spec, rules)
+
+
+def test_eval_and_ladder_print_the_exact_expectation(tiny, tmp_path, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("openskill")
+    from piquet_cli import main
+    from piquet_training.exact import exact_difference, exact_ratings
+
+    rules = make_rules(TINY)
+    truth = exact_difference("heuristic:seed=0", "random", rules)
+    # by hand: the duplicate pair's two games, half each
+    h = P.tabulate(tiny, make_agent_for(rules, "heuristic:seed=0"))
+    u = S.uniform_policy(tiny)
+    by_hand = 0.5 * (S.expected_value(tiny, h, u) - S.expected_value(tiny, u, h))
+    assert truth == pytest.approx(by_hand, abs=1e-12)
+    assert exact_difference("random", "heuristic:seed=0", rules) == pytest.approx(-truth)
+    assert exact_difference("random", "random", rules) == pytest.approx(0.0, abs=1e-12)
+    assert main(["eval", "heuristic:seed=0", "random", "--rules", TINY, "--deals", "200",
+                 "--exact", "--no-progress", "--seed", "1",
+                 "--json", str(tmp_path / "e.json")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"exact expected points per deal (heuristic:seed=0 − random): {truth:+.4f}" in out
+    import json
+
+    assert json.loads((tmp_path / "e.json").read_text())["exact"]["points_per_deal"] == truth
+    ratings = exact_ratings(["heuristic:seed=0", "random"], rules)["ratings"]
+    assert ratings["heuristic:seed=0"] == pytest.approx(truth / 2)
+    assert main(["ladder", "heuristic:seed=0", "random", "--rules", TINY, "--deals", "50",
+                 "--exact", "--no-progress", "--out", str(tmp_path / "lad")]) == 0  # fmt: skip
+    assert "exact ratings" in capsys.readouterr().out
+    assert main(["eval", "mcts:5", "random", "--rules", TINY, "--exact"]) == 2
+    assert main(["eval", "random", "random", "--exact"]) == 2

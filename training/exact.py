@@ -29,6 +29,7 @@ from piquet_env.exact import (
     GameTree,
     TabularPolicy,
     build_tree,
+    expected_value,
     exploitability,
     tabulate,
 )
@@ -156,6 +157,41 @@ def network_exploitability(model: Any, rules: Rules) -> dict[str, Exploitability
                 slots, values = probs_on_slots(tree, infos, probs)
                 policy[slots] = values
     return {"sample": exploitability(tree, sample), "greedy": exploitability(tree, greedy)}
+
+
+def exact_policy(spec: str, rules: Rules, seed: int = 0) -> np.ndarray:
+    """The agent ``spec`` as a policy of the tree of ``rules`` (its exact action
+    probabilities at every information state)."""
+    return tabulate(tree_for(rules), make_agent(spec, rules, seed=seed))
+
+
+def exact_difference(
+    a: str | np.ndarray, b: str | np.ndarray, rules: Rules, seed: int = 0
+) -> float:
+    """The exact expected points per deal of ``a`` over ``b`` in a duplicate pair of single
+    deals (each deal played twice, seats swapped: half of ``a`` as elder against ``b`` and half
+    of ``b`` as elder against ``a``), what ``piquet eval A B --mode deal`` estimates. ``a`` and
+    ``b`` are agent specs or policies of the tree."""
+    tree = tree_for(rules)
+    pa = exact_policy(a, rules, seed) if isinstance(a, str) else a
+    pb = exact_policy(b, rules, seed) if isinstance(b, str) else b
+    return 0.5 * (expected_value(tree, pa, pb) - expected_value(tree, pb, pa))
+
+
+def exact_ratings(specs: list[str], rules: Rules, seed: int = 0) -> dict[str, Any]:
+    """The exact head-to-head matrix of agents (:func:`exact_difference` for every pair) and the
+    ratings it gives: the least-squares fit ``d(a, b) = r[a] - r[b]`` with the ratings summing to
+    zero, the ladder's points-rating model without noise (for a full round robin, each agent's
+    mean difference against all the others, itself counted as 0)."""
+    policies = {s: exact_policy(s, rules, seed) for s in specs}
+    matrix = {
+        a: {
+            b: (exact_difference(policies[a], policies[b], rules) if a != b else 0.0) for b in specs
+        }
+        for a in specs
+    }
+    ratings = {a: float(np.mean([matrix[a][b] for b in specs])) for a in specs}
+    return {"matrix": matrix, "ratings": ratings}
 
 
 @dataclass

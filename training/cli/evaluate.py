@@ -90,6 +90,27 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     return rules
 
 
+def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> None:
+    """``--exact`` needs single deals, rules small enough and agents with exact policies."""
+    from piquet_agents.registry import make_agent
+    from piquet_env.exact import TreeError, check_size
+    from piquet_env.exact.policy import BatchExactAgent, ExactAgent
+
+    if args.mode != "deal":
+        raise CLIError("--exact computes single deals: use --mode deal (the default)")
+    try:
+        check_size(rules)
+    except TreeError as exc:
+        raise CLIError(f"--exact: {exc}") from None
+    for spec in specs:
+        agent = make_agent(spec, rules)
+        if not isinstance(agent, (ExactAgent, BatchExactAgent)):
+            raise CLIError(
+                f"--exact: {spec!r} has no exact action probabilities (a search's moves depend "
+                "on its random playouts)"
+            )
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """Run ``piquet eval``: print the match summary, optionally write JSON and game logs."""
     if args.json:
@@ -97,6 +118,8 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.save_games:
         check_output_path(args.save_games, "--save-games", directory=True)
     rules = _prepare(args, [args.agent_a, args.agent_b])
+    if args.exact:
+        _check_exact(args, rules, [args.agent_a, args.agent_b])
     rep = evaluate(
         args.agent_a,
         args.agent_b,
@@ -111,10 +134,23 @@ def run_eval(args: argparse.Namespace) -> int:
     )
     print(rep.summary())
     print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+    doc = rep.to_dict(games=True)
+    if args.exact:
+        from piquet_training.exact import exact_difference
+
+        truth = exact_difference(args.agent_a, args.agent_b, rules, seed=args.seed)
+        p = rep.points
+        covered = p.low <= truth <= p.high
+        print(
+            f"  exact expected points per deal ({args.agent_a} − {args.agent_b}): {truth:+.4f}; "
+            f"the interval [{p.low:+.2f}, {p.high:+.2f}] "
+            f"{'covers' if covered else 'does not cover'} it"
+        )
+        doc["exact"] = {"points_per_deal": truth, "covered": covered}
     if args.json:
 
         def write(path: Path) -> None:
-            path.write_text(json.dumps(rep.to_dict(games=True), indent=2), encoding="utf-8")
+            path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
 
         written = write_or_fall_back(args.json, write, "--json", "eval")
         print(f"report written to {written}")
@@ -143,6 +179,8 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
                 f"got {args.neighbour_max_deals}"
             )
     rules = _prepare(args, args.agents)
+    if args.exact:
+        _check_exact(args, rules, args.agents)
     try:
         record = MatchRecord(out / RECORD_FILE, resume=args.resume)
     except LadderRecordError as exc:
@@ -162,9 +200,29 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         variance_reduction=args.variance_reduction,
     )
     print(res.summary())
+    if args.exact:
+        _print_exact_ladder(res, rules, args.seed)
     json_path, png_path = write_ladder(res, out)
     print(f"ladder written to {json_path} and {png_path}")
     return 0
+
+
+def _print_exact_ladder(res: LadderResult, rules: Rules, seed: int) -> None:
+    """The exact ratings beside the ladder's (``--exact``), and whether each interval holds its
+    agent's exact rating."""
+    from piquet_training.evaluation.ladder_stats import Z95
+    from piquet_training.exact import exact_ratings
+
+    exact = exact_ratings(res.agents, rules, seed=seed)
+    print("exact ratings (points per deal against an average agent of the ladder):")
+    for agent in sorted(res.agents, key=lambda a: -exact["ratings"][a]):
+        rating, se = res.points[agent]
+        truth = exact["ratings"][agent]
+        held = abs(rating - truth) <= Z95 * se
+        print(
+            f"  {agent:<28} exact {truth:+.3f}; the ladder's {rating:+.3f} ± {Z95 * se:.3f} "
+            f"({'holds it' if held else 'misses it'})"
+        )
 
 
 def _print_match(m: MatchReport) -> None:
@@ -186,6 +244,14 @@ def write_ladder(res: LadderResult, out: Path) -> tuple[Path, Path]:
     return json_path, png_path
 
 
+def _exact_flag(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--exact",
+        action="store_true",
+        help=f"{what} (a rule set small enough: --rules mini; agents with exact policies)",
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet eval`` and ``piquet ladder``."""
     p = sub.add_parser(
@@ -199,6 +265,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("agent_b", metavar="B", help="its opponent, in the same forms as A")
     _common(p, "duplicate pairs to play (each pair is 2 games; default: 200)")
     p.add_argument("--save-games", metavar="DIR", help="write each game's JSON log into DIR")
+    _exact_flag(p, "the exact expected points per deal by full traversal, beside the estimate")
     p.add_argument("--json", metavar="FILE", help="write the report (with every game) as JSON")
     p.set_defaults(func=run_eval)
 
@@ -231,6 +298,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(default: one look, at M)",
     )
     q.add_argument("--out", default="ladder", metavar="DIR", help="output folder (default: ladder)")
+    _exact_flag(q, "the exact ratings by full traversal, beside the ladder's")
     q.add_argument(
         "--resume",
         action="store_true",
