@@ -154,25 +154,27 @@ def test_rollouts_replay_in_game(mode, reward, dense, settle, critic):
     # every recorded trajectory is one seat of one game; match them by their first observation
     assert out.games == n and n <= len(trajectories) <= 2 * n
     by_first = {exp[0][0].tobytes(): exp for exp in expected}
+    obs, states = out.wide()  # in trajectory order (the rollout indexes its wide columns)
     for rows in trajectories:
-        exp = by_first[out.obs[rows[0]].tobytes()]
+        exp = by_first[obs[rows[0]].tobytes()]
         assert len(exp) == len(rows)
-        for r, (obs, mask, state, action, rew) in zip(rows, exp):
-            assert np.array_equal(out.obs[r], obs)
+        for r, (obs_want, mask, state, action, rew) in zip(rows, exp):
+            assert np.array_equal(obs[r], obs_want)
             assert np.array_equal(out.masks[r], mask)
             assert out.actions[r] == action
             assert out.rewards[r] == pytest.approx(rew, abs=1e-4)
             if critic:
-                assert np.array_equal(out.states[r], state)
+                assert np.array_equal(states[r], state)
     assert out.env_steps == sum(int((a >= 0).sum()) for a in rec.actions)
 
 
 def test_values_are_the_critics_and_points_are_labelled():
     weights = {"self": 1.0, "random": 1.0}
     out, _, model = _collect("deal", "deal_points", True, 1.0, True, weights, n=8, seed=3)
+    obs, states = out.wide()
     with torch.no_grad():
         _, values = model(
-            torch.from_numpy(out.obs), torch.from_numpy(out.masks), torch.from_numpy(out.states)
+            torch.from_numpy(obs), torch.from_numpy(out.masks), torch.from_numpy(states)
         )
     assert np.allclose(out.values, values.numpy(), atol=1e-5)
     assert set(out.points) <= {"self", "random"}
@@ -243,3 +245,25 @@ def test_the_observations_point_scale_changes_no_training_reward(monkeypatch):
     assert not np.array_equal(before.obs, after.obs)  # seen at another scale
     assert np.count_nonzero(before.rewards) > 10
     assert np.array_equal(before.rewards, after.rewards)
+
+
+def test_indexed_and_copied_rows_train_alike(tmp_path, monkeypatch):
+    """The rollout's wide columns read through its order (the default) or copied into trajectory
+    order (as before): every minibatch's rows are the same, so a run ends with the same weights
+    bit for bit."""
+    from piquet_agents import checkpoint as ck
+    from piquet_training import trainer
+    from tests.train_helpers import TINY, train_cli
+
+    settings = (*TINY, "final_eval_deals=0", "eval_every=0", "critic=state", "updates=3")
+    assert train_cli(tmp_path / "indexed", settings) == 0
+
+    class Copying(VectorCollector):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs, index_rows=False)
+
+    monkeypatch.setattr(trainer, "VectorCollector", Copying)
+    assert train_cli(tmp_path / "copied", settings) == 0
+    a = ck.read_checkpoint(tmp_path / "indexed" / ck.LATEST_FILE).section("model")
+    b = ck.read_checkpoint(tmp_path / "copied" / ck.LATEST_FILE).section("model")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

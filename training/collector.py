@@ -86,9 +86,24 @@ class Rollout:
     games: int = 0
     deals: int = 0
     points: dict[str, list[int]] = field(default_factory=dict)
+    order: np.ndarray | None = None
+    """When set, ``obs`` and ``states`` (the wide columns) are in the order the decisions were
+    recorded, and the rollout's row ``i`` is their row ``order[i]``: the collector indexes them
+    rather than copying them into trajectory order. Every other column is in trajectory order.
+    Read them with :meth:`wide`."""
 
     def __len__(self) -> int:
         return len(self.actions)
+
+    def wide(self, rows: np.ndarray | slice | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(obs, states)`` of ``rows`` of the rollout (all rows with ``None``), in trajectory
+        order, through :attr:`order` where it is set (a copy then)."""
+        if rows is None:
+            rows = slice(None)
+        if self.order is not None:
+            rows = self.order[rows]
+        states = None if self.states is None else self.states[rows]
+        return self.obs[rows], states
 
 
 class _Buffer:

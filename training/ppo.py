@@ -72,6 +72,7 @@ def ppo_update(
     adv_all, ret_all = tensor(advantages), tensor(returns)
     old_values = tensor(batch.values)
     states = None if batch.states is None else tensor(batch.states)
+    wide = None if batch.order is None else tensor(batch.order)  # where obs and states lie
     n = len(batch)
     mb_size = max(1, n // cfg.num_minibatches)
     model.train()
@@ -82,9 +83,10 @@ def ppo_update(
         kls = []
         for start in range(0, n, mb_size):
             idx = perm[start : start + mb_size]
+            at = idx if wide is None else wide[idx]
             with autocast(dev, precision):
                 logp, entropy, value, logp_all = model.evaluate_distribution(
-                    obs[idx], masks[idx], actions[idx], None if states is None else states[idx]
+                    obs[at], masks[idx], actions[idx], None if states is None else states[at]
                 )
             logp, entropy, value = logp.float(), entropy.float(), value.float()
             log_ratio = logp - old_logp[idx]
@@ -112,7 +114,7 @@ def ppo_update(
             loss = pg_loss - ent_coef * entropy_loss + cfg.vf_coef * v_loss
             if pull:
                 kl = kl_to_magnet(
-                    logp_all.float(), magnet.log_probs(obs[idx], masks[idx]), masks[idx]
+                    logp_all.float(), magnet.log_probs(obs[at], masks[idx]), masks[idx]
                 ).mean()
                 loss = loss + magnet_coef * kl
                 sums["magnet_kl"] = sums.get("magnet_kl", 0.0) + kl.item()

@@ -62,15 +62,16 @@ def concat_rollouts(parts: list[Rollout]) -> Rollout:
     parts = [p for p in parts if p is not None]
     if len(parts) == 1:
         return parts[0]
+    wide = [p.wide() for p in parts]  # an indexed part's wide columns, gathered
     states = None
-    if all(p.states is not None for p in parts):
-        states = np.concatenate([p.states for p in parts])  # type: ignore[misc]
+    if all(st is not None for _, st in wide):
+        states = np.concatenate([st for _, st in wide])  # type: ignore[misc]
     points: dict[str, list[int]] = {}
     for p in parts:
         for k, v in p.points.items():
             points.setdefault(k, []).extend(v)
     return Rollout(
-        obs=np.concatenate([p.obs for p in parts]),
+        obs=np.concatenate([ob for ob, _ in wide]),
         masks=np.concatenate([p.masks for p in parts]),
         actions=np.concatenate([p.actions for p in parts]),
         logprobs=np.concatenate([p.logprobs for p in parts]),
@@ -188,6 +189,7 @@ class VectorCollector:
         record_states: bool = False,
         device: str | torch.device = "cpu",
         precision: str = "fp32",
+        index_rows: bool = True,
     ) -> None:
         # The per-game collector plays the agents that cannot act in batch; it also checks the
         # arguments the two share, and holds them.
@@ -227,7 +229,12 @@ class VectorCollector:
             columns["states"] = ((self.state_size,), np.float32)
         self._raw = _RowStore(columns)  # in the order decisions were made
         self._last_rows = 0  # rows recorded by the last collection
-        self._out = _RowStore(columns)  # trajectory by trajectory
+        self.index_rows = index_rows
+        """Whether a rollout's wide columns (observations, critic states) stay in the recording
+        order and are read through :attr:`Rollout.order` (else they are copied into trajectory
+        order, a second copy of an update's largest arrays: the same rows, more memory)."""
+        wide = ("obs", "states") if index_rows else ()
+        self._out = _RowStore({k: v for k, v in columns.items() if k not in wide})
 
     def _batch(self, n: int) -> BatchGame:
         """A batch of ``n`` slots (kept between calls; every call deals it afresh)."""
@@ -274,7 +281,7 @@ class VectorCollector:
             self._play(pool, kinds[lo:hi], learner_seat[lo:hi], snap[lo:hi], lo, counts)
         parts.append(self._rollout(len(kinds), counts))
         out = concat_rollouts(parts)
-        out.values = self.values(pool.learner, out.obs, out.masks, out.states)
+        out.values = self.values(pool.learner, out)
         return out
 
     def _agent_games(self, n: int, pool: OpponentPool, kind: str) -> Rollout:
@@ -290,21 +297,15 @@ class VectorCollector:
         return self._games.collect(n, matchup, num_envs=n)
 
     @torch.no_grad()
-    def values(
-        self,
-        model: ActorCritic,
-        obs: np.ndarray,
-        masks: np.ndarray,
-        states: np.ndarray | None,
-        chunk: int = 16384,
-    ) -> np.ndarray:
-        """The critic's values of recorded decisions, in batched passes (in the collector's
+    def values(self, model: ActorCritic, rollout: Rollout, chunk: int = 16384) -> np.ndarray:
+        """The critic's values of a rollout's decisions, in batched passes (in the collector's
         ``precision``)."""
-        out = np.empty(len(obs), dtype=np.float32)
+        out = np.empty(len(rollout), dtype=np.float32)
         dev = self.device
-        for a in range(0, len(obs), chunk):
-            o = torch.from_numpy(obs[a : a + chunk]).to(dev)
-            s = None if states is None else torch.from_numpy(states[a : a + chunk]).to(dev)
+        for a in range(0, len(rollout), chunk):
+            obs, states = rollout.wide(slice(a, a + chunk))
+            o = torch.from_numpy(obs).to(dev)
+            s = None if states is None else torch.from_numpy(states).to(dev)
             with autocast(dev, self.precision):
                 if model.critic_trunk is not None:
                     v = model.value_head(model.critic_trunk(s)).squeeze(-1)
@@ -481,17 +482,19 @@ class VectorCollector:
         dones = np.ones(n, dtype=bool)
         keys = dst["keys"][:n]
         dones[:-1] = keys[1:] != keys[:-1]
+        wide = raw if self.index_rows else dst  # the wide columns: indexed, or copied in order
         return Rollout(
-            obs=dst["obs"][:n],
+            obs=wide["obs"][:n],
             masks=dst["masks"][:n],
             actions=dst["actions"][:n],
             logprobs=dst["logprobs"][:n],
             values=np.zeros(n, dtype=np.float32),
             rewards=dst["rewards"][:n].astype(np.float32),
             dones=dones,
-            states=dst["states"][:n] if self.record_states else None,
+            states=wide["states"][:n] if self.record_states else None,
             env_steps=counts.env_steps,
             games=n_games,
             deals=counts.deals,
             points=counts.points,
+            order=order if self.index_rows else None,
         )
