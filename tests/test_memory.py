@@ -29,7 +29,8 @@ held = process_memory()
 del block
 release_free_memory()
 after = process_memory()
-print(json.dumps([figures(before), figures(held), figures(after), process_memory("no-such") is None]))
+gone = process_memory("no-such") is None
+print(json.dumps([figures(before), figures(held), figures(after), gone]))
 """
 
 
