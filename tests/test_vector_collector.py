@@ -267,3 +267,27 @@ def test_indexed_and_copied_rows_train_alike(tmp_path, monkeypatch):
     a = ck.read_checkpoint(tmp_path / "indexed" / ck.LATEST_FILE).section("model")
     b = ck.read_checkpoint(tmp_path / "copied" / ck.LATEST_FILE).section("model")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_sampled_target_samples_in_batch(tmp_path):
+    """``opponent=PATH:sample``: the target network acts in the batch, sampling from its
+    probabilities (not its most probable action)."""
+    from piquet_agents import checkpoint as ck
+    from piquet_training.trainer import fixed_opponent
+
+    torch.manual_seed(0)
+    net = ActorCritic(ENC.size, ENC.n_actions, (32,)).eval()
+    ck.save_policy(tmp_path / "p.safetensors", net, RULES, {})
+    device = torch.device("cpu")
+    model, greedy = fixed_opponent(str(tmp_path / "p.safetensors"), RULES, device, 0)
+    assert greedy
+    model, greedy = fixed_opponent(f"{tmp_path / 'p.safetensors'}:sample", RULES, device, 0)
+    assert not greedy
+    pool = OpponentPool(net, {"target": 1.0}, target=(model, greedy))
+    vc = VectorCollector(RULES, "deal", 64, np.random.default_rng(0))
+    obs = np.random.default_rng(1).random((2000, ENC.size)).astype(np.float32)
+    mask = np.ones((2000, ENC.n_actions), dtype=np.int8)
+    sampled = vc._target_act(pool, obs, mask)
+    pool.target_greedy = True
+    best = vc._target_act(pool, obs, mask)
+    assert (sampled != best).any() and len(set(sampled.tolist())) > len(set(best.tolist()))

@@ -398,8 +398,8 @@ class OpponentPool:
 
     Snapshots are frozen copies of the learner added with :meth:`add_snapshot`; the oldest is
     dropped past ``size``. With an empty pool, snapshot games are self-play games. The
-    ``target`` (kind ``"target"``) is a frozen network, played greedily, or a factory of agents:
-    the opponent an exploiter trains against.
+    ``target`` (kind ``"target"``) is a frozen network with whether it plays greedily (else it
+    samples), or a factory of agents: the opponent an exploiter trains against.
     """
 
     KINDS = ("self", "snapshot", "heuristic", "random", "target")
@@ -410,7 +410,7 @@ class OpponentPool:
         weights: dict[str, float],
         size: int = 6,
         agent_factories: dict[str, Callable[[], Agent]] | None = None,
-        target: ActorCritic | Callable[[], Agent] | None = None,
+        target: tuple[ActorCritic, bool] | Callable[[], Agent] | None = None,
     ) -> None:
         unknown = set(weights) - set(self.KINDS)
         if unknown:
@@ -431,10 +431,13 @@ class OpponentPool:
         self.factories = dict(agent_factories)
         if weights.get("target", 0) > 0 and target is None:
             raise ValueError("opponent kind 'target' needs a target network or agent factory")
-        self.target_model = target if isinstance(target, ActorCritic) else None
-        """The target when it is a network (acting in batch, greedily)."""
-        if target is not None and self.target_model is None:
-            self.factories["target"] = target
+        network = isinstance(target, tuple)
+        self.target_model: ActorCritic | None = target[0] if network else None  # type: ignore[index]
+        """The target when it is a network (acting in batch)."""
+        self.target_greedy: bool = bool(target[1]) if network else True  # type: ignore[index]
+        """Whether the target network plays its most probable action (else it samples)."""
+        if target is not None and not network:
+            self.factories["target"] = target  # type: ignore[assignment]
 
     def add_snapshot(self, update: int) -> None:
         """Freeze a copy of the learner's current weights into the pool."""
@@ -457,7 +460,7 @@ class OpponentPool:
             j = int(rng.integers(len(self.snapshots)))
             other = Seat(model=self.snapshots[j])
         elif kind == "target" and self.target_model is not None:
-            other = Seat(model=self.target_model, greedy=True)
+            other = Seat(model=self.target_model, greedy=self.target_greedy)
         else:
             other = Seat(agent=self.factories[kind]())
         seats = (learner, other) if rng.random() < 0.5 else (other, learner)

@@ -242,15 +242,16 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
 
 def fixed_opponent(
     spec: str, rules: Rules, device: torch.device, seed: int
-) -> ActorCritic | Callable[[], Agent]:
-    """The frozen opponent of ``TrainConfig.opponent``: a greedy policy's network (played in
-    batched passes, as the greedy agent plays it), else a factory of the agent (one instance,
+) -> tuple[ActorCritic, bool] | Callable[[], Agent]:
+    """The frozen opponent of ``TrainConfig.opponent``: a policy's network and whether it plays
+    greedily (played in batched passes, as the agent plays it: its most probable action, or
+    sampled from its probabilities with ``:sample``), else a factory of the agent (one instance,
     reseeded by the collector at every game it starts)."""
     agent = make_agent(spec, rules, seed=seed)
-    if isinstance(agent, PolicyAgent) and agent.greedy:
+    if isinstance(agent, PolicyAgent):
         net = ActorCritic.from_arch(agent.model.arch())
         net.load_state_dict(agent.model.state_dict())
-        return net.to(device).eval().requires_grad_(False)
+        return net.to(device).eval().requires_grad_(False), agent.greedy
     return lambda: agent
 
 

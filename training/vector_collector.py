@@ -399,15 +399,16 @@ class VectorCollector:
         return actions, logp, obs
 
     def _target_act(self, pool: OpponentPool, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The fixed target network's greedy actions, in float32 as a greedy policy agent plays
-        (one stack of one network, built once per target)."""
+        """The fixed target network's actions, in float32 as its policy agent plays them
+        (greedy, or sampled: torch's generator, as the snapshots are; one stack of one network,
+        built once per target)."""
         if self._target_of is not pool.target_model:
             self._target = ActorStack([pool.target_model], torch.float32)
             self._target_of = pool.target_model
         dev = self.device
         which = torch.zeros(len(obs), dtype=torch.int64, device=dev)
         obs_t, mask_t = torch.from_numpy(obs).to(dev), torch.from_numpy(mask).to(dev)
-        return self._target.act(which, obs_t, mask_t, greedy=True).cpu().numpy()
+        return self._target.act(which, obs_t, mask_t, greedy=pool.target_greedy).cpu().numpy()
 
     def _record(
         self,
