@@ -9,9 +9,9 @@ from pathlib import Path
 
 from piquet_env.cards import parse_card
 from piquet_env.rules import STANDARD, Rules
-from piquet_table.web.bench import answer
+from piquet_env.testing.web_speed import answer
+from piquet_table.web.hub import Hub, Limits
 from piquet_table.web.opponents import Choice
-from piquet_table.web.tables import Hub, Limits
 
 QUICK = {
     "random": Choice("random", "Random", "random"),

@@ -1,10 +1,13 @@
-"""Harnesses for the environment, kept apart from what it runs on (as ``pettingzoo.test`` is).
+"""Harnesses, kept apart from what they measure (as ``pettingzoo.test`` is).
 
 - :mod:`.difftest`: the batched engine against :class:`~piquet_env.game.Game`, step by step
   (``python -m piquet_env.testing.difftest``).
 - :mod:`.env_speed`: the bare engine and the PettingZoo env, agent-steps per second and memory
   (``piquet bench env``).
 - :mod:`.batch_speed`: the batched engine beside them (``piquet bench vector``).
+- :mod:`.web_speed`: how fast ``piquet serve`` answers with many tables open, under searches and
+  floods (``python -m piquet_env.testing.web_speed``); a client of the server in a process of its
+  own, it imports no project module.
 
-Nothing in the engine, the env or the batched engine imports this package.
+Nothing in the engine, the env, the batched engine or the tables imports this package.
 """

@@ -57,8 +57,8 @@ def _serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from piquet_table.web.app import create_app
+        from piquet_table.web.hub import Hub, Limits
         from piquet_table.web.opponents import opponent_choices
-        from piquet_table.web.tables import Hub, Limits
     except ImportError as err:
         raise CLIError(str(err)) from None
     try:

@@ -10,7 +10,7 @@ route                      what it serves
 ``GET /api/records/NAME``  one record as replay frames (:mod:`piquet_table.web.replayer`)
 ``POST /api/replay``       an uploaded record (the request body) as replay frames
 ``GET /api/results``       the humans' results against each agent (:mod:`piquet_table.results`)
-``WS /ws``                 a table: moves and narration (:class:`~piquet_table.web.tables.Client`)
+``WS /ws``                 a table: moves and narration (:class:`~piquet_table.web.client.Client`)
 =========================  ===============================================================
 
 Only names of plain files directly in the records folder are read (:func:`record_path`); an
@@ -36,9 +36,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from piquet_env.game.record import RecordError, load_record, parse_record
 from piquet_table.results import summarize_folder
+from piquet_table.web.client import Client
+from piquet_table.web.hub import Hub
 from piquet_table.web.protocol import MAX_MESSAGE_CHARS
 from piquet_table.web.replayer import replay_frames
-from piquet_table.web.tables import Client, Hub
 
 STATIC = Path(__file__).with_name("static")
 """The page's files, shipped in the package."""

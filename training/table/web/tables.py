@@ -1,46 +1,36 @@
-"""Tables in the browser: a person against an agent, two agents watched, and the hub holding them.
+"""The tables in the browser: a person against an agent (:class:`PlayTable`) and two agents
+watched (:class:`WatchTable`).
 
-A :class:`Hub` holds every open table. A browser's WebSocket is a :class:`Client`: it opens a
-:class:`PlayTable` (``new``) or a :class:`WatchTable` (``watch``), or joins one it opened before
-(``join`` with the table's id and secret token, after a reload or a dropped connection). A table
-without its browser waits :attr:`Limits.reconnect_grace` seconds, then it is saved as an unfinished
-record and closed. Every game is saved as a ``piquet play`` record (:mod:`piquet_env.game.record`)
-in the records folder: when it ends, and when it is left unfinished.
-
-Everything a table sends is an ``update`` (or, on opening and joining, a ``welcome``): the view of
-the table (:mod:`piquet_table.web.view`; for a person, only what his seat knows), the lines of
-narration the change added (:class:`~piquet_table.narrate.Narrator`, told to that seat), and the
-state's ``version``. A person's move must name the version it answers: a move sent twice, sent
-for a state that has moved on, sent out of turn, malformed or illegal is answered with an
-``error`` message whose text says why, and changes nothing. Agents think in a worker thread, one
-move at a time per table, so one table's search never holds up another's moves.
+A table holds a game, its seats, its narration and the browser attached to it, if one is (see
+:mod:`piquet_table.web.hub` for the tables open and :mod:`piquet_table.web.client` for a browser's
+socket). Everything a table sends is an ``update`` (or, on opening and joining, a ``welcome``): the
+view of the table (:mod:`piquet_table.web.view`; for a person, only what his seat knows), the lines
+of narration the change added (:class:`~piquet_table.narrate.Narrator`, told to that seat), and the
+state's ``version``. A person's move must name the version it answers: a move sent twice, sent for
+a state that has moved on, sent out of turn, malformed or illegal is answered with an ``error``
+message whose text says why, and changes nothing. Agents think in a worker thread, one move at a
+time per table, so one table's search never holds up another's moves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import secrets
-import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from piquet_agents.loop import play_turn
 from piquet_env.actions import declare_action, done_action, pass_action
 from piquet_env.agent import Agent
 from piquet_env.cards import card_symbol, cards_of, sort_key
 from piquet_env.game import Game, Phase
-from piquet_env.game.record import save_record
-from piquet_env.rules import Rules
 from piquet_table.input import InputError, parse_discards, parse_play
 from piquet_table.narrate import Narrator
-from piquet_table.session import HUMAN, make_seats
+from piquet_table.session import HUMAN
 from piquet_table.text import Cast
-from piquet_table.web.opponents import Choice
-from piquet_table.web.protocol import MODES, ProtocolError, parse_message
 from piquet_table.web.view import (
     PageStyle,
     add_settlement,
@@ -53,18 +43,15 @@ Send = Callable[[dict], Awaitable[None]]
 """How a table reaches its browser: an async callable taking one JSON-ready message."""
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on what browsers may hold open."""
+class Host(Protocol):
+    """What a table needs from whoever holds it (the :class:`~piquet_table.web.hub.Hub`): closing
+    it, and saving its record."""
 
-    max_tables: int = 64
-    """Tables open at once, all browsers together."""
-    max_per_client: int = 8
-    """Tables open at once from one client address."""
-    reconnect_grace: float = 120.0
-    """Seconds a table waits for its browser to come back before it is saved and closed."""
-    watch_delay: float = 0.8
-    """Default seconds between two moves of a watched game."""
+    async def close(self, table: Table) -> None:
+        """Save (if not saved) and close ``table``."""
+
+    async def save(self, table: Table) -> Path | None:
+        """Write ``table``'s record; its path, or ``None`` if it was not written."""
 
 
 class MoveError(ValueError):
@@ -95,7 +82,7 @@ class Table:
 
     def __init__(
         self,
-        hub: Hub,
+        hub: Host,
         game: Game,
         agents: list[Agent | None],
         names: tuple[str, str],
@@ -470,263 +457,3 @@ class WatchTable(Table):
         async with self.lock:
             await self._refresh()
         self.wake()
-
-
-class Hub:
-    """Every open table, the opponents a page may choose, the records folder and the limits.
-
-    ``rules`` are the server's; ``choices`` the agents a page may pick (the first is the default,
-    see :func:`~piquet_table.web.opponents.opponent_choices`); ``records`` the folder games are
-    saved in; ``seed`` (optional) makes the tables' cards and agents a repeatable sequence.
-    """
-
-    def __init__(
-        self,
-        rules: Rules,
-        choices: dict[str, Choice],
-        records: Path,
-        *,
-        seed: int | None = None,
-        limits: Limits | None = None,
-    ) -> None:
-        if not choices:
-            raise ValueError("a hub needs at least one opponent to offer")
-        self.rules = rules
-        self.choices = choices
-        self.default = next(iter(choices))
-        self.records = Path(records)
-        self.limits = limits or Limits()
-        self.tables: dict[str, Table] = {}
-        self._seeds = random.Random(seed) if seed is not None else random.SystemRandom()
-
-    def config(self) -> dict:
-        """What the page needs to know: the rules, the opponents, the limits."""
-        return {
-            "rules": self.rules.name,
-            "deals": self.rules.deals,
-            "opponents": [c.public() for c in self.choices.values()],
-            "default": self.default,
-            "modes": list(MODES),
-            "watch_delay": self.limits.watch_delay,
-        }
-
-    def choice(self, cid: str | None) -> Choice:
-        """The opponent a page chose by its id (``None``: the default); :class:`MoveError` for an
-        id that is not on the list."""
-        if cid is None:
-            return self.choices[self.default]
-        if cid not in self.choices:
-            raise MoveError(f"no opponent {cid[:40]!r} here; choose one of the list")
-        return self.choices[cid]
-
-    def _room(self, owner: str) -> None:
-        if len(self.tables) >= self.limits.max_tables:
-            raise MoveError(
-                f"the server has {self.limits.max_tables} tables open, its limit: try again later"
-            )
-        mine = sum(t.owner == owner for t in self.tables.values())
-        if mine >= self.limits.max_per_client:
-            raise MoveError(
-                f"you have {mine} tables open, the most one client may: leave one (it is saved) "
-                f"or let it expire ({self.limits.reconnect_grace:g} s after its page closed)"
-            )
-
-    async def open_play(self, owner: str, opponent: str | None, mode: str) -> PlayTable:
-        """A new partie (or deal) against the chosen opponent; the person sits at player 0."""
-        self._room(owner)
-        choice = self.choice(opponent)
-        seed = self._seeds.getrandbits(32)
-        agents, game_seed = await _seats(choice.spec, self.rules, seed)
-        game = Game(self.rules, seed=game_seed, mode=mode)
-        names = _distinct(HUMAN, agents[1].name)  # type: ignore[union-attr]
-        table = PlayTable(self, game, agents, names, seed, owner)
-        return self._add(table)
-
-    async def open_watch(
-        self, owner: str, players: list[str] | None, mode: str, delay: float | None
-    ) -> WatchTable:
-        """Two chosen agents play each other (player 0 first in the list)."""
-        self._room(owner)
-        first, second = (self.choice(c) for c in (players or [self.default, self.default]))
-        seed = self._seeds.getrandbits(32)
-        agents, game_seed = await _seats(second.spec, self.rules, seed, first.spec)
-        game = Game(self.rules, seed=game_seed, mode=mode)
-        names = _distinct(agents[0].name, agents[1].name)  # type: ignore[union-attr]
-        pace = self.limits.watch_delay if delay is None else delay
-        table = WatchTable(self, game, agents, names, seed, owner, delay=pace)
-        return self._add(table)
-
-    def _add(self, table: Table) -> Table:
-        self.tables[table.id] = table
-        table.start()
-        return table
-
-    def find(self, table_id: str, token: str) -> Table:
-        """The open table with this id and token; :class:`MoveError` if there is none."""
-        table = self.tables.get(table_id)
-        if table is None or not secrets.compare_digest(table.token, token):
-            raise MoveError("no such table open (it may have been closed and saved)")
-        return table
-
-    def attach(self, table: Table, send: Send) -> None:
-        """Give ``table`` to a browser (a reconnect cancels the table's expiry)."""
-        if table._expiry is not None:
-            table._expiry.cancel()
-            table._expiry = None
-        table.send_to = send
-
-    def detach(self, table: Table) -> None:
-        """The browser went away: close the table after the grace period unless it comes back."""
-        table.send_to = None
-        if isinstance(table, WatchTable):
-            table.paused = True
-        if not table.closed and table._expiry is None:
-            table._expiry = asyncio.create_task(self._expire(table))
-
-    async def _expire(self, table: Table) -> None:
-        await asyncio.sleep(self.limits.reconnect_grace)
-        if table.send_to is None:
-            table._expiry = None
-            await self.close(table)
-
-    async def close(self, table: Table) -> None:
-        """Save ``table``'s game (unless saved when it ended) and close the table. It leaves
-        :attr:`tables` only once its record is written, so a table no longer listed is saved (and
-        :meth:`shutdown` waits for a save under way)."""
-        if table.closed and table.id not in self.tables:
-            return
-        await table.stop()
-        if table.saved is None:
-            await self.save(table)
-        self.tables.pop(table.id, None)
-
-    async def save(self, table: Table) -> Path | None:
-        """Write the table's record to the records folder (whole or not at all); its path, or
-        ``None`` if it could not be written (said on stderr and to the browser)."""
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(table.created))
-        path = self.records / f"{stamp}-{table.kind}-{table.id}.json"
-        try:
-            table.saved = await asyncio.to_thread(
-                save_record,
-                path,
-                table.game,
-                list(table.names),
-                seed=table.seed,
-                table=table.kind,
-                finished=table.game.is_over,
-            )
-        except OSError as err:
-            print(f"piquet serve: could not save {path}: {err}", file=sys.stderr)
-            await table.error(f"the game record could not be saved: {err.strerror or err}")
-            return None
-        return table.saved
-
-    async def shutdown(self) -> None:
-        """Save and close every table (the server is stopping)."""
-        for table in list(self.tables.values()):
-            await self.close(table)
-
-
-async def _seats(
-    opponent: str, rules: Rules, seed: int, player: str | None = None
-) -> tuple[list[Agent | None], int]:
-    """:func:`~piquet_table.session.make_seats` in a worker thread (loading a policy takes a
-    while); an agent that does not build is a :class:`MoveError` naming it."""
-    try:
-        return await asyncio.to_thread(make_seats, opponent, rules, seed, player)
-    except (ValueError, OSError, ImportError) as err:
-        raise MoveError(f"the agent could not be made: {err}") from None
-
-
-def _distinct(a: str, b: str) -> tuple[str, str]:
-    """Two seat names, told apart if they are the same (as ``piquet play`` does)."""
-    return (f"{a} (0)", f"{b} (1)") if a == b else (a, b)
-
-
-class Client:
-    """One browser's WebSocket: it holds at most one table at a time.
-
-    ``send`` delivers a message to the browser; ``owner`` is what the table limits count by (the
-    client's address). :meth:`receive` takes each text frame; :meth:`gone` is called when the
-    socket closes.
-    """
-
-    def __init__(self, hub: Hub, send: Send, owner: str) -> None:
-        self.hub = hub
-        self._send = send
-        self.owner = owner
-        self.table: Table | None = None
-
-    async def receive(self, text: object) -> None:
-        """Check one message and act on it; every refusal is an ``error`` message."""
-        try:
-            msg = parse_message(text)
-            await self._dispatch(msg)
-        except (ProtocolError, MoveError) as err:
-            version = self.table.version if self.table is not None else None
-            await self._send({"type": "error", "message": str(err), "version": version})
-
-    async def _dispatch(self, msg: dict) -> None:
-        kind = msg["type"]
-        if kind in ("new", "watch"):
-            wanted = [msg.get("opponent")] if kind == "new" else msg.get("players") or [None]
-            for cid in wanted:
-                self.hub.choice(cid)  # a bad choice changes nothing
-            await self._leave(close=True)  # a new game leaves the one under way (saved)
-            mode = msg.get("mode", "partie")
-            if kind == "new":
-                table: Table = await self.hub.open_play(self.owner, msg.get("opponent"), mode)
-            else:
-                table = await self.hub.open_watch(
-                    self.owner, msg.get("players"), mode, msg.get("delay")
-                )
-            await self._take(table)
-        elif kind == "join":
-            table = self.hub.find(msg["table"], msg["token"])
-            if table is not self.table:
-                await self._leave()
-                if table.send_to is not None:
-                    await table.send(
-                        {"type": "error", "message": "this table was opened in another window"}
-                    )
-                await self._take(table)
-            else:
-                await self._send(table.welcome())
-        elif kind == "leave":
-            if self.table is None:
-                raise MoveError("there is no table to leave")
-            await self._leave(close=True)
-            await self._send({"type": "left"})
-        elif self.table is None:
-            raise MoveError("no table is open here: start a new one")
-        elif self.table.closed:
-            self.table = None
-            raise MoveError("this table was closed (its game is saved): start a new one")
-        elif self.table.send_to is not self._send:
-            self.table = None
-            raise MoveError("this table was opened in another window: play it there")
-        else:
-            await self.table.handle(msg)
-
-    async def _take(self, table: Table) -> None:
-        async with table.lock:
-            self.hub.attach(table, self._send)
-            self.table = table
-            await self._send(table.welcome())
-        table.wake()
-
-    async def _leave(self, close: bool = False) -> None:
-        """Let go of the current table: close it if asked (or if its game is over)."""
-        table, self.table = self.table, None
-        if table is None:
-            return
-        if close or table.game.is_over:
-            await self.hub.close(table)
-        elif table.send_to is self._send:
-            self.hub.detach(table)
-
-    async def gone(self) -> None:
-        """The socket closed: the table waits for its browser to come back."""
-        table, self.table = self.table, None
-        if table is not None and table.send_to is self._send:
-            self.hub.detach(table)

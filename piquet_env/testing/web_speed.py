@@ -1,7 +1,7 @@
 """How fast a table answers a person's move with many tables open: a benchmark that prints numbers.
 
-``python -m piquet_table.web.bench [--tables 20] [--moves 30] [--think 0] [OPPONENT ...]`` starts
-``piquet serve`` in a process of its own on a free port of 127.0.0.1 and opens ``--tables``
+``python -m piquet_env.testing.web_speed [--tables 20] [--moves 30] [--think 0] [OPPONENT ...]``
+starts ``piquet serve`` in a process of its own on a free port of 127.0.0.1 and opens ``--tables``
 WebSockets to it, each playing a partie against the opponent (one opponent after another). Every
 client answers each of its choices at random (:func:`answer`), ``--think`` seconds after it came
 (the clients start at random times within the first ``--think`` seconds),
@@ -139,7 +139,7 @@ def _ms(x: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print one line per opponent."""
-    p = argparse.ArgumentParser(prog="python -m piquet_table.web.bench", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m piquet_env.testing.web_speed", description=__doc__)
     p.add_argument("opponents", nargs="*", default=list(DEFAULT_OPPONENTS), metavar="OPPONENT")
     p.add_argument("--tables", type=int, default=20, help="tables open at once (default: 20)")
     p.add_argument("--moves", type=int, default=30, help="moves timed per table (default: 30)")

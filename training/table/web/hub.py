@@ -1,0 +1,213 @@
+"""The hub: every open table, the opponents a page may choose, the records folder and the limits.
+
+A :class:`Hub` opens tables (:mod:`piquet_table.web.tables`) for the browsers' sockets
+(:mod:`piquet_table.web.client`), finds one again by its id and secret token (a reload, a dropped
+connection), and closes it: a table without its browser waits :attr:`Limits.reconnect_grace`
+seconds, then it is saved as an unfinished record and closed. Every game is saved as a ``piquet
+play`` record (:mod:`piquet_env.game.record`) in the records folder: when it ends, and when it is
+left unfinished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from piquet_env.agent import Agent
+from piquet_env.game import Game
+from piquet_env.game.record import save_record
+from piquet_env.rules import Rules
+from piquet_table.session import HUMAN, make_seats
+from piquet_table.web.opponents import Choice
+from piquet_table.web.protocol import MODES
+from piquet_table.web.tables import MoveError, PlayTable, Send, Table, WatchTable
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what browsers may hold open."""
+
+    max_tables: int = 64
+    """Tables open at once, all browsers together."""
+    max_per_client: int = 8
+    """Tables open at once from one client address."""
+    reconnect_grace: float = 120.0
+    """Seconds a table waits for its browser to come back before it is saved and closed."""
+    watch_delay: float = 0.8
+    """Default seconds between two moves of a watched game."""
+
+
+class Hub:
+    """Every open table, the opponents a page may choose, the records folder and the limits.
+
+    ``rules`` are the server's; ``choices`` the agents a page may pick (the first is the default,
+    see :func:`~piquet_table.web.opponents.opponent_choices`); ``records`` the folder games are
+    saved in; ``seed`` (optional) makes the tables' cards and agents a repeatable sequence.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        choices: dict[str, Choice],
+        records: Path,
+        *,
+        seed: int | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        if not choices:
+            raise ValueError("a hub needs at least one opponent to offer")
+        self.rules = rules
+        self.choices = choices
+        self.default = next(iter(choices))
+        self.records = Path(records)
+        self.limits = limits or Limits()
+        self.tables: dict[str, Table] = {}
+        self._seeds = random.Random(seed) if seed is not None else random.SystemRandom()
+
+    def config(self) -> dict:
+        """What the page needs to know: the rules, the opponents, the limits."""
+        return {
+            "rules": self.rules.name,
+            "deals": self.rules.deals,
+            "opponents": [c.public() for c in self.choices.values()],
+            "default": self.default,
+            "modes": list(MODES),
+            "watch_delay": self.limits.watch_delay,
+        }
+
+    def choice(self, cid: str | None) -> Choice:
+        """The opponent a page chose by its id (``None``: the default); :class:`MoveError` for an
+        id that is not on the list."""
+        if cid is None:
+            return self.choices[self.default]
+        if cid not in self.choices:
+            raise MoveError(f"no opponent {cid[:40]!r} here; choose one of the list")
+        return self.choices[cid]
+
+    def _room(self, owner: str) -> None:
+        if len(self.tables) >= self.limits.max_tables:
+            raise MoveError(
+                f"the server has {self.limits.max_tables} tables open, its limit: try again later"
+            )
+        mine = sum(t.owner == owner for t in self.tables.values())
+        if mine >= self.limits.max_per_client:
+            raise MoveError(
+                f"you have {mine} tables open, the most one client may: leave one (it is saved) "
+                f"or let it expire ({self.limits.reconnect_grace:g} s after its page closed)"
+            )
+
+    async def open_play(self, owner: str, opponent: str | None, mode: str) -> PlayTable:
+        """A new partie (or deal) against the chosen opponent; the person sits at player 0."""
+        self._room(owner)
+        choice = self.choice(opponent)
+        seed = self._seeds.getrandbits(32)
+        agents, game_seed = await _seats(choice.spec, self.rules, seed)
+        game = Game(self.rules, seed=game_seed, mode=mode)
+        names = _distinct(HUMAN, agents[1].name)  # type: ignore[union-attr]
+        table = PlayTable(self, game, agents, names, seed, owner)
+        return self._add(table)
+
+    async def open_watch(
+        self, owner: str, players: list[str] | None, mode: str, delay: float | None
+    ) -> WatchTable:
+        """Two chosen agents play each other (player 0 first in the list)."""
+        self._room(owner)
+        first, second = (self.choice(c) for c in (players or [self.default, self.default]))
+        seed = self._seeds.getrandbits(32)
+        agents, game_seed = await _seats(second.spec, self.rules, seed, first.spec)
+        game = Game(self.rules, seed=game_seed, mode=mode)
+        names = _distinct(agents[0].name, agents[1].name)  # type: ignore[union-attr]
+        pace = self.limits.watch_delay if delay is None else delay
+        table = WatchTable(self, game, agents, names, seed, owner, delay=pace)
+        return self._add(table)
+
+    def _add(self, table: Table) -> Table:
+        self.tables[table.id] = table
+        table.start()
+        return table
+
+    def find(self, table_id: str, token: str) -> Table:
+        """The open table with this id and token; :class:`MoveError` if there is none."""
+        table = self.tables.get(table_id)
+        if table is None or not secrets.compare_digest(table.token, token):
+            raise MoveError("no such table open (it may have been closed and saved)")
+        return table
+
+    def attach(self, table: Table, send: Send) -> None:
+        """Give ``table`` to a browser (a reconnect cancels the table's expiry)."""
+        if table._expiry is not None:
+            table._expiry.cancel()
+            table._expiry = None
+        table.send_to = send
+
+    def detach(self, table: Table) -> None:
+        """The browser went away: close the table after the grace period unless it comes back."""
+        table.send_to = None
+        if isinstance(table, WatchTable):
+            table.paused = True
+        if not table.closed and table._expiry is None:
+            table._expiry = asyncio.create_task(self._expire(table))
+
+    async def _expire(self, table: Table) -> None:
+        await asyncio.sleep(self.limits.reconnect_grace)
+        if table.send_to is None:
+            table._expiry = None
+            await self.close(table)
+
+    async def close(self, table: Table) -> None:
+        """Save ``table``'s game (unless saved when it ended) and close the table. It leaves
+        :attr:`tables` only once its record is written, so a table no longer listed is saved (and
+        :meth:`shutdown` waits for a save under way)."""
+        if table.closed and table.id not in self.tables:
+            return
+        await table.stop()
+        if table.saved is None:
+            await self.save(table)
+        self.tables.pop(table.id, None)
+
+    async def save(self, table: Table) -> Path | None:
+        """Write the table's record to the records folder (whole or not at all); its path, or
+        ``None`` if it could not be written (said on stderr and to the browser)."""
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(table.created))
+        path = self.records / f"{stamp}-{table.kind}-{table.id}.json"
+        try:
+            table.saved = await asyncio.to_thread(
+                save_record,
+                path,
+                table.game,
+                list(table.names),
+                seed=table.seed,
+                table=table.kind,
+                finished=table.game.is_over,
+            )
+        except OSError as err:
+            print(f"piquet serve: could not save {path}: {err}", file=sys.stderr)
+            await table.error(f"the game record could not be saved: {err.strerror or err}")
+            return None
+        return table.saved
+
+    async def shutdown(self) -> None:
+        """Save and close every table (the server is stopping)."""
+        for table in list(self.tables.values()):
+            await self.close(table)
+
+
+async def _seats(
+    opponent: str, rules: Rules, seed: int, player: str | None = None
+) -> tuple[list[Agent | None], int]:
+    """:func:`~piquet_table.session.make_seats` in a worker thread (loading a policy takes a
+    while); an agent that does not build is a :class:`MoveError` naming it."""
+    try:
+        return await asyncio.to_thread(make_seats, opponent, rules, seed, player)
+    except (ValueError, OSError, ImportError) as err:
+        raise MoveError(f"the agent could not be made: {err}") from None
+
+
+def _distinct(a: str, b: str) -> tuple[str, str]:
+    """Two seat names, told apart if they are the same (as ``piquet play`` does)."""
+    return (f"{a} (0)", f"{b} (1)") if a == b else (a, b)
