@@ -11,10 +11,13 @@ left unfinished.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import secrets
 import sys
 import time
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +70,8 @@ class Hub:
         self.records = Path(records)
         self.limits = limits or Limits()
         self.tables: dict[str, Table] = {}
+        self._building: Counter[str] = Counter()
+        """Tables being made (their agents built), by owner: they count against the limits."""
         self._seeds = random.Random(seed) if seed is not None else random.SystemRandom()
 
     def config(self) -> dict:
@@ -89,42 +94,54 @@ class Hub:
             raise MoveError(f"no opponent {cid[:40]!r} here; choose one of the list")
         return self.choices[cid]
 
-    def _room(self, owner: str) -> None:
-        if len(self.tables) >= self.limits.max_tables:
+    @contextlib.contextmanager
+    def _slot(self, owner: str) -> Iterator[None]:
+        """Hold a table's place for ``owner`` while it is being made (its agents built): checked
+        and taken at once, so no interleaving of concurrent ``new`` messages passes either limit;
+        given back when the table is added, or if making it fails."""
+        building = sum(self._building.values())
+        if len(self.tables) + building >= self.limits.max_tables:
             raise MoveError(
                 f"the server has {self.limits.max_tables} tables open, its limit: try again later"
             )
-        mine = sum(t.owner == owner for t in self.tables.values())
+        mine = sum(t.owner == owner for t in self.tables.values()) + self._building[owner]
         if mine >= self.limits.max_per_client:
             raise MoveError(
                 f"you have {mine} tables open, the most one client may: leave one (it is saved) "
                 f"or let it expire ({self.limits.reconnect_grace:g} s after its page closed)"
             )
+        self._building[owner] += 1
+        try:
+            yield
+        finally:
+            self._building[owner] -= 1
+            if not self._building[owner]:
+                del self._building[owner]
 
     async def open_play(self, owner: str, opponent: str | None, mode: str) -> PlayTable:
         """A new partie (or deal) against the chosen opponent; the person sits at player 0."""
-        self._room(owner)
         choice = self.choice(opponent)
-        seed = self._seeds.getrandbits(32)
-        agents, game_seed = await _seats(choice.spec, self.rules, seed)
-        game = Game(self.rules, seed=game_seed, mode=mode)
-        names = _distinct(HUMAN, agents[1].name)  # type: ignore[union-attr]
-        table = PlayTable(self, game, agents, names, seed, owner)
-        return self._add(table)
+        with self._slot(owner):
+            seed = self._seeds.getrandbits(32)
+            agents, game_seed = await _seats(choice.spec, self.rules, seed)
+            game = Game(self.rules, seed=game_seed, mode=mode)
+            names = _distinct(HUMAN, agents[1].name)  # type: ignore[union-attr]
+            table = PlayTable(self, game, agents, names, seed, owner)
+            return self._add(table)
 
     async def open_watch(
         self, owner: str, players: list[str] | None, mode: str, delay: float | None
     ) -> WatchTable:
         """Two chosen agents play each other (player 0 first in the list)."""
-        self._room(owner)
         first, second = (self.choice(c) for c in (players or [self.default, self.default]))
-        seed = self._seeds.getrandbits(32)
-        agents, game_seed = await _seats(second.spec, self.rules, seed, first.spec)
-        game = Game(self.rules, seed=game_seed, mode=mode)
-        names = _distinct(agents[0].name, agents[1].name)  # type: ignore[union-attr]
-        pace = self.limits.watch_delay if delay is None else delay
-        table = WatchTable(self, game, agents, names, seed, owner, delay=pace)
-        return self._add(table)
+        with self._slot(owner):
+            seed = self._seeds.getrandbits(32)
+            agents, game_seed = await _seats(second.spec, self.rules, seed, first.spec)
+            game = Game(self.rules, seed=game_seed, mode=mode)
+            names = _distinct(agents[0].name, agents[1].name)  # type: ignore[union-attr]
+            pace = self.limits.watch_delay if delay is None else delay
+            table = WatchTable(self, game, agents, names, seed, owner, delay=pace)
+            return self._add(table)
 
     def _add(self, table: Table) -> Table:
         self.tables[table.id] = table

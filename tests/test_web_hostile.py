@@ -1,0 +1,52 @@
+"""The web table against hostile clients: what one address, or many, can make the server do.
+
+Each test here reproduces a way a client could hurt a shared server (issue 36) and shows it is
+bounded: concurrent ``new`` messages against the table limits, ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web table needs the web extra: pip install '.[web]'")
+
+from piquet_table.web.client import Client
+from tests.web_helpers import make_hub
+
+NEW = json.dumps({"type": "new", "opponent": "random", "mode": "partie"})
+
+
+async def _concurrent_news(hub, owners: list[str]) -> list[dict]:
+    """One client per owner, each sending ``new`` at the same instant; the first reply of each."""
+    replies: list[list[dict]] = [[] for _ in owners]
+
+    def sender(i: int):
+        async def send(message: dict) -> None:
+            replies[i].append(message)
+
+        return send
+
+    clients = [Client(hub, sender(i), owner) for i, owner in enumerate(owners)]
+    await asyncio.gather(*(c.receive(NEW) for c in clients))
+    await hub.shutdown()
+    return [r[0] for r in replies]
+
+
+@pytest.mark.parametrize(
+    ("owners", "per_client", "in_all"),
+    [(["one address"] * 20, 8, 8), ([f"address {i}" for i in range(300)], 8, 64)],
+    ids=["20 sockets of one address", "300 sockets of 300 addresses"],
+)
+def test_concurrent_news_never_pass_the_table_limits(tmp_path, owners, per_client, in_all):
+    """The slot is reserved before the agent is built: however the building interleaves, no more
+    tables open than the limits allow (20 at once from one address get 8, 300 get 64)."""
+    hub = make_hub(tmp_path / "records", max_per_client=per_client, max_tables=64)
+    first = asyncio.run(_concurrent_news(hub, owners))
+    welcomed = [r for r in first if r["type"] == "welcome"]
+    refused = [r for r in first if r["type"] == "error"]
+    assert len(welcomed) == in_all and len(refused) == len(owners) - in_all
+    limit = "tables open, the most one client may" if in_all == 8 else "tables open, its limit"
+    assert all(limit in r["message"] for r in refused), refused[:3]
