@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -36,6 +37,8 @@ def _run(argv, capsys):
         (["--max-tables", "0"], "--max-tables must be at least 1, got 0"),
         (["--rules", "bogus"], "unknown rules preset 'bogus'"),
         (["--checkpoints", "no/such/dir"], "--checkpoints no/such/dir: not a directory"),
+        (["--allowed-host", "ev*il.example"], "--allowed-host 'ev*il.example': not a host name"),
+        (["--allowed-host", "a b"], "--allowed-host 'a b': not a host name"),
     ],
 )
 def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_path):
@@ -84,7 +87,7 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
         port = s.getsockname()[1]
     records = tmp_path / "records"
     cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--seed", "3"]
-    cmd += ["--opponent", "heuristic", "--records", str(records)]
+    cmd += ["--opponent", "heuristic", "--records", str(records), "--allowed-host", "table.example"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -100,6 +103,14 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
         assert config["default"] == "heuristic" and config["rules"] == "standard"
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as r:
             assert b'data-action="new"' in r.read()
+        named = urllib.request.Request(f"http://127.0.0.1:{port}/api/config")
+        named.add_header("Host", f"table.example:{port}")
+        with urllib.request.urlopen(named) as r:
+            assert r.status == 200
+        named.add_header("Host", f"other.example:{port}")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(named)
+        assert refused.value.code == 400
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)

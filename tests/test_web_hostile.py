@@ -13,6 +13,9 @@ import pytest
 
 pytest.importorskip("starlette", reason="the web table needs the web extra: pip install '.[web]'")
 
+from starlette.testclient import TestClient, WebSocketDenialResponse
+
+from piquet_table.web.app import create_app
 from piquet_table.web.client import Client
 from tests.web_helpers import make_hub
 
@@ -50,3 +53,26 @@ def test_concurrent_news_never_pass_the_table_limits(tmp_path, owners, per_clien
     assert len(welcomed) == in_all and len(refused) == len(owners) - in_all
     limit = "tables open, the most one client may" if in_all == 8 else "tables open, its limit"
     assert all(limit in r["message"] for r in refused), refused[:3]
+
+
+def test_a_rebinding_host_is_refused_by_the_pages_the_records_and_the_socket(tmp_path):
+    """DNS rebinding: a site whose name is made to point at the server reaches it with its own
+    name in Host (and Origin). Only the allowed hosts are served."""
+    hub = make_hub(tmp_path / "records")
+    client = TestClient(create_app(hub, allowed_hosts=["testserver"]))
+    evil = {"host": "evil.example:8000", "origin": "http://evil.example:8000"}
+    with client:
+        for path in ("/", "/api/records", "/api/results", "/api/config"):
+            reply = client.get(path, headers=evil)
+            assert reply.status_code == 400 and "Invalid host header" in reply.text, path
+        assert client.post("/api/replay", content="{}", headers=evil).status_code == 400
+        with (
+            pytest.raises(WebSocketDenialResponse) as err,
+            client.websocket_connect("/ws", headers=evil),
+        ):
+            pass
+        assert err.value.status_code == 400
+        assert client.get("/api/records").status_code == 200  # the allowed host is served
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"

@@ -28,7 +28,7 @@ from tests.web_helpers import answer, make_hub
 
 def _client(tmp_path, **limits):
     hub = make_hub(tmp_path / "records", **limits)
-    return hub, TestClient(create_app(hub))
+    return hub, TestClient(create_app(hub, allowed_hosts=["testserver"]))
 
 
 def _send(ws, msg) -> dict:

@@ -9,6 +9,7 @@ as ``piquet play`` saves it; Ctrl-C stops the server and saves the games still o
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from piquet_cli.common import (
@@ -21,6 +22,9 @@ from piquet_cli.common import (
     resolve_seed,
     rules_from_args,
 )
+
+HOST_NAME = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|[0-9A-Fa-f:.]{2,45}")
+"""What ``--allowed-host`` takes: a host name or address, or ``*.domain`` for its subdomains."""
 
 WS_MAX_BYTES = 64 * 1024
 """Largest WebSocket frame the server reads at all (the page's messages are refused, with the
@@ -47,6 +51,11 @@ def _serve(args: argparse.Namespace) -> int:
         raise CLIError(f"--port must be 0 to 65535, got {args.port}")
     at_least("--max-tables", args.max_tables, 1)
     at_least("--per-client", args.per_client, 1)
+    for name in args.allowed_host:
+        if not HOST_NAME.fullmatch(name):
+            raise CLIError(
+                f"--allowed-host {name[:60]!r}: not a host name, an address or '*.domain'"
+            )
     records = check_output_path(args.records, "--records", directory=True)
     checkpoints = None
     if args.checkpoints is not None:
@@ -74,8 +83,9 @@ def _serve(args: argparse.Namespace) -> int:
     for line in skipped:
         print(f"  left out {line}")
     print(f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)")
+    allowed = [args.host, *args.allowed_host]
     uvicorn.run(
-        create_app(hub),
+        create_app(hub, allowed_hosts=allowed),
         host=args.host,
         port=args.port,
         log_level="warning",
@@ -95,6 +105,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the page may be reached by, besides 127.0.0.1, localhost and the "
+        "--host address (repeatable; '*.example.org' allows its subdomains); requests naming "
+        "any other host are refused (DNS rebinding)",
+    )
     add_rules_arguments(p)
     add_seed_argument(p, "every table's cards and agents")
     p.add_argument(

@@ -14,8 +14,9 @@ route                      what it serves
 =========================  ===============================================================
 
 Only names of plain files directly in the records folder are read (:func:`record_path`); an
-upload is read from memory, at most :data:`MAX_UPLOAD_BYTES`, and never written. The socket
-refuses a page from another origin (a site the user visits cannot drive his tables).
+upload is read from memory, at most :data:`MAX_UPLOAD_BYTES`, and never written. Every route
+answers only the allowed host names (a rebound DNS name is refused), and the socket refuses a page
+from another origin (a site the user visits cannot drive his tables).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -52,6 +55,9 @@ MAX_LISTED = 500
 
 RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.json")
 """What a record's name in the records folder may look like (no path, no hidden file)."""
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""Host names always served: this machine's own loopback."""
 
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
@@ -87,8 +93,12 @@ def list_records(folder: Path) -> list[dict]:
     return found[:MAX_LISTED]
 
 
-def create_app(hub: Hub) -> Starlette:
-    """The application serving ``hub``'s tables (its tables are saved when the app stops)."""
+def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
+    """The application serving ``hub``'s tables (its tables are saved when the app stops).
+
+    Only requests whose ``Host`` is one of :data:`LOCAL_HOSTS` or ``allowed_hosts`` are served
+    (Starlette's ``TrustedHostMiddleware``; others get 400): a site whose name an attacker points
+    at this server (DNS rebinding) sends its own name, and is refused."""
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers=HEADERS)
@@ -175,7 +185,9 @@ def create_app(hub: Hub) -> Starlette:
         WebSocketRoute("/ws", socket),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    hosts = list(dict.fromkeys([*LOCAL_HOSTS, *allowed_hosts]))
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)]
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
 def _too_big() -> Response:
