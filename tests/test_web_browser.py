@@ -8,6 +8,7 @@ end with pause and step, and replays a saved record (from the folder and uploade
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import threading
@@ -101,6 +102,29 @@ def _after(page, version: int) -> None:
 
 def _enabled_cards(page):
     return page.locator("#seat-bottom button[data-card]:not(:disabled)")
+
+
+def _act(page) -> None:
+    """Make the person's move, whatever is asked (the first legal choice), and wait for the
+    answer."""
+    version = _version(page)
+    if page.is_visible('button[data-action="done"]'):
+        _enabled_cards(page).first.click()
+        page.click('button[data-action="done"]')
+    elif page.is_visible('button[data-action="declare"]'):
+        page.click('button[data-action="pass"]')
+    elif page.is_visible('button[data-action="next"]'):
+        page.click('button[data-action="next"]')
+    else:
+        _enabled_cards(page).first.click()
+    _after(page, version)
+
+
+def _new_deal(page) -> None:
+    page.select_option("#opponent", "random")
+    page.select_option("#mode", "deal")
+    page.click('button[data-action="new"]')
+    page.wait_for_function(CHOICE)
 
 
 def test_a_deal_by_clicks_and_keys_at_phone_width_with_an_illegal_card_and_a_reload(page):
@@ -220,3 +244,21 @@ def test_replaying_a_record_from_the_folder_and_uploaded(page, server, tmp_path)
     expect(page.locator("#message")).to_contain_text("'events' is empty")
     page.click('button[data-tab="results"]')
     expect(page.locator("#results")).to_contain_text("random")
+
+
+def test_a_table_taken_by_another_window_is_taken_back_with_play_here(page, server):
+    _new_deal(page)
+    saved = page.evaluate("sessionStorage.getItem('piquet.play')")
+    other = page.context.new_page()  # a second window with the table's id and token
+    other.add_init_script(f"sessionStorage.setItem('piquet.play', {json.dumps(saved)})")
+    other.goto(server[0])
+    other.wait_for_selector("body[data-ready=true]")
+    other.wait_for_function(CHOICE)
+    expect(page.locator("#message")).to_contain_text("opened in another window")
+    rejoin = page.locator('button[data-action="rejoin"]')
+    expect(rejoin).to_be_visible()
+    other.close()
+    rejoin.click()
+    expect(rejoin).to_be_hidden()
+    _act(page)  # played: the table is this window's again
+    expect(page.locator("#message-text")).to_have_text("")

@@ -432,3 +432,25 @@ def test_an_agent_that_cannot_be_made_is_an_error_message(tmp_path):
         reply = _send(ws, {"type": "new", "opponent": "gone"})
         assert reply["type"] == "error" and "the agent could not be made" in reply["message"]
         assert _send(ws, {"type": "new", "opponent": "random"})["type"] == "welcome"
+
+
+def test_a_displaced_socket_that_joins_again_takes_its_table_back(tmp_path):
+    """A opens a table, B joins it with its token (A is told, with a code the page acts on), B
+    closes, A joins again: A is attached again and its moves are played."""
+    hub, client = _client(tmp_path)
+    with client, client.websocket_connect("/ws") as a:
+        msg = _until_choice(a, _send(a, {"type": "new", "opponent": "random"}))
+        ids = _ids(hub)
+        with client.websocket_connect("/ws") as b:
+            assert _send(b, {"type": "join", **ids})["type"] == "welcome"
+            told = a.receive_json()
+            assert told["type"] == "error" and told["code"] == "displaced", told
+            assert "opened in another window" in told["message"]
+            moved = _send(a, answer(msg["view"], msg["version"]))
+            assert moved["type"] == "error" and moved["code"] == "displaced"
+            assert _send(a, {"type": "leave"})["type"] == "left"  # A lets go; B's table stays
+            assert ids["table"] in hub.tables and not hub.tables[ids["table"]].closed
+        back = _send(a, {"type": "join", **ids})
+        assert back["type"] == "welcome" and back["version"] == msg["version"]
+        played = _send(a, answer(back["view"], back["version"]))
+        assert played["type"] == "update" and played["version"] == back["version"] + 1

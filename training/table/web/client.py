@@ -12,6 +12,13 @@ from piquet_table.web.hub import Hub
 from piquet_table.web.protocol import ProtocolError, parse_message
 from piquet_table.web.tables import MoveError, Send, Table
 
+DISPLACED = {
+    "type": "error",
+    "code": "displaced",
+    "message": "this table was opened in another window: play it there, or here to take it back",
+}
+"""What a socket is told when another window joins its table (and when it moves after that)."""
+
 
 class Client:
     """One browser's WebSocket: it holds at most one table at a time.
@@ -34,7 +41,10 @@ class Client:
             await self._dispatch(msg)
         except (ProtocolError, MoveError) as err:
             version = self.table.version if self.table is not None else None
-            await self._send({"type": "error", "message": str(err), "version": version})
+            reply = {"type": "error", "message": str(err), "version": version}
+            if getattr(err, "code", None) is not None:
+                reply["code"] = err.code  # type: ignore[union-attr]
+            await self._send(reply)
 
     async def _dispatch(self, msg: dict) -> None:
         kind = msg["type"]
@@ -53,15 +63,14 @@ class Client:
             await self._take(table)
         elif kind == "join":
             table = self.hub.find(msg["table"], msg["token"])
+            if table is self.table and self._holds(table):
+                await self._send(table.welcome())
+                return
             if table is not self.table:
                 await self._leave()
-                if table.send_to is not None:
-                    await table.send(
-                        {"type": "error", "message": "this table was opened in another window"}
-                    )
-                await self._take(table)
-            else:
-                await self._send(table.welcome())
+            if table.send_to is not None:  # the window that had it is told, and lets it go
+                await table.send(DISPLACED)
+            await self._take(table)
         elif kind == "leave":
             if self.table is None:
                 raise MoveError("there is no table to leave")
@@ -72,9 +81,8 @@ class Client:
         elif self.table.closed:
             self.table = None
             raise MoveError("this table was closed (its game is saved): start a new one")
-        elif self.table.send_to is not self._send:
-            self.table = None
-            raise MoveError("this table was opened in another window: play it there")
+        elif not self._holds(self.table):
+            raise MoveError(DISPLACED["message"], "displaced")
         else:
             await self.table.handle(msg)
 
@@ -85,14 +93,19 @@ class Client:
             await self._send(table.welcome())
         table.wake()
 
+    def _holds(self, table: Table) -> bool:
+        """Whether ``table`` is attached to this socket (not displaced by another window)."""
+        return table.send_to is self._send
+
     async def _leave(self, close: bool = False) -> None:
-        """Let go of the current table: close it if asked (or if its game is over)."""
+        """Let go of the current table: close it if asked (or if its game is over), unless
+        another window holds it now."""
         table, self.table = self.table, None
-        if table is None:
+        if table is None or not (self._holds(table) or table.send_to is None):
             return
         if close or table.game.is_over:
             await self.hub.close(table)
-        elif table.send_to is self._send:
+        else:
             self.hub.detach(table)
 
     async def gone(self) -> None:

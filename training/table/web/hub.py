@@ -152,7 +152,7 @@ class Hub:
         """The open table with this id and token; :class:`MoveError` if there is none."""
         table = self.tables.get(table_id)
         if table is None or not secrets.compare_digest(table.token, token):
-            raise MoveError("no such table open (it may have been closed and saved)")
+            raise MoveError("no such table open (it may have been closed and saved)", "no_table")
         return table
 
     def attach(self, table: Table, send: Send) -> None:

@@ -55,7 +55,14 @@ class Host(Protocol):
 
 
 class MoveError(ValueError):
-    """A message a table refuses (out of turn, stale, illegal); the text says why."""
+    """A message a table refuses (out of turn, stale, illegal); the text says why, and ``code``
+    (optional) names the refusal for the page to act on: ``"displaced"`` (the table was opened in
+    another window; a ``join`` takes it back), ``"no_table"`` (no table is open with that id and
+    token), ``"rate"`` (too many messages: the socket is closed)."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class _Seat:

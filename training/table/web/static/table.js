@@ -122,8 +122,15 @@ class Channel {
     this.send({ ...msg, version: this.version });
   }
 
+  // Take the table back from the window that joined it (the server re-attaches this socket).
+  rejoin() {
+    const saved = sessionStorage.getItem(this.key);
+    if (saved) this.send({ type: "join", ...JSON.parse(saved) });
+  }
+
   receive(msg) {
     if (msg.type === "welcome") {
+      this.displaced = false;
       sessionStorage.setItem(this.key, JSON.stringify({ table: msg.table, token: msg.token }));
       this.version = msg.version;
       this.view = msg.view;
@@ -140,8 +147,9 @@ class Channel {
       if (msg.log.length) app.selected.clear();
       if (app.tab === this.kind) render();
     } else if (msg.type === "error") {
-      if (/no such table/.test(msg.message)) sessionStorage.removeItem(this.key);
-      if (app.tab === this.kind) showMessage(msg.message);
+      if (msg.code === "no_table") sessionStorage.removeItem(this.key);
+      this.displaced = msg.code === "displaced";
+      if (app.tab === this.kind) showMessage(msg.message, this.displaced);
     } else if (msg.type === "left") {
       sessionStorage.removeItem(this.key);
     }
@@ -153,8 +161,11 @@ function channel(kind) {
   return app.channels[kind];
 }
 
-function showMessage(text) {
-  $("#message").textContent = text;
+// The refusal's reason; ``rejoin`` offers to take a table back from another window.
+function showMessage(text, rejoin = false) {
+  $("#message-text").textContent = text;
+  $("#message").classList.toggle("shown", Boolean(text));
+  $('button[data-action="rejoin"]').hidden = !rejoin;
 }
 
 // ------------------------------------------------------------------ drawing the table
@@ -502,6 +513,9 @@ function action(name) {
       break;
     case "watch":
       channel("watch").send({ type: "watch", players: [$("#watch-a").value, $("#watch-b").value], mode: $("#watch-mode").value, delay: Number($("#speed").value) });
+      break;
+    case "rejoin":
+      ch.rejoin();
       break;
     case "pause":
     case "resume":
