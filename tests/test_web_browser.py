@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import threading
-import time
 
 import pytest
 
@@ -25,14 +22,12 @@ if CHROMIUM is None:
         "no Chromium: apt-get install chromium (.ci/run installs it)", allow_module_level=True
     )
 
-import uvicorn  # noqa: E402
-
 from piquet_agents.loop import play_game  # noqa: E402
 from piquet_env.agent import RandomAgent  # noqa: E402
 from piquet_env.game import Game  # noqa: E402
 from piquet_env.game.record import save_record  # noqa: E402
 from piquet_table.web.app import create_app  # noqa: E402
-from tests.web_helpers import make_hub  # noqa: E402
+from tests.web_helpers import make_hub, serving  # noqa: E402
 
 expect = sync_api.expect
 TIMEOUT_MS = 15_000
@@ -49,20 +44,8 @@ def server(tmp_path_factory):
     """The application on a free port of 127.0.0.1, in a thread; stopped after the module."""
     records = tmp_path_factory.mktemp("records")
     hub = make_hub(records)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(hub), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/", records, hub
-    srv.should_exit = True
-    thread.join(10)
+    with serving(create_app(hub)) as port:
+        yield f"http://127.0.0.1:{port}/", records, hub
 
 
 @pytest.fixture(scope="module")

@@ -111,6 +111,11 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(named)
         assert refused.value.code == 400
+        from websockets.sync.client import connect
+
+        with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            ws.send('{"type": "leave"}')
+            assert "no table to leave" in ws.recv()
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
@@ -118,6 +123,10 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
     assert out.startswith(f"Piquet, standard rules: http://127.0.0.1:{port}/")
     assert "seed 3 (--seed 3 deals these tables again)" in out
     assert records.is_dir() and not os.listdir(records)
+    (line,) = [x for x in err.splitlines() if "connection closed" in x]  # one line per socket
+    assert " piquet serve: 127.0.0.1:" in line and "closed by the client after" in line
+    assert "messages received 1, sent 1 (errors 1), dropped 0" in line
+    assert "Traceback" not in err
 
 
 def _human_games(folder, n: int, mode: str, opponent: str = "random") -> list[Game]:

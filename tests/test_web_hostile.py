@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import time
 
 import pytest
 
@@ -17,7 +19,7 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 
 from piquet_table.web.app import create_app
 from piquet_table.web.client import Client
-from tests.web_helpers import make_hub
+from tests.web_helpers import make_hub, serving
 
 NEW = json.dumps({"type": "new", "opponent": "random", "mode": "partie"})
 
@@ -76,3 +78,38 @@ def test_a_rebinding_host_is_refused_by_the_pages_the_records_and_the_socket(tmp
         with client.websocket_connect("/ws") as ws:
             ws.send_text(NEW)
             assert ws.receive_json()["type"] == "welcome"
+
+
+async def _flood_then_abort(port: int, messages: int, wait: float) -> None:
+    """A client that sends ``messages`` refused messages without reading a reply, waits ``wait``
+    seconds, and drops the connection without closing it."""
+    from websockets.asyncio.client import connect
+
+    ws = await connect(f"ws://127.0.0.1:{port}/ws")
+    for _ in range(messages):
+        await ws.send('{"type": "cheat"}')
+    await asyncio.sleep(wait)
+    ws.transport.abort()
+
+
+def test_a_client_that_floods_then_aborts_leaves_one_line_in_the_log(tmp_path, caplog):
+    """Thousands of unread replies to a connection that is gone made thousands of asyncio
+    warnings; a reply to a socket that just closed, a traceback. Each connection now leaves one
+    line, and a client's own disconnect no traceback."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    hub = make_hub(tmp_path / "records")
+    caplog.set_level(logging.INFO)
+    with serving(create_app(hub)) as port:
+        asyncio.run(_flood_then_abort(port, 3000, 0.3))
+        for _ in range(10):  # an error sent to a socket that has just gone
+            asyncio.run(_flood_then_abort(port, 1, 0))
+        deadline = time.monotonic() + 20
+        while sum("connection" in r.getMessage() for r in caplog.records) < 11:
+            assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records][:20]
+            time.sleep(0.05)
+    text = [r.getMessage() for r in caplog.records]
+    assert not [t for t in text if "socket.send() raised" in t], len(text)
+    assert not [r for r in caplog.records if r.exc_info or "Exception in ASGI" in r.getMessage()]
+    closed = [r for r in caplog.records if r.name == "piquet_table.web"]
+    assert len(closed) == 11, [r.getMessage() for r in closed]
+    assert all(r.levelno == logging.INFO and "\n" not in r.getMessage() for r in closed)

@@ -1,10 +1,16 @@
-"""Helpers for the web table's tests: a hub with quick opponents, a player that answers every
-choice (the benchmark's), and the cards a message names."""
+"""Helpers for the web table's tests: a hub with quick opponents, the application served by
+uvicorn on a free port, a player that answers every choice (the benchmark's), and the cards a
+message names."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from piquet_env.cards import parse_card
@@ -25,6 +31,30 @@ def make_hub(records: Path, rules: Rules = STANDARD, seed: int = 1, **limits: fl
     return Hub(rules, dict(QUICK), records, seed=seed, limits=Limits(**limits))
 
 
+@contextlib.contextmanager
+def serving(app: object, **config: object) -> Iterator[int]:
+    """``app`` served by uvicorn on a free port of 127.0.0.1, in a thread; yields the port.
+    uvicorn's own logging goes to the root logger (``log_config=None``), where pytest sees it."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    options = {"host": "127.0.0.1", "port": port, "log_level": "warning", "log_config": None}
+    srv = uvicorn.Server(uvicorn.Config(app, **{**options, **config}))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+
+
 _CODE = re.compile(r"\b(?:[789TJQKA][CDHS]|JK)\b")
 _SYMBOL = re.compile(r"(?:10|[789JQKA])[♣♦♥♠]")
 
@@ -43,4 +73,4 @@ def cards_named(message: dict, skip_cut: bool = True) -> set[int]:
     return named
 
 
-__all__ = ["QUICK", "answer", "cards_named", "make_hub"]
+__all__ = ["QUICK", "answer", "cards_named", "make_hub", "serving"]

@@ -41,6 +41,19 @@ def _one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
+def _log_to_stderr() -> None:
+    """The server's own log (one line per closed connection, see
+    :mod:`piquet_table.web.connection`) on stderr, with the time; uvicorn logs warnings only."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s piquet serve: %(message)s"))
+    log = logging.getLogger("piquet_table.web")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
 def _serve(args: argparse.Namespace) -> int:
     from piquet_table.web import WEB_EXTRA
 
@@ -84,6 +97,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"  left out {line}")
     print(f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)")
     allowed = [args.host, *args.allowed_host]
+    _log_to_stderr()
     uvicorn.run(
         create_app(hub, allowed_hosts=allowed),
         host=args.host,

@@ -40,6 +40,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from piquet_env.game.record import RecordError, load_record, parse_record
 from piquet_table.results import summarize_folder
 from piquet_table.web.client import Client
+from piquet_table.web.connection import Connection
 from piquet_table.web.hub import Hub
 from piquet_table.web.protocol import MAX_MESSAGE_CHARS
 from piquet_table.web.replayer import replay_frames
@@ -147,28 +148,27 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
             await ws.close(code=1008, reason="this page comes from another site")
             return
         await ws.accept()
-        lock = asyncio.Lock()
-
-        async def send(message: dict) -> None:
-            async with lock:
-                await ws.send_json(message)
-
-        client = Client(hub, send, ws.client.host if ws.client else "unknown")
+        peer = f"{ws.client.host}:{ws.client.port}" if ws.client else "unknown"
+        conn = Connection(ws, peer)
+        client = Client(hub, conn.send, ws.client.host if ws.client else "unknown")
         try:
-            while True:
+            while conn.open:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
+                conn.received += 1
                 text = message.get("text")
                 if text is None:
                     text = message.get("bytes")  # refused by the protocol, with the reason
                 elif len(text) > MAX_MESSAGE_CHARS:
                     text = text[: MAX_MESSAGE_CHARS + 1]  # refused, without reading it whole
                 await client.receive(text)
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, RuntimeError):  # gone mid-read: the client's own doing
             pass
         finally:
+            conn.open = False
             await client.gone()
+            conn.log()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
