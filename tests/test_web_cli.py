@@ -39,6 +39,8 @@ def _run(argv, capsys):
         (["--checkpoints", "no/such/dir"], "--checkpoints no/such/dir: not a directory"),
         (["--allowed-host", "ev*il.example"], "--allowed-host 'ev*il.example': not a host name"),
         (["--allowed-host", "a b"], "--allowed-host 'a b': not a host name"),
+        (["--rate", "0"], "--rate must be a positive number of messages a second, got 0.0"),
+        (["--client-rate", "nan"], "--client-rate must be a positive number of messages a second"),
     ],
 )
 def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_path):

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 
 from piquet_table.web.app import create_app
 from piquet_table.web.client import Client
-from tests.web_helpers import make_hub, serving
+from tests.web_helpers import answer, make_hub, serving
 
 NEW = json.dumps({"type": "new", "opponent": "random", "mode": "partie"})
 
@@ -113,3 +113,128 @@ def test_a_client_that_floods_then_aborts_leaves_one_line_in_the_log(tmp_path, c
     closed = [r for r in caplog.records if r.name == "piquet_table.web"]
     assert len(closed) == 11, [r.getMessage() for r in closed]
     assert all(r.levelno == logging.INFO and "\n" not in r.getMessage() for r in closed)
+
+
+def _drain(ws, limit: int = 10_000) -> tuple[list[dict], int | None]:
+    """Every message until the server closes the socket, and the close code."""
+    from starlette.websockets import WebSocketDisconnect
+
+    got = []
+    try:
+        for _ in range(limit):
+            got.append(ws.receive_json())
+    except WebSocketDisconnect as err:
+        return got, err.code
+    return got, None
+
+
+def test_past_its_message_rate_a_socket_gets_one_error_and_is_closed(tmp_path):
+    """A token bucket per connection: ``burst`` messages at once, then ``rate`` a second; the
+    message past it gets one error (code ``rate``) and the socket is closed (1008)."""
+    hub = make_hub(tmp_path / "records", rate=0.001, burst=10)
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        with client.websocket_connect("/ws") as ws:
+            for _ in range(50):
+                ws.send_text('{"type": "pause"}')
+            got, code = _drain(ws)
+        assert [m["type"] for m in got] == ["error"] * 11 and code == 1008
+        assert all("no table is open here" in m["message"] for m in got[:10])
+        assert got[10]["code"] == "rate" and "too many messages" in got[10]["message"]
+        with client.websocket_connect("/ws") as ws:  # a new socket has its own bucket
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"
+
+
+def test_a_clients_sockets_share_its_rate_and_new_sockets_take_from_it(tmp_path):
+    """A token bucket per client address, over all its sockets, new ones included: a flood
+    spread over many sockets (or reconnecting) is held to the client's rate."""
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records", client_rate=0.001, client_burst=12)
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        with client.websocket_connect("/ws") as a, client.websocket_connect("/ws") as b:
+            for _ in range(5):
+                a.send_text('{"type": "pause"}')
+                assert a.receive_json()["type"] == "error"
+            for _ in range(10):
+                b.send_text('{"type": "pause"}')
+            got, code = _drain(b)
+        assert len(got) == 6 and got[-1]["code"] == "rate" and code == 1008  # 2 + 5 + 5 = 12
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+            pass
+        assert refused.value.code == 1008  # no token left for a new socket
+
+
+def test_a_paused_watch_table_answers_a_pause_flood_with_nothing_new(tmp_path):
+    """``pause`` on a paused table (and ``resume`` on a running one) changes nothing, so it is not
+    answered with the whole view again."""
+    hub = make_hub(tmp_path / "records")
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"type": "watch", "players": ["random", "random"]}))
+            assert ws.receive_json()["type"] == "welcome"
+            ws.send_text('{"type": "step"}')  # paused, one move: then the table waits
+            first = ws.receive_json()
+            while (msg := ws.receive_json())["version"] == first["version"]:
+                pass
+            version = msg["version"]
+            for _ in range(20):
+                ws.send_text('{"type": "pause"}')
+            ws.send_text('{"type": "step"}')
+            answers = [ws.receive_json()]
+            while answers[-1]["version"] == version:
+                answers.append(ws.receive_json())
+        assert len(answers) == 2  # the step's view, then its move: nothing for the 20 pauses
+        assert answers[-1]["version"] == version + 1 and answers[-1]["view"]["paused"]
+
+
+async def _flood_beside_a_game(port: int) -> tuple[int, int | None, int]:
+    """A flood from 127.0.0.2 (unread refused messages) while a person at 127.0.0.1 plays a deal;
+    the flood's replies, its close code, and the person's moves played."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    url = f"ws://127.0.0.1:{port}/ws"
+
+    async def flood() -> tuple[int, int | None]:
+        async with connect(url, local_addr=("127.0.0.2", 0)) as ws:
+            try:
+                for _ in range(5000):
+                    await ws.send('{"type": "cheat"}')
+            except ConnectionClosed:
+                pass
+            replies = 0
+            try:
+                async for _ in ws:
+                    replies += 1
+            except ConnectionClosed:
+                pass
+            return replies, ws.close_code
+
+    async def person() -> int:
+        moves = 0
+        async with connect(url, local_addr=("127.0.0.1", 0)) as ws:
+            await ws.send(json.dumps({"type": "new", "opponent": "random", "mode": "deal"}))
+            while True:
+                msg = json.loads(await ws.recv())
+                assert msg["type"] != "error", msg
+                view = msg["view"]
+                if view["phase"] == "over":
+                    return moves
+                move = answer(view, msg["version"])
+                if move is not None and msg["type"] in ("welcome", "update"):
+                    await ws.send(json.dumps(move))
+                    moves += 1
+                    await asyncio.sleep(0.01)  # a quick person, within his burst
+
+    (replies, code), moves = await asyncio.gather(flood(), person())
+    return replies, code, moves
+
+
+def test_a_flood_is_cut_off_at_its_burst_while_another_table_plays_on(tmp_path):
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    hub = make_hub(tmp_path / "records", rate=1, burst=60, client_rate=60, client_burst=180)
+    with serving(create_app(hub)) as port:
+        replies, code, moves = asyncio.run(_flood_beside_a_game(port))
+    assert code == 1008 and replies <= 60 + 1 + 5  # the burst, the error, a few refilled
+    assert moves > 10

@@ -16,7 +16,8 @@ from pathlib import Path
 from piquet_env.cards import parse_card
 from piquet_env.rules import STANDARD, Rules
 from piquet_env.testing.web_speed import answer
-from piquet_table.web.hub import Hub, Limits
+from piquet_table.web.hub import Hub
+from piquet_table.web.limits import Limits
 from piquet_table.web.opponents import Choice
 
 QUICK = {
@@ -26,8 +27,15 @@ QUICK = {
 """Opponents that answer at once (the tests need no search or torch)."""
 
 
+UNLIMITED_RATES = {"rate": 1e9, "burst": 10**9, "client_rate": 1e9, "client_burst": 10**9}
+"""Message rates no test client reaches (the tests play far faster than a person); the tests of
+the rate limits set their own."""
+
+
 def make_hub(records: Path, rules: Rules = STANDARD, seed: int = 1, **limits: float) -> Hub:
-    """A hub offering :data:`QUICK` (random first), saving into ``records``."""
+    """A hub offering :data:`QUICK` (random first), saving into ``records``; its message rates
+    are unlimited unless given (:data:`UNLIMITED_RATES`)."""
+    limits = {**UNLIMITED_RATES, **limits}
     return Hub(rules, dict(QUICK), records, seed=seed, limits=Limits(**limits))
 
 

@@ -117,6 +117,7 @@ def _start_server(port: int, records: str, tables: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--seed", "1"]
     cmd += ["--opponent", "random", "--records", records]
     cmd += ["--max-tables", str(tables + 4), "--per-client", str(tables + 4)]
+    cmd += ["--rate", "1e6", "--client-rate", "1e6"]  # the clients play as fast as answered
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while True:

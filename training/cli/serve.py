@@ -9,6 +9,7 @@ as ``piquet play`` saves it; Ctrl-C stops the server and saves the games still o
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from piquet_cli.common import (
 
 HOST_NAME = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|[0-9A-Fa-f:.]{2,45}")
 """What ``--allowed-host`` takes: a host name or address, or ``*.domain`` for its subdomains."""
+
+BURST = 3.0
+"""Seconds of ``--rate`` (and ``--client-rate``) a client may send at once."""
 
 WS_MAX_BYTES = 64 * 1024
 """Largest WebSocket frame the server reads at all (the page's messages are refused, with the
@@ -64,6 +68,9 @@ def _serve(args: argparse.Namespace) -> int:
         raise CLIError(f"--port must be 0 to 65535, got {args.port}")
     at_least("--max-tables", args.max_tables, 1)
     at_least("--per-client", args.per_client, 1)
+    for flag, value in (("--rate", args.rate), ("--client-rate", args.client_rate)):
+        if not (math.isfinite(value) and value > 0):
+            raise CLIError(f"{flag} must be a positive number of messages a second, got {value}")
     for name in args.allowed_host:
         if not HOST_NAME.fullmatch(name):
             raise CLIError(
@@ -79,7 +86,7 @@ def _serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from piquet_table.web.app import create_app
-        from piquet_table.web.hub import Hub, Limits
+        from piquet_table.web.hub import Hub
         from piquet_table.web.opponents import opponent_choices
     except ImportError as err:
         raise CLIError(str(err)) from None
@@ -89,7 +96,16 @@ def _serve(args: argparse.Namespace) -> int:
         raise CLIError(f"--opponent: {err}") from None
     _one_torch_thread()
     records.mkdir(parents=True, exist_ok=True)
-    limits = Limits(max_tables=args.max_tables, max_per_client=args.per_client)
+    from piquet_table.web.limits import Limits
+
+    limits = Limits(
+        max_tables=args.max_tables,
+        max_per_client=args.per_client,
+        rate=args.rate,
+        burst=max(1, round(BURST * args.rate)),
+        client_rate=args.client_rate,
+        client_burst=max(1, round(BURST * args.client_rate)),
+    )
     hub = Hub(rules, choices, records, seed=seed, limits=limits)
     print(f"Piquet, {rules.name} rules: http://{args.host}:{args.port}/  (Ctrl-C stops)")
     print(f"  opponents: {', '.join(choices)}")
@@ -110,6 +126,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet serve``."""
+    from piquet_table.web.limits import Limits
+
     p = sub.add_parser(
         "serve",
         help="play, watch and replay in the browser",
@@ -162,5 +180,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=8,
         metavar="N",
         help="tables open at once from one address (default: 8)",
+    )
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=Limits.rate,
+        metavar="N",
+        help=f"messages a second one socket may send, {BURST:g} seconds' worth at once; past it "
+        f"the socket gets one error and is closed (default: {Limits.rate:g})",
+    )
+    p.add_argument(
+        "--client-rate",
+        type=float,
+        default=Limits.client_rate,
+        metavar="N",
+        help="messages a second one address may send over all its sockets, a new socket "
+        f"counting as one (default: {Limits.client_rate:g})",
     )
     p.set_defaults(func=_serve)

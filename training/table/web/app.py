@@ -40,7 +40,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from piquet_env.game.record import RecordError, load_record, parse_record
 from piquet_table.results import summarize_folder
 from piquet_table.web.client import Client
-from piquet_table.web.connection import Connection
+from piquet_table.web.connection import Connection, Gate
 from piquet_table.web.hub import Hub
 from piquet_table.web.protocol import MAX_MESSAGE_CHARS
 from piquet_table.web.replayer import replay_frames
@@ -101,6 +101,8 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
     (Starlette's ``TrustedHostMiddleware``; others get 400): a site whose name an attacker points
     at this server (DNS rebinding) sends its own name, and is refused."""
 
+    gate = Gate(hub.limits)
+
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers=HEADERS)
 
@@ -147,16 +149,25 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
         if not _same_origin(ws):
             await ws.close(code=1008, reason="this page comes from another site")
             return
+        owner = ws.client.host if ws.client else "unknown"
+        peer = f"{owner}:{ws.client.port}" if ws.client else owner
+        if not gate.admit(owner, peer):
+            await ws.close(code=1008, reason="too many connections from this address")
+            return
         await ws.accept()
-        peer = f"{ws.client.host}:{ws.client.port}" if ws.client else "unknown"
         conn = Connection(ws, peer)
-        client = Client(hub, conn.send, ws.client.host if ws.client else "unknown")
+        client = Client(hub, conn.send, owner)
+        mine = gate.bucket()
         try:
             while conn.open:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
                 conn.received += 1
+                if not gate.allow(owner, mine):
+                    await conn.send(gate.too_many())
+                    await conn.close(1008, "too many messages", by="the server (rate)")
+                    break
                 text = message.get("text")
                 if text is None:
                     text = message.get("bytes")  # refused by the protocol, with the reason

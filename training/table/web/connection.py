@@ -1,4 +1,9 @@
-"""One accepted WebSocket as the tables see it: sends that never raise, and one log line at the end.
+"""The server's sockets: which are let in, how fast they may send, and one log line for each.
+
+:class:`Gate` holds the message rates of :class:`~piquet_table.web.limits.Limits`: a token bucket
+per socket and one per client address over all its sockets, a new socket taking a token of its
+address's (:mod:`piquet_table.web.ratelimit`). A socket past either gets one error, code
+``rate``, and is closed; a new socket from an address with no token left is refused.
 
 A browser may go at any moment: its tab closes, its network drops, a script aborts without reading
 what it was sent. :meth:`Connection.send` is how everything reaches the socket: once the socket is
@@ -18,11 +23,51 @@ import time
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from piquet_table.web.limits import Limits
+from piquet_table.web.ratelimit import Buckets, TokenBucket
+
 LOG = logging.getLogger("piquet_table.web")
 """The server's own log: one line per closed connection (see :meth:`Connection.log`)."""
 
 SEND_TIMEOUT = 20.0
 """Seconds a message may wait for a client that reads nothing before its connection is dropped."""
+
+
+class Gate:
+    """The message rates of one server (``limits``): who may open a socket and send a message."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._clients = Buckets(limits.client_rate, limits.client_burst)
+        self._refusals_logged = Buckets(1 / 20, 3)
+
+    def admit(self, owner: str, peer: str) -> bool:
+        """Whether the client at ``owner`` may open another socket (it takes one of its tokens);
+        a refusal is logged, a few a minute at most per address."""
+        if self._clients.take(owner):
+            return True
+        if self._refusals_logged.take(owner):
+            LOG.info("%s: connection refused: too many messages and sockets from %s", peer, owner)
+        return False
+
+    def bucket(self) -> TokenBucket:
+        """A new socket's own bucket."""
+        return TokenBucket(self.limits.rate, self.limits.burst)
+
+    def allow(self, owner: str, bucket: TokenBucket) -> bool:
+        """Whether a socket (its ``bucket``) of ``owner`` may send one more message."""
+        return bucket.take() and self._clients.take(owner)
+
+    def too_many(self) -> dict:
+        """The one error a socket gets past its rate, before it is closed."""
+        lim = self.limits
+        return {
+            "type": "error",
+            "code": "rate",
+            "message": f"too many messages: a socket may send {lim.rate:g} a second "
+            f"({lim.burst} at once), an address {lim.client_rate:g} ({lim.client_burst} at once); "
+            "this connection is closed",
+        }
 
 
 class Connection:

@@ -18,7 +18,6 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from piquet_env.agent import Agent
@@ -26,23 +25,10 @@ from piquet_env.game import Game
 from piquet_env.game.record import save_record
 from piquet_env.rules import Rules
 from piquet_table.session import HUMAN, make_seats
+from piquet_table.web.limits import Limits
 from piquet_table.web.opponents import Choice
 from piquet_table.web.protocol import MODES
 from piquet_table.web.tables import MoveError, PlayTable, Send, Table, WatchTable
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on what browsers may hold open."""
-
-    max_tables: int = 64
-    """Tables open at once, all browsers together."""
-    max_per_client: int = 8
-    """Tables open at once from one client address."""
-    reconnect_grace: float = 120.0
-    """Seconds a table waits for its browser to come back before it is saved and closed."""
-    watch_delay: float = 0.8
-    """Default seconds between two moves of a watched game."""
 
 
 class Hub:

@@ -448,18 +448,21 @@ class WatchTable(Table):
     async def handle(self, msg: dict) -> None:
         """Pace the game; a move is refused (nobody's seat is the browser's)."""
         kind = msg["type"]
+        pace = (self.paused, self.delay)
         if kind == "pause":
             self.paused = True
         elif kind == "resume":
             self.paused, self.steps = False, 0
         elif kind == "step":
             self.paused = True
-            self.steps += 1
+            self.steps = 1  # one move: steps asked faster than moves come are one
         elif kind == "speed":
             self.delay = float(msg["delay"])
         else:
             await self.error(f"a {kind!r} message is for playing: here two agents play")
             return
+        if kind != "step" and (self.paused, self.delay) == pace:
+            return  # nothing changed: no need to send the view again
         self._interrupt.set()
         async with self.lock:
             await self._refresh()
