@@ -39,6 +39,7 @@ def _run(argv, capsys):
         (["--checkpoints", "no/such/dir"], "--checkpoints no/such/dir: not a directory"),
         (["--allowed-host", "ev*il.example"], "--allowed-host 'ev*il.example': not a host name"),
         (["--allowed-host", "a b"], "--allowed-host 'a b': not a host name"),
+        (["--workers", "1"], "--workers must be 0 (threads) or at least 2, got 1"),
         (["--rate", "0"], "--rate must be a positive number of messages a second, got 0.0"),
         (["--client-rate", "nan"], "--client-rate must be a positive number of messages a second"),
     ],

@@ -131,7 +131,9 @@ def _drain(ws, limit: int = 10_000) -> tuple[list[dict], int | None]:
 def test_past_its_message_rate_a_socket_gets_one_error_and_is_closed(tmp_path):
     """A token bucket per connection: ``burst`` messages at once, then ``rate`` a second; the
     message past it gets one error (code ``rate``) and the socket is closed (1008)."""
-    hub = make_hub(tmp_path / "records", rate=0.001, burst=10)
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records", rate=0.001, burst=10, cooldown=0.3)
     with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
         with client.websocket_connect("/ws") as ws:
             for _ in range(50):
@@ -140,9 +142,34 @@ def test_past_its_message_rate_a_socket_gets_one_error_and_is_closed(tmp_path):
         assert [m["type"] for m in got] == ["error"] * 11 and code == 1008
         assert all("no table is open here" in m["message"] for m in got[:10])
         assert got[10]["code"] == "rate" and "too many messages" in got[10]["message"]
-        with client.websocket_connect("/ws") as ws:  # a new socket has its own bucket
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+            pass  # its address may open no socket for the cooldown
+        assert refused.value.code == 1008 and "too many messages" in refused.value.reason
+        time.sleep(0.5)
+        with client.websocket_connect("/ws") as ws:  # then a new socket has its own bucket
             ws.send_text(NEW)
             assert ws.receive_json()["type"] == "welcome"
+
+
+def test_an_address_holds_a_bounded_number_of_sockets(tmp_path):
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records", max_sockets=3)
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        held = [client.websocket_connect("/ws") for _ in range(3)]
+        for ws in held:
+            ws.__enter__()
+        try:
+            with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+                pass
+            assert "has 3 sockets open" in refused.value.reason
+        finally:
+            held.pop().__exit__(None, None, None)
+        with client.websocket_connect("/ws") as ws:  # one closed: room for another
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"
+        for ws in held:
+            ws.__exit__(None, None, None)
 
 
 def test_a_clients_sockets_share_its_rate_and_new_sockets_take_from_it(tmp_path):

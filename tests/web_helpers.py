@@ -45,10 +45,12 @@ def serving(app: object, **config: object) -> Iterator[int]:
     uvicorn's own logging goes to the root logger (``log_config=None``), where pytest sees it."""
     import uvicorn
 
+    from piquet_table.web.server import uvicorn_options
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    options = {"host": "127.0.0.1", "port": port, "log_level": "warning", "log_config": None}
+    options = {"host": "127.0.0.1", "port": port, **uvicorn_options(), "log_config": None}
     srv = uvicorn.Server(uvicorn.Config(app, **{**options, **config}))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()

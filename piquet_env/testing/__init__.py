@@ -6,8 +6,8 @@
   (``piquet bench env``).
 - :mod:`.batch_speed`: the batched engine beside them (``piquet bench vector``).
 - :mod:`.web_speed`: how fast ``piquet serve`` answers with many tables open, under searches and
-  floods (``python -m piquet_env.testing.web_speed``); a client of the server in a process of its
-  own, it imports no project module.
+  floods (``python -m piquet_env.testing.web_speed``): a client of the server, run in a process of
+  its own.
 
 Nothing in the engine, the env, the batched engine or the tables imports this package.
 """

@@ -1,15 +1,38 @@
-"""How fast a table answers a person's move with many tables open: a benchmark that prints numbers.
+"""How fast ``piquet serve`` answers a person's move: many tables, searches beside, floods.
 
-``python -m piquet_env.testing.web_speed [--tables 20] [--moves 30] [--think 0] [OPPONENT ...]``
-starts ``piquet serve`` in a process of its own on a free port of 127.0.0.1 and opens ``--tables``
-WebSockets to it, each playing a partie against the opponent (one opponent after another). Every
-client answers each of its choices at random (:func:`answer`), ``--think`` seconds after it came
-(the clients start at random times within the first ``--think`` seconds),
-and times each move until the person may act again (the agent's replies, and his own only legal
-cards, included): at the server (from the move's arrival to the message that hands the choice
-back, which says so in ``answered_in``) and at the client (from sending to receiving, loopback and
-the client's own work added). It prints, per opponent, the median, the 95th percentile and the
-slowest answer of each.
+Command::
+
+    python -m piquet_env.testing.web_speed [--tables 20] [--moves 30] [--think 0]
+        [--busy mcts:400 --busy-tables 8] [--flood] [--records N] [--workers N] [OPPONENT ...]
+
+It starts ``piquet serve`` in a process of its own on a free port of 127.0.0.1 (its own records
+folder, its default limits and worker processes) and opens ``--tables`` WebSockets to it, each
+from an address of its own on the loopback (127.0.0.x: as many people as tables), each playing a
+partie against the opponent (one opponent after another). Every client answers each of its
+choices at random (:func:`answer`), ``--think`` seconds after it came (the clients start at
+random times within the first ``--think`` seconds), and times each move until the person may act
+again (the agent's replies, and his own only legal cards, included): at the server (from the
+move's arrival to the message that hands the choice back, which says so in ``answered_in``) and at
+the client (from sending to receiving, loopback and the client's own work added). It prints, per
+opponent, the median, the 95th percentile and the slowest answer of each.
+
+Loads (each measured beside a reference run without it, on the same server, one after the
+other):
+
+- ``--busy SPEC --busy-tables K``: K more tables play against SPEC (a search) at once, each
+  answering the moment it may;
+- ``--flood``: two clients of their own addresses flood the server from another process, one with
+  refused messages on a socket, the other with ``pause`` on a watch table, each as fast as it can
+  send, and each connecting again (and joining its table again) when the server closes it.
+
+``--records N`` fills the server's records folder with N records first (copies of a few played
+here) and times ``GET /api/results`` (the first request, then the median of 20).
+
+Without ``--flood`` the server is started with message rates no client here reaches (the clients
+may play far faster than a person); with it, with its default rates, which the measured clients
+keep to at ``--think`` 0.2 s or more. This module is a client of the server, which it runs as
+``python -m piquet_cli serve``; it imports nothing above the engine (which writes the records of
+``--records``).
 """
 
 from __future__ import annotations
@@ -17,7 +40,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import random
+import shutil
 import socket
 import statistics
 import subprocess
@@ -25,9 +50,13 @@ import sys
 import tempfile
 import time
 import urllib.request
+from pathlib import Path
 
 DEFAULT_OPPONENTS = ("random", "heuristic", "baseline", "mcts:100")
 """What is measured unless opponents are named (ids of the server's opponent list)."""
+
+FLOOD = '{"type": "cheat"}'
+"""What the refused-message flood sends (refused with a reason, as every bad message is)."""
 
 
 def answer(view: dict, version: int, rng: random.Random | None = None) -> dict | None:
@@ -50,6 +79,11 @@ def answer(view: dict, version: int, rng: random.Random | None = None) -> dict |
     return {"type": "next", "version": version}
 
 
+def address(i: int) -> str:
+    """The loopback address of client ``i`` (127.0.0.2 on): one per client, as people have."""
+    return f"127.0.{i // 250}.{i % 250 + 2}"
+
+
 async def _ready(ws) -> dict:
     """Read until the person may act (or the game is over)."""
     while True:
@@ -63,20 +97,27 @@ async def _ready(ws) -> dict:
 
 
 async def _player(
-    url: str, opponent: str, moves: int, think: float, seed: int, opened: asyncio.Barrier
+    url: str,
+    opponent: str,
+    moves: int | None,
+    think: float,
+    seed: int,
+    opened: asyncio.Barrier,
+    stop: asyncio.Event,
 ) -> list[tuple[float, float]]:
-    """One table: once every table is open, play ``moves`` moves against ``opponent`` (new
-    parties as needed); each move's (server, client) answer time in seconds."""
+    """One table from address ``seed``: once every table is open, play ``moves`` moves against
+    ``opponent`` (new parties as needed; ``None``: until ``stop``); each move's (server, client)
+    answer time in seconds."""
     from websockets.asyncio.client import connect
 
     rng = random.Random(seed)
     times: list[tuple[float, float]] = []
-    async with connect(url, max_size=2**22) as ws:
+    async with connect(url, max_size=2**22, local_addr=(address(seed), 0)) as ws:
         await ws.send(json.dumps({"type": "new", "opponent": opponent}))
         msg = await _ready(ws)
         await opened.wait()
         await asyncio.sleep(rng.uniform(0, think))  # people do not all move at the same instant
-        while len(times) < moves:
+        while (len(times) < moves) if moves is not None else not stop.is_set():
             if msg["view"]["phase"] == "over":
                 await ws.send(json.dumps({"type": "new", "opponent": opponent}))
                 msg = await _ready(ws)
@@ -93,18 +134,104 @@ async def _player(
 
 
 async def _measure(
-    url: str, opponent: str, tables: int, moves: int, think: float
-) -> list[tuple[float, float]]:
-    opened = asyncio.Barrier(tables)
-    runs = [_player(url, opponent, moves, think, seed, opened) for seed in range(tables)]
-    return [t for ts in await asyncio.gather(*runs) for t in ts]
+    url: str, opponent: str, tables: int, moves: int, think: float, busy: str | None, n_busy: int
+) -> tuple[list[tuple[float, float]], int]:
+    """The measured tables' answer times, and the moves the busy tables played meanwhile."""
+    n_busy = n_busy if busy else 0
+    opened, stop = asyncio.Barrier(tables + n_busy), asyncio.Event()
+    runs = [_player(url, opponent, moves, think, i, opened, stop) for i in range(tables)]
+    loads = [
+        asyncio.ensure_future(_player(url, busy, None, 0.0, tables + i, opened, stop))
+        for i in range(n_busy)
+        if busy
+    ]
+    measured = await asyncio.gather(*runs)
+    stop.set()
+    busy_moves = sum(len(t) for t in await asyncio.gather(*loads))
+    return [t for ts in measured for t in ts], busy_moves
 
 
-def _spread(times: list[float]) -> str:
-    """Median, 95th percentile and the slowest, in milliseconds."""
-    times = sorted(times)
-    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
-    return f"{_ms(statistics.median(times))}{_ms(p95)}{_ms(times[-1])}"
+# ---------------------------------------------------------------------- the flood
+
+
+FLOODS = ("refused", "pause")
+"""The two floods: refused messages on a socket, ``pause`` on a watch table."""
+
+
+async def _flood_socket(url: str, addr: str, counts, watch: bool) -> None:
+    """Flood from ``addr`` until killed: refused messages on a socket, or (``watch``) ``pause`` on
+    a watch table; connect again (and join the table again) whenever the server closes it.
+    ``counts`` (shared memory) gets the connections made, the messages sent and the
+    connections the server closed or refused."""
+    from websockets.asyncio.client import connect
+
+    ids = None
+    while True:
+        try:
+            async with connect(url, local_addr=(addr, 0)) as ws:
+                counts[0] += 1
+                if watch:
+                    if ids is None:
+                        await ws.send(json.dumps({"type": "watch", "delay": 0.5}))
+                    else:
+                        await ws.send(json.dumps({"type": "join", **ids}))
+                    msg = json.loads(await ws.recv())
+                    if msg["type"] == "welcome":
+                        ids = {"table": msg["table"], "token": msg["token"]}
+                frame = '{"type": "pause"}' if watch else FLOOD
+                while True:
+                    await ws.send(frame)
+                    counts[1] += 1
+                    if counts[1] % 200 == 0:
+                        await asyncio.sleep(0)  # let the closing frame be read
+        except Exception:  # closed, refused, reset: connect again
+            counts[2] += 1
+            await asyncio.sleep(0.01)
+
+
+def _flood_process(url: str, counts: dict) -> None:
+    """The flood's process: the two flooding clients, from addresses of their own."""
+
+    async def run() -> None:
+        await asyncio.gather(
+            _flood_socket(url, "127.1.0.1", counts["refused"], watch=False),
+            _flood_socket(url, "127.1.0.2", counts["pause"], watch=True),
+        )
+
+    asyncio.run(run())
+
+
+class _Flood:
+    """The flood, in a process of its own (so that it does not slow the measuring clients)."""
+
+    def __init__(self, url: str) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.counts = {kind: ctx.Array("d", 3, lock=False) for kind in FLOODS}
+        self._proc = ctx.Process(target=_flood_process, args=(url, self.counts), daemon=True)
+        self._started = 0.0
+        self.seconds = 0.0
+
+    def __enter__(self) -> _Flood:
+        self._proc.start()
+        self._started = time.perf_counter()
+        time.sleep(2.0)  # under way before the measurement
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._proc.kill()
+        self._proc.join(10)
+        self.seconds = time.perf_counter() - self._started
+
+    def lines(self) -> list[str]:
+        """The flood in words: what each client sent, and how often it was cut off."""
+        return [
+            f"    flood of {kind} messages: {c[1] / self.seconds:,.0f} a second sent over "
+            f"{self.seconds:.0f} s, {c[0]:.0f} connections, {c[2]:.0f} closed or refused"
+            for kind, c in self.counts.items()
+        ]
+
+
+# ---------------------------------------------------------------------- the server
 
 
 def _free_port() -> int:
@@ -113,11 +240,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_server(port: int, records: str, tables: int) -> subprocess.Popen:
+def _start_server(
+    port: int, records: str, tables: int, rates: bool, workers: int | None
+) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--seed", "1"]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
     cmd += ["--opponent", "random", "--records", records]
-    cmd += ["--max-tables", str(tables + 4), "--per-client", str(tables + 4)]
-    cmd += ["--rate", "1e6", "--client-rate", "1e6"]  # the clients play as fast as answered
+    cmd += ["--max-tables", str(max(64, tables + 8))]
+    if not rates:
+        cmd += ["--rate", "1e6", "--client-rate", "1e6"]  # the clients play as fast as answered
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while True:
@@ -134,40 +266,131 @@ def _start_server(port: int, records: str, tables: int) -> subprocess.Popen:
             time.sleep(0.2)
 
 
+def _fill_records(folder: Path, n: int) -> None:
+    """``n`` records of a person's games in ``folder``, named as the server names its own: ten
+    parties against ``random`` (random play), each copied over and over."""
+    from piquet_env.agent import RandomAgent, Turn
+    from piquet_env.game import Game
+    from piquet_env.game.record import save_record
+
+    played = []
+    for seed in range(10):
+        game = Game(seed=seed)
+        agents = [RandomAgent(seed=seed), RandomAgent(seed=100 + seed)]
+        while not game.is_over:
+            game.apply(agents[game.current_player].act(Turn(game, game.current_player)))
+        played.append(save_record(folder / f"seed-{seed}.json", game, ["human", "random"]))
+    for i in range(n):
+        name = f"20261201-{i // 60 % 24:02d}{i % 60:02d}00-play-{i:016x}.json"
+        shutil.copyfile(played[i % len(played)], folder / name)
+    for path in played:
+        path.unlink()
+
+
+def _time_results(port: int) -> tuple[float, float]:
+    """``GET /api/results``: the first request, and the median of 20 more, in seconds."""
+
+    def get() -> float:
+        start = time.perf_counter()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/results") as r:
+            json.load(r)
+        return time.perf_counter() - start
+
+    first = get()
+    return first, statistics.median(get() for _ in range(20))
+
+
+# ---------------------------------------------------------------------- the report
+
+
+def _spread(times: list[float]) -> str:
+    """Median, 95th percentile and the slowest, in milliseconds."""
+    times = sorted(times)
+    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+    return f"{_ms(statistics.median(times))}{_ms(p95)}{_ms(times[-1])}"
+
+
 def _ms(x: float) -> str:
     return f"{1000 * x:9.1f}"
 
 
+def _row(label: str, times: list[tuple[float, float]]) -> str:
+    server, client = ([t[k] for t in times] for k in (0, 1))
+    return f"  {label:<34}{len(times):>6}{_spread(server)}{_spread(client)}"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print one line per opponent."""
-    p = argparse.ArgumentParser(prog="python -m piquet_env.testing.web_speed", description=__doc__)
+    """Run the benchmark and print one line per opponent (and per load)."""
+    p = argparse.ArgumentParser(
+        prog="python -m piquet_env.testing.web_speed",
+        description=__doc__.split("\n")[0],
+    )
     p.add_argument("opponents", nargs="*", default=list(DEFAULT_OPPONENTS), metavar="OPPONENT")
-    p.add_argument("--tables", type=int, default=20, help="tables open at once (default: 20)")
+    p.add_argument("--tables", type=int, default=20, help="tables measured at once (default: 20)")
     p.add_argument("--moves", type=int, default=30, help="moves timed per table (default: 30)")
     p.add_argument(
         "--think", type=float, default=0.0, help="seconds a client waits before each move"
     )
+    p.add_argument("--busy", metavar="SPEC", help="more tables play against SPEC meanwhile")
+    p.add_argument("--busy-tables", type=int, default=8, help="how many (default: 8)")
+    p.add_argument("--flood", action="store_true", help="two clients flood the server meanwhile")
+    p.add_argument("--records", type=int, metavar="N", help="time /api/results with N records")
+    p.add_argument(
+        "--workers", type=int, metavar="N", help="the server's --workers (0: agents in threads)"
+    )
     args = p.parse_args(argv)
+    if args.tables < 1 or args.moves < 1 or args.busy_tables < 1 or not args.think >= 0:
+        p.error("--tables, --moves and --busy-tables must be at least 1, --think 0 or more")
     port = _free_port()
+    url = f"ws://127.0.0.1:{port}/ws"
     with tempfile.TemporaryDirectory(prefix="piquet-bench-") as records:
-        proc = _start_server(port, records, args.tables)
+        if args.records:
+            _fill_records(Path(records), args.records)
+        proc = _start_server(
+            port, records, args.tables + args.busy_tables, rates=args.flood, workers=args.workers
+        )
         try:
             print(
-                f"piquet serve on 127.0.0.1:{port}: {args.tables} tables open at once, each "
+                f"piquet serve on 127.0.0.1:{port}: {args.tables} tables measured at once, each "
                 f"timing {args.moves} moves, {args.think:g} s between a client's moves"
             )
+            if args.records:
+                first, then = _time_results(port)
+                print(
+                    f"  GET /api/results with {args.records} records: first {1000 * first:.0f} "
+                    f"ms, then {1000 * then:.1f} ms (median of 20)"
+                )
             print(
-                f"  {'':<26}{'':>6}{'at the server (ms)':>27}{'at the client (ms)':>27}\n"
-                f"  {'opponent':<26}{'moves':>6}" + f"{'median':>9}{'p95':>9}{'max':>9}" * 2
+                f"  {'':<34}{'':>6}{'at the server (ms)':>27}{'at the client (ms)':>27}\n"
+                f"  {'opponent':<34}{'moves':>6}" + f"{'median':>9}{'p95':>9}{'max':>9}" * 2
             )
             for opponent in args.opponents:
-                url = f"ws://127.0.0.1:{port}/ws"
-                times = asyncio.run(_measure(url, opponent, args.tables, args.moves, args.think))
-                server, client = ([t[k] for t in times] for k in (0, 1))
-                print(
-                    f"  {opponent:<26}{len(times):>6}{_spread(server)}{_spread(client)}",
-                    flush=True,
+                times, _ = asyncio.run(
+                    _measure(url, opponent, args.tables, args.moves, args.think, None, 0)
                 )
+                print(_row(opponent, times), flush=True)
+                if args.busy:
+                    times, played = asyncio.run(
+                        _measure(
+                            url,
+                            opponent,
+                            args.tables,
+                            args.moves,
+                            args.think,
+                            args.busy,
+                            args.busy_tables,
+                        )
+                    )
+                    label = f"{opponent}, {args.busy_tables} x {args.busy} beside"
+                    print(_row(label, times) + f"   ({played} {args.busy} moves)", flush=True)
+                if args.flood:
+                    with _Flood(url) as flood:
+                        times, _ = asyncio.run(
+                            _measure(url, opponent, args.tables, args.moves, args.think, None, 0)
+                        )
+                    print(_row(f"{opponent}, under the flood", times), flush=True)
+                    for line in flood.lines():
+                        print(line)
         finally:
             proc.terminate()
             proc.wait(30)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from pathlib import Path
 
@@ -30,14 +31,11 @@ HOST_NAME = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|[0-9A-Fa-f
 BURST = 3.0
 """Seconds of ``--rate`` (and ``--client-rate``) a client may send at once."""
 
-WS_MAX_BYTES = 64 * 1024
-"""Largest WebSocket frame the server reads at all (the page's messages are refused, with the
-reason, past 2,048 characters; a frame past this closes the socket)."""
-
 
 def _one_torch_thread() -> None:
-    """Agents think in worker threads, many tables at once: a batch-1 policy gains nothing from
-    more than one torch thread each, and threads oversubscribing the cores slow every table."""
+    """With ``--workers 0`` agents think in threads of the server, many tables at once: a batch-1
+    policy gains nothing from more than one torch thread each, and threads oversubscribing the
+    cores slow every table (the worker processes do the same for themselves)."""
     import sys
 
     torch = sys.modules.get("torch")
@@ -68,6 +66,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise CLIError(f"--port must be 0 to 65535, got {args.port}")
     at_least("--max-tables", args.max_tables, 1)
     at_least("--per-client", args.per_client, 1)
+    if args.workers == 1 or args.workers < 0:
+        raise CLIError(f"--workers must be 0 (threads) or at least 2, got {args.workers}")
     for flag, value in (("--rate", args.rate), ("--client-rate", args.client_rate)):
         if not (math.isfinite(value) and value > 0):
             raise CLIError(f"{flag} must be a positive number of messages a second, got {value}")
@@ -87,7 +87,9 @@ def _serve(args: argparse.Namespace) -> int:
 
         from piquet_table.web.app import create_app
         from piquet_table.web.hub import Hub
+        from piquet_table.web.moves import MovePool
         from piquet_table.web.opponents import opponent_choices
+        from piquet_table.web.server import uvicorn_options
     except ImportError as err:
         raise CLIError(str(err)) from None
     try:
@@ -106,7 +108,7 @@ def _serve(args: argparse.Namespace) -> int:
         client_rate=args.client_rate,
         client_burst=max(1, round(BURST * args.client_rate)),
     )
-    hub = Hub(rules, choices, records, seed=seed, limits=limits)
+    hub = Hub(rules, choices, records, seed=seed, limits=limits, moves=MovePool(args.workers))
     print(f"Piquet, {rules.name} rules: http://{args.host}:{args.port}/  (Ctrl-C stops)")
     print(f"  opponents: {', '.join(choices)}")
     for line in skipped:
@@ -118,8 +120,7 @@ def _serve(args: argparse.Namespace) -> int:
         create_app(hub, allowed_hosts=allowed),
         host=args.host,
         port=args.port,
-        log_level="warning",
-        ws_max_size=WS_MAX_BYTES,
+        **uvicorn_options(),
     )
     return 0
 
@@ -196,5 +197,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="messages a second one address may send over all its sockets, a new socket "
         f"counting as one (default: {Limits.client_rate:g})",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=max(2, os.cpu_count() or 2),
+        metavar="N",
+        help="processes that play the agents' moves: one for the quick agents, the others (at a "
+        "lower priority) for the searches; 0 plays them in threads of the server (default: the "
+        "number of cores, at least 2)",
     )
     p.set_defaults(func=_serve)

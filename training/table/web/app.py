@@ -151,21 +151,23 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
             return
         owner = ws.client.host if ws.client else "unknown"
         peer = f"{owner}:{ws.client.port}" if ws.client else owner
-        if not gate.admit(owner, peer):
-            await ws.close(code=1008, reason="too many connections from this address")
+        refused = gate.admit(owner, peer)
+        if refused is not None:
+            await ws.close(code=1008, reason=refused[:120])
             return
-        await ws.accept()
         conn = Connection(ws, peer)
         client = Client(hub, conn.send, owner)
         mine = gate.bucket()
         try:
+            await ws.accept()
             while conn.open:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
                 conn.received += 1
                 if not gate.allow(owner, mine):
-                    await conn.send(gate.too_many())
+                    gate.cut(owner)
+                    await conn.send(gate.too_many(), timeout=1.0)
                     await conn.close(1008, "too many messages", by="the server (rate)")
                     break
                 text = message.get("text")
@@ -178,11 +180,13 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
             pass
         finally:
             conn.open = False
+            gate.release(owner)
             await client.gone()
             conn.log()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        hub.moves.start()  # the agents' worker processes load while the server starts
         yield
         await hub.shutdown()
 

@@ -3,7 +3,9 @@
 :class:`Gate` holds the message rates of :class:`~piquet_table.web.limits.Limits`: a token bucket
 per socket and one per client address over all its sockets, a new socket taking a token of its
 address's (:mod:`piquet_table.web.ratelimit`). A socket past either gets one error, code
-``rate``, and is closed; a new socket from an address with no token left is refused.
+``rate``, and is closed, and its address may open no socket for
+:attr:`~piquet_table.web.limits.Limits.cooldown` seconds; a new socket from an address with no
+token left, or with :attr:`~piquet_table.web.limits.Limits.max_sockets` open, is refused.
 
 A browser may go at any moment: its tab closes, its network drops, a script aborts without reading
 what it was sent. :meth:`Connection.send` is how everything reaches the socket: once the socket is
@@ -20,6 +22,8 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
+from collections.abc import Callable
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -29,26 +33,54 @@ from piquet_table.web.ratelimit import Buckets, TokenBucket
 LOG = logging.getLogger("piquet_table.web")
 """The server's own log: one line per closed connection (see :meth:`Connection.log`)."""
 
-SEND_TIMEOUT = 20.0
+SEND_TIMEOUT = 10.0
 """Seconds a message may wait for a client that reads nothing before its connection is dropped."""
 
 
 class Gate:
     """The message rates of one server (``limits``): who may open a socket and send a message."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
-        self._clients = Buckets(limits.client_rate, limits.client_burst)
-        self._refusals_logged = Buckets(1 / 20, 3)
+        self._clock = clock
+        self._clients = Buckets(limits.client_rate, limits.client_burst, clock)
+        self._refusals_logged = Buckets(1 / 20, 3, clock)
+        self._open: Counter[str] = Counter()
+        self._cooling: dict[str, float] = {}
+        """Addresses refused new sockets, until when (one of their sockets went past its rate)."""
 
-    def admit(self, owner: str, peer: str) -> bool:
-        """Whether the client at ``owner`` may open another socket (it takes one of its tokens);
-        a refusal is logged, a few a minute at most per address."""
-        if self._clients.take(owner):
-            return True
+    def admit(self, owner: str, peer: str) -> str | None:
+        """``None`` if the client at ``owner`` may open another socket (it takes one of its
+        tokens; :meth:`release` gives the socket back), else why not (logged, a few lines a
+        minute at most per address)."""
+        now = self._clock()
+        if self._cooling.get(owner, now) > now:
+            why = (
+                f"a socket of this address sent too many messages: wait {self.limits.cooldown:g} s"
+            )
+        elif self._open[owner] >= self.limits.max_sockets:
+            why = f"this address has {self.limits.max_sockets} sockets open, the most it may"
+        elif not self._clients.take(owner):
+            why = "too many messages and new sockets from this address"
+        else:
+            self._open[owner] += 1
+            return None
         if self._refusals_logged.take(owner):
-            LOG.info("%s: connection refused: too many messages and sockets from %s", peer, owner)
-        return False
+            LOG.info("%s: connection refused: %s", peer, why)
+        return why
+
+    def release(self, owner: str) -> None:
+        """A socket :meth:`admit` let in has closed."""
+        self._open[owner] -= 1
+        if self._open[owner] <= 0:
+            del self._open[owner]
+
+    def cut(self, owner: str) -> None:
+        """One of ``owner``'s sockets went past its rate: it may open none for a while."""
+        now = self._clock()
+        if len(self._cooling) > 10_000:
+            self._cooling = {k: t for k, t in self._cooling.items() if t > now}
+        self._cooling[owner] = now + self.limits.cooldown
 
     def bucket(self) -> TokenBucket:
         """A new socket's own bucket."""
@@ -87,15 +119,16 @@ class Connection:
         self._started = time.monotonic()
         self._lock = asyncio.Lock()
 
-    async def send(self, message: dict) -> None:
-        """Send ``message`` (a JSON-ready dict), or drop it if the socket is gone; never raises."""
+    async def send(self, message: dict, timeout: float = SEND_TIMEOUT) -> None:
+        """Send ``message`` (a JSON-ready dict), or drop it if the socket is gone or reads
+        nothing for ``timeout`` seconds (then it is closed); never raises."""
         async with self._lock:
             await asyncio.sleep(0)  # let the event loop notice a connection lost meanwhile
             if not self.open:
                 self.dropped += 1
                 return
             try:
-                await asyncio.wait_for(self.ws.send_json(message), SEND_TIMEOUT)
+                await asyncio.wait_for(self.ws.send_json(message), timeout)
             except TimeoutError:
                 self.dropped += 1
                 await self.close(1008, "the client reads nothing", by="the server (not read)")

@@ -20,12 +20,12 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from piquet_env.agent import Agent
 from piquet_env.game import Game
 from piquet_env.game.record import save_record
 from piquet_env.rules import Rules
-from piquet_table.session import HUMAN, make_seats
+from piquet_table.session import HUMAN
 from piquet_table.web.limits import Limits
+from piquet_table.web.moves import MovePool, WorkerLost
 from piquet_table.web.opponents import Choice
 from piquet_table.web.protocol import MODES
 from piquet_table.web.tables import MoveError, PlayTable, Send, Table, WatchTable
@@ -36,7 +36,8 @@ class Hub:
 
     ``rules`` are the server's; ``choices`` the agents a page may pick (the first is the default,
     see :func:`~piquet_table.web.opponents.opponent_choices`); ``records`` the folder games are
-    saved in; ``seed`` (optional) makes the tables' cards and agents a repeatable sequence.
+    saved in; ``seed`` (optional) makes the tables' cards and agents a repeatable sequence;
+    ``moves`` plays the agents' moves (worker processes; by default, threads of this process).
     """
 
     def __init__(
@@ -47,6 +48,7 @@ class Hub:
         *,
         seed: int | None = None,
         limits: Limits | None = None,
+        moves: MovePool | None = None,
     ) -> None:
         if not choices:
             raise ValueError("a hub needs at least one opponent to offer")
@@ -55,6 +57,7 @@ class Hub:
         self.default = next(iter(choices))
         self.records = Path(records)
         self.limits = limits or Limits()
+        self.moves = moves or MovePool(0)
         self.tables: dict[str, Table] = {}
         self._building: Counter[str] = Counter()
         """Tables being made (their agents built), by owner: they count against the limits."""
@@ -108,11 +111,10 @@ class Hub:
         """A new partie (or deal) against the chosen opponent; the person sits at player 0."""
         choice = self.choice(opponent)
         with self._slot(owner):
-            seed = self._seeds.getrandbits(32)
-            agents, game_seed = await _seats(choice.spec, self.rules, seed)
+            seed, key = self._seeds.getrandbits(32), secrets.token_hex(8)
+            names, game_seed = await self._agents(key, seed, choice, None)
             game = Game(self.rules, seed=game_seed, mode=mode)
-            names = _distinct(HUMAN, agents[1].name)  # type: ignore[union-attr]
-            table = PlayTable(self, game, agents, names, seed, owner)
+            table = PlayTable(self, game, 0, _distinct(HUMAN, names[1]), seed, owner, key)
             return self._add(table)
 
     async def open_watch(
@@ -121,13 +123,32 @@ class Hub:
         """Two chosen agents play each other (player 0 first in the list)."""
         first, second = (self.choice(c) for c in (players or [self.default, self.default]))
         with self._slot(owner):
-            seed = self._seeds.getrandbits(32)
-            agents, game_seed = await _seats(second.spec, self.rules, seed, first.spec)
+            seed, key = self._seeds.getrandbits(32), secrets.token_hex(8)
+            names, game_seed = await self._agents(key, seed, second, first)
             game = Game(self.rules, seed=game_seed, mode=mode)
-            names = _distinct(agents[0].name, agents[1].name)  # type: ignore[union-attr]
             pace = self.limits.watch_delay if delay is None else delay
-            table = WatchTable(self, game, agents, names, seed, owner, delay=pace)
+            seats = _distinct(names[0], names[1])
+            table = WatchTable(self, game, None, seats, seed, owner, key, delay=pace)
             return self._add(table)
+
+    async def _agents(
+        self, key: str, seed: int, opponent: Choice, player: Choice | None
+    ) -> tuple[list[str], int]:
+        """Build table ``key``'s agents where their moves are played
+        (:class:`~piquet_table.web.moves.MovePool`: loading a policy takes a while); their names
+        and the game's seed. An agent that does not build is a :class:`MoveError` naming it."""
+        searches = opponent.searches or (player is not None and player.searches)
+        try:
+            names, game_seed = await self.moves.open(
+                key, searches, opponent.spec, self.rules, seed, player and player.spec
+            )
+        except (ValueError, OSError, ImportError, WorkerLost) as err:
+            raise MoveError(f"the agent could not be made: {err}") from None
+        return [n if n is not None else HUMAN for n in names], game_seed
+
+    async def move(self, table: Table, game: Game) -> int:
+        """The action of ``table``'s agent to act in ``game``, played by the move pool."""
+        return await self.moves.move(table.id, game)
 
     def _add(self, table: Table) -> Table:
         self.tables[table.id] = table
@@ -171,6 +192,7 @@ class Hub:
         await table.stop()
         if table.saved is None:
             await self.save(table)
+        await self.moves.close(table.id)
         self.tables.pop(table.id, None)
 
     async def save(self, table: Table) -> Path | None:
@@ -195,20 +217,10 @@ class Hub:
         return table.saved
 
     async def shutdown(self) -> None:
-        """Save and close every table (the server is stopping)."""
+        """Save and close every table, and stop the agents' workers (the server is stopping)."""
         for table in list(self.tables.values()):
             await self.close(table)
-
-
-async def _seats(
-    opponent: str, rules: Rules, seed: int, player: str | None = None
-) -> tuple[list[Agent | None], int]:
-    """:func:`~piquet_table.session.make_seats` in a worker thread (loading a policy takes a
-    while); an agent that does not build is a :class:`MoveError` naming it."""
-    try:
-        return await asyncio.to_thread(make_seats, opponent, rules, seed, player)
-    except (ValueError, OSError, ImportError) as err:
-        raise MoveError(f"the agent could not be made: {err}") from None
+        self.moves.shutdown()
 
 
 def _distinct(a: str, b: str) -> tuple[str, str]:

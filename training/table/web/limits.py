@@ -31,3 +31,7 @@ class Limits:
     one)."""
     client_burst: int = 180
     """Messages (and new sockets) one client address may send at once."""
+    max_sockets: int = 32
+    """Sockets open at once from one client address."""
+    cooldown: float = 10.0
+    """Seconds an address may open no socket after one of its sockets was closed for its rate."""

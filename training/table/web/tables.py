@@ -8,8 +8,8 @@ view of the table (:mod:`piquet_table.web.view`; for a person, only what his sea
 of narration the change added (:class:`~piquet_table.narrate.Narrator`, told to that seat), and the
 state's ``version``. A person's move must name the version it answers: a move sent twice, sent for
 a state that has moved on, sent out of turn, malformed or illegal is answered with an ``error``
-message whose text says why, and changes nothing. Agents think in a worker thread, one move at a
-time per table, so one table's search never holds up another's moves.
+message whose text says why, and changes nothing. Agents think elsewhere (worker processes, see
+:mod:`piquet_table.web.moves`), one move at a time per table: the event loop only routes messages.
 """
 
 from __future__ import annotations
@@ -22,14 +22,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
-from piquet_agents.loop import play_turn
 from piquet_env.actions import declare_action, done_action, pass_action
-from piquet_env.agent import Agent
 from piquet_env.cards import card_symbol, cards_of, sort_key
 from piquet_env.game import Game, Phase
 from piquet_table.input import InputError, parse_discards, parse_play
 from piquet_table.narrate import Narrator
-from piquet_table.session import HUMAN
 from piquet_table.text import Cast
 from piquet_table.web.view import (
     PageStyle,
@@ -44,8 +41,12 @@ Send = Callable[[dict], Awaitable[None]]
 
 
 class Host(Protocol):
-    """What a table needs from whoever holds it (the :class:`~piquet_table.web.hub.Hub`): closing
-    it, and saving its record."""
+    """What a table needs from whoever holds it (the :class:`~piquet_table.web.hub.Hub`): its
+    agents' moves, closing it, and saving its record."""
+
+    async def move(self, table: Table, game: Game) -> int:
+        """The action ``table``'s agent to act chooses in ``game`` (a copy: it may be sent to
+        another process)."""
 
     async def close(self, table: Table) -> None:
         """Save (if not saved) and close ``table``."""
@@ -65,24 +66,13 @@ class MoveError(ValueError):
         self.code = code
 
 
-class _Seat:
-    """The person's seat: never asked to act (moves come from the browser)."""
-
-    name = HUMAN
-
-    def reset(self, seed: int | None = None) -> None:
-        """Nothing to reseed."""
-
-    def act(self, turn: object) -> int:
-        """Never called."""
-        raise RuntimeError("the person's seat is played from the browser")
-
-
 class Table:
     """A game at a table: its seats, its narration and its browser (if one is attached).
 
-    ``agents`` holds an agent per seat, ``None`` for the person's (at most one). Subclasses say
-    how the game moves on (:meth:`advance`) and what a browser may ask (:meth:`handle`).
+    ``seat`` is the person's (``None`` when two agents play); the agents themselves live where the
+    ``hub`` plays their moves (:mod:`piquet_table.web.moves`). ``table_id`` is the table's public
+    id; its secret token is made here. Subclasses say how the game moves on (:meth:`advance`) and
+    what a browser may ask (:meth:`handle`).
     """
 
     kind = "table"
@@ -91,18 +81,18 @@ class Table:
         self,
         hub: Host,
         game: Game,
-        agents: list[Agent | None],
+        seat: int | None,
         names: tuple[str, str],
         seed: int,
         owner: str,
+        table_id: str,
     ) -> None:
         self.hub = hub
-        self.id = secrets.token_hex(8)
+        self.id = table_id
         self.token = secrets.token_urlsafe(24)
         self.owner = owner
         self.game = game
-        self.seat: int | None = next((p for p in (0, 1) if agents[p] is None), None)
-        self.seats: list[Agent] = [a if a is not None else _Seat() for a in agents]
+        self.seat = seat
         self.names = names
         self.seed = seed
         self.cast = Cast(names, self.seat)
@@ -126,8 +116,9 @@ class Table:
         self._task: asyncio.Task | None = None
         self._expiry: asyncio.Task | None = None
         self._asked: float | None = None
-        self._moving: asyncio.Future | None = None
         """When the person's last move came (``time.perf_counter()``), until he may act again."""
+        self._moving: asyncio.Future[int] | None = None
+        """The agent's move being chosen (elsewhere), until it is applied."""
 
     # ------------------------------------------------------------------ what is shown
 
@@ -223,17 +214,27 @@ class Table:
         return lines
 
     async def _agent_move(self) -> list[str]:
-        """Let the agent to act choose (in a worker thread) and play; its narration."""
+        """Let the agent to act choose (where the hub plays agents) and play; its narration."""
         before = self.game.clone()
         self.thinking = True
-        # Shielded: a table closed meanwhile waits for the move's thread (see stop) before its
-        # record is written, so no thread changes the game while it is saved.
-        self._moving = asyncio.ensure_future(asyncio.to_thread(play_turn, self.game, self.seats))
+        # Shielded: a table closed meanwhile lets the move finish and applies it (see stop)
+        # before its record is written.
+        self._moving = asyncio.ensure_future(self.hub.move(self, before.clone()))
         try:
             await asyncio.shield(self._moving)
         finally:
             self.thinking = False
+        self._apply_move()
         return self._moved(before)
+
+    def _apply_move(self) -> None:
+        """Apply the agent's move once chosen (once only); an agent's failure is raised."""
+        moving, self._moving = self._moving, None
+        if moving is not None and not moving.cancelled():
+            action = moving.result()
+            if not self.game.is_legal(action):  # the agent's process checked it on its copy
+                raise RuntimeError(f"the agent chose action {action}, not legal here")
+            self.game.apply(action)
 
     def start(self) -> None:
         """Start the table's driver (the task that plays the agents' moves)."""
@@ -266,7 +267,7 @@ class Table:
         raise NotImplementedError
 
     async def stop(self) -> None:
-        """Stop the driver; a move being thought about is let finish in its thread first."""
+        """Stop the driver; a move being thought about is let finish, and applied, first."""
         self.closed = True
         self._wake.set()
         for task in (self._task, self._expiry):
@@ -274,10 +275,10 @@ class Table:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-        if self._moving is not None:
+        if self._moving is not None:  # the driver was stopped while the agent thought
             await asyncio.wait([self._moving])
-            if not self._moving.cancelled():
-                self._moving.exception()  # retrieved: an agent's failure ends with the table
+            with contextlib.suppress(Exception):  # an agent's failure ends with the table
+                self._apply_move()
 
 
 class PlayTable(Table):
