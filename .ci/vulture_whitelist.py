@@ -46,3 +46,4 @@ RESET_OPTION_KEYS  # piquet_env.piquet_v0: the reset options the env reads
 EVAL_KINDS  # piquet_training.run_log: eval.csv's kinds
 a_seat  # GameResult field (training/evaluation/duplicate.py)
 evaluations  # TrainResult field (training/trainer.py)
+summarize  # piquet_table.results: a summary of record documents (its doctest)

@@ -227,6 +227,7 @@ def test_replaying_a_record_from_the_folder_and_uploaded(page, server, tmp_path)
     expect(page.locator("#message")).to_contain_text("'events' is empty")
     page.click('button[data-tab="results"]')
     expect(page.locator("#results")).to_contain_text("random")
+    expect(page.locator("#results-who")).to_contain_text("any client of this page")
 
 
 def test_a_table_taken_by_another_window_is_taken_back_with_play_here(page, server):

@@ -229,14 +229,20 @@ def test_an_abandoned_table_is_saved_unfinished_and_replays(tmp_path):
     assert replay_steps(doc)[-1].kind == "unfinished"
 
 
+def _a_move(ws, opponent: str = "random") -> None:
+    """Open a table and make the person's first move (a table left before one is not saved)."""
+    msg = _until_choice(ws, _expect(ws, {"type": "new", "opponent": opponent}, "welcome"))
+    _send(ws, answer(msg["view"], msg["version"]))
+
+
 def test_leaving_and_stopping_the_server_save_the_tables(tmp_path):
     hub, client = _client(tmp_path)
     with client, client.websocket_connect("/ws") as ws:
-        _send(ws, {"type": "new", "opponent": "random"})
+        _a_move(ws)
         _expect(ws, {"type": "leave"}, "left")
         assert len(list((tmp_path / "records").iterdir())) == 1
-        _send(ws, {"type": "new", "opponent": "random"})
-        _expect(ws, {"type": "new", "opponent": "heuristic"}, "welcome")  # the first is saved
+        _a_move(ws)
+        _a_move(ws, "heuristic")  # the first is saved
         assert len(list((tmp_path / "records").iterdir())) == 2
     assert len(list((tmp_path / "records").iterdir())) == 3  # the server stopped: saved
     assert not hub.tables
@@ -389,13 +395,12 @@ def test_a_table_left_while_its_agent_thinks_is_saved_after_the_move(tmp_path):
     hub, client = _client(tmp_path)
     hub.choices["slow"] = Choice("slow", "Slow search", "mcts:0:time=0.3")
     with client, client.websocket_connect("/ws") as ws:
-        msg = _send(ws, {"type": "new", "opponent": "slow", "mode": "deal"})
-        while not msg["view"]["thinking"]:
-            msg = (
-                _send(ws, answer(msg["view"], msg["version"]))
-                if msg["view"]["choice"]
-                else ws.receive_json()
-            )
+        msg, moved = _send(ws, {"type": "new", "opponent": "slow", "mode": "deal"}), False
+        while not (msg["view"]["thinking"] and moved):  # the agent thinks after a person's move
+            if msg["view"]["choice"]:
+                msg, moved = _send(ws, answer(msg["view"], msg["version"])), True
+            else:
+                msg = ws.receive_json()
         busy = _send(ws, answer(msg["view"], msg["version"]) or {"type": "next", "version": 0})
         assert busy["type"] == "error" and "mcts:0:time=0.3 is thinking" in busy["message"]
         _expect(ws, {"type": "leave"}, "left")

@@ -71,6 +71,13 @@ def _serve(args: argparse.Namespace) -> int:
     for flag, value in (("--rate", args.rate), ("--client-rate", args.client_rate)):
         if not (math.isfinite(value) and value > 0):
             raise CLIError(f"{flag} must be a positive number of messages a second, got {value}")
+    at_least("--max-records", args.max_records, 1)
+    for flag, value in (
+        ("--max-record-mib", args.max_record_mib),
+        ("--records-per-hour", args.records_per_hour),
+    ):
+        if not (math.isfinite(value) and value > 0):
+            raise CLIError(f"{flag} must be a positive number, got {value:g}")
     for name in args.allowed_host:
         if not HOST_NAME.fullmatch(name):
             raise CLIError(
@@ -107,6 +114,9 @@ def _serve(args: argparse.Namespace) -> int:
         burst=max(1, round(BURST * args.rate)),
         client_rate=args.client_rate,
         client_burst=max(1, round(BURST * args.client_rate)),
+        max_records=args.max_records,
+        max_record_mib=args.max_record_mib,
+        records_per_hour=args.records_per_hour,
     )
     hub = Hub(rules, choices, records, seed=seed, limits=limits, moves=MovePool(args.workers))
     print(f"Piquet, {rules.name} rules: http://{args.host}:{args.port}/  (Ctrl-C stops)")
@@ -181,6 +191,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=8,
         metavar="N",
         help="tables open at once from one address (default: 8)",
+    )
+    p.add_argument(
+        "--max-records",
+        type=int,
+        default=Limits.max_records,
+        metavar="N",
+        help="records of the server's kept in --records: past it, or past --max-record-mib, the "
+        f"oldest unfinished go first, then the oldest (default: {Limits.max_records})",
+    )
+    p.add_argument(
+        "--max-record-mib",
+        type=float,
+        default=Limits.max_record_mib,
+        metavar="MIB",
+        help=f"MiB of the server's records kept in --records (default: {Limits.max_record_mib:g})",
+    )
+    p.add_argument(
+        "--records-per-hour",
+        type=float,
+        default=Limits.records_per_hour,
+        metavar="N",
+        help="records one address may have saved an hour; past it its games are played but not "
+        f"saved (default: {Limits.records_per_hour:g})",
     )
     p.add_argument(
         "--rate",

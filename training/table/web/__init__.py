@@ -10,6 +10,7 @@
 - :mod:`.client`: a browser's socket, its messages routed to the hub and its table;
 - :mod:`.connection`: which sockets are let in, how fast they may send, one log line each;
 - :mod:`.ratelimit`: the token buckets;
+- :mod:`.records`: the records folder within its budgets, and the results kept as records come;
 - :mod:`.replayer`: a saved record as frames for the replay viewer;
 - :mod:`.app`: the Starlette application (the page, its files, JSON routes, the WebSocket);
 - :mod:`.server`: how uvicorn serves it;

@@ -6,10 +6,10 @@ route                      what it serves
 ``GET /``                  the single-page table (``static/index.html``)
 ``GET /static/...``        the page's script and styles, from the package
 ``GET /api/config``        the rules, the opponents a page may choose, the limits
-``GET /api/records``       the game records in the records folder (name, time, size)
+``GET /api/records``       the newest records in the records folder (name, time, size)
 ``GET /api/records/NAME``  one record as replay frames (:mod:`piquet_table.web.replayer`)
 ``POST /api/replay``       an uploaded record (the request body) as replay frames
-``GET /api/results``       the humans' results against each agent (:mod:`piquet_table.results`)
+``GET /api/results``       people's results against each agent (:mod:`piquet_table.results`)
 ``WS /ws``                 a table: moves and narration (:class:`~piquet_table.web.client.Client`)
 =========================  ===============================================================
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -38,11 +37,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from piquet_env.game.record import RecordError, load_record, parse_record
-from piquet_table.results import summarize_folder
 from piquet_table.web.client import Client
 from piquet_table.web.connection import Connection, Gate
 from piquet_table.web.hub import Hub
 from piquet_table.web.protocol import MAX_MESSAGE_CHARS
+from piquet_table.web.records import RECORD_NAME
 from piquet_table.web.replayer import replay_frames
 
 STATIC = Path(__file__).with_name("static")
@@ -50,12 +49,6 @@ STATIC = Path(__file__).with_name("static")
 
 MAX_UPLOAD_BYTES = 4 * 2**20
 """Largest record a page may upload (a 12-deal partie takes about 100 KB)."""
-
-MAX_LISTED = 500
-"""Most records listed (the newest)."""
-
-RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.json")
-"""What a record's name in the records folder may look like (no path, no hidden file)."""
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 """Host names always served: this machine's own loopback."""
@@ -81,19 +74,6 @@ def record_path(folder: Path, name: str) -> Path:
     return path
 
 
-def list_records(folder: Path) -> list[dict]:
-    """The records directly in ``folder``, newest first: name, modification time, size."""
-    if not folder.is_dir():
-        return []
-    found = []
-    for entry in folder.iterdir():
-        if RECORD_NAME.fullmatch(entry.name) and not entry.is_symlink() and entry.is_file():
-            info = entry.stat()
-            found.append({"name": entry.name, "mtime": info.st_mtime, "bytes": info.st_size})
-    found.sort(key=lambda r: (-r["mtime"], r["name"]))
-    return found[:MAX_LISTED]
-
-
 def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
     """The application serving ``hub``'s tables (its tables are saved when the app stops).
 
@@ -110,7 +90,7 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
         return JSONResponse(hub.config())
 
     async def records(request: Request) -> Response:
-        return JSONResponse(await asyncio.to_thread(list_records, hub.records))
+        return JSONResponse(await hub.store.listing())
 
     async def record(request: Request) -> Response:
         def frames() -> dict:
@@ -142,8 +122,7 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
             return JSONResponse({"error": str(err)}, status_code=400)
 
     async def results(request: Request) -> Response:
-        summary = await asyncio.to_thread(summarize_folder, hub.records)
-        return JSONResponse(summary.to_dict())
+        return JSONResponse((await hub.store.summary()).to_dict())
 
     async def socket(ws: WebSocket) -> None:
         if not _same_origin(ws):
@@ -187,6 +166,7 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         hub.moves.start()  # the agents' worker processes load while the server starts
+        await hub.store.start()  # the records folder indexed, within its budget
         yield
         await hub.shutdown()
 

@@ -21,13 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from piquet_env.game import Game
-from piquet_env.game.record import save_record
 from piquet_env.rules import Rules
 from piquet_table.session import HUMAN
 from piquet_table.web.limits import Limits
 from piquet_table.web.moves import MovePool, WorkerLost
 from piquet_table.web.opponents import Choice
 from piquet_table.web.protocol import MODES
+from piquet_table.web.records import RecordStore
 from piquet_table.web.tables import MoveError, PlayTable, Send, Table, WatchTable
 
 
@@ -57,6 +57,8 @@ class Hub:
         self.default = next(iter(choices))
         self.records = Path(records)
         self.limits = limits or Limits()
+        self.store = RecordStore(self.records, self.limits)
+        """The records folder, within its budgets."""
         self.moves = moves or MovePool(0)
         self.tables: dict[str, Table] = {}
         self._building: Counter[str] = Counter()
@@ -190,20 +192,31 @@ class Hub:
         if table.closed and table.id not in self.tables:
             return
         await table.stop()
-        if table.saved is None:
+        if table.saved is None and table.unsaved is None:
             await self.save(table)
         await self.moves.close(table.id)
         self.tables.pop(table.id, None)
 
     async def save(self, table: Table) -> Path | None:
-        """Write the table's record to the records folder (whole or not at all); its path, or
-        ``None`` if it could not be written (said on stderr and to the browser)."""
+        """Write the table's record to the records folder (whole or not at all,
+        :class:`~piquet_table.web.records.RecordStore`); its path, or ``None`` if none was
+        written. A game is saved when it is over, or left with a person's move in it: a table
+        left before any (a watched game, a ``new`` after ``new``) is not worth a record. An
+        address past its records an hour, or a folder that cannot be written, is told to the
+        browser (and the latter on stderr)."""
+        if not (table.game.is_over or table.person_moved):
+            table.unsaved = "no move of a person"
+            return None
+        refused = self.store.may_save(table.owner)
+        if refused is not None:
+            table.unsaved = refused
+            await table.error(f"this game was not saved: {refused}")
+            return None
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(table.created))
-        path = self.records / f"{stamp}-{table.kind}-{table.id}.json"
+        name = f"{stamp}-{table.kind}-{table.id}.json"
         try:
-            table.saved = await asyncio.to_thread(
-                save_record,
-                path,
+            table.saved = await self.store.save(
+                name,
                 table.game,
                 list(table.names),
                 seed=table.seed,
@@ -211,7 +224,7 @@ class Hub:
                 finished=table.game.is_over,
             )
         except OSError as err:
-            print(f"piquet serve: could not save {path}: {err}", file=sys.stderr)
+            print(f"piquet serve: could not save {self.records / name}: {err}", file=sys.stderr)
             await table.error(f"the game record could not be saved: {err.strerror or err}")
             return None
         return table.saved

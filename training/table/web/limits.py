@@ -1,7 +1,8 @@
-"""What browsers may hold open and send: the server's limits, one frozen value.
+"""What browsers may hold open, send and save: the server's limits, one frozen value.
 
-Read by the hub (tables open), the sockets' gate (message rates, :mod:`piquet_table.web.connection`)
-and ``piquet serve``'s flags, whose defaults are these. Importing it loads nothing else, so the
+Read by the hub (tables open), the sockets' gate (message rates,
+:mod:`piquet_table.web.connection`), the records store (:mod:`piquet_table.web.records`) and
+``piquet serve``'s flags, whose defaults are these. Importing it loads nothing else, so the
 command line can show the defaults without the web extra.
 """
 
@@ -35,3 +36,9 @@ class Limits:
     """Sockets open at once from one client address."""
     cooldown: float = 10.0
     """Seconds an address may open no socket after one of its sockets was closed for its rate."""
+    max_records: int = 2000
+    """Records of the server's kept in the records folder (the oldest unfinished go first)."""
+    max_record_mib: float = 64.0
+    """MiB of the server's records kept in the records folder."""
+    records_per_hour: float = 120.0
+    """Records one client address may have saved an hour."""

@@ -109,6 +109,10 @@ class Table:
         self.send_to: Send | None = None
         self.closed = False
         self.saved: Path | None = None
+        self.unsaved: str | None = None
+        """Why no record was written, once that was decided (see the hub's ``save``)."""
+        self.person_moved = False
+        """Whether the person made a move (a table left without one is not saved)."""
         self.message: dict = {}
         self.created = time.time()
         self._wake = asyncio.Event()
@@ -136,6 +140,7 @@ class Table:
         busy = not g.is_over and self.ended is None and p >= 0 and p != self.seat
         view["thinking"] = self.names[p] if busy else None
         view["saved"] = self.saved.name if self.saved is not None else None
+        view["unsaved"] = self.unsaved if self.saved is None and self.seat is not None else None
         return view
 
     def welcome(self) -> dict:
@@ -250,8 +255,9 @@ class Table:
                 await self.error(f"the game cannot go on: {type(err).__name__}: {err}")
                 await self.hub.close(self)
                 return
-            if self.game.is_over and self.saved is None and await self.hub.save(self):
-                async with self.lock:  # say where the record went
+            if self.game.is_over and self.saved is None and self.unsaved is None:
+                await self.hub.save(self)
+                async with self.lock:  # say where the record went (or why it did not)
                     await self._refresh()
 
     def wake(self) -> None:
@@ -325,6 +331,7 @@ class PlayTable(Table):
                 await self.error(str(err))
                 return
             self._asked = asked
+            self.person_moved |= msg["type"] != "next"
             await self._update(lines + self._forced())
         self.wake()
 

@@ -391,6 +391,7 @@ function renderBreakdown(v, who, playing) {
   const settle = $("#settlement");
   settle.replaceChildren(...(v.settlement || []).map((line) => el("p", {}, suitText(line))));
   if (v.saved) settle.append(el("p", { class: "saved", text: `Game record saved as ${v.saved}.` }));
+  else if (v.unsaved) settle.append(el("p", { class: "saved", text: `This game was not saved: ${v.unsaved}.` }));
   panel.querySelector('[data-action="next"]').hidden = !(playing && v.choice && v.choice.kind === "next");
 }
 
@@ -621,7 +622,8 @@ async function showResults() {
     const verdict = s.games === 0 ? "–" : s.too_small ? "too few games" : s.beats === "yes" ? "people win" : s.beats === "no (worse)" ? "the agent wins" : "not demonstrated";
     table.append(el("tr", {}, ...[s.opponent, s.rules, s.mode, String(s.games), String(s.unfinished), fmt(s.points_per_deal), fmt(s.win_rate, true), fmt(s.partie_score), verdict].map((t) => el("td", { text: t }))));
   }
-  box.replaceChildren(table, el("p", { class: "note", text: `${data.records} records; ${data.without_human} without a person; ${data.unreadable.length} unreadable.` }));
+  const cut = data.left_out ? ` ${data.left_out} older records were not read: these results leave them out.` : "";
+  box.replaceChildren(table, el("p", { class: "note", text: `${data.records} records; ${data.without_human} without a person; ${data.unreadable.length} unreadable.${cut}` }));
 }
 
 // ------------------------------------------------------------------ tabs, events, start
