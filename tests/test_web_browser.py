@@ -246,3 +246,28 @@ def test_a_table_taken_by_another_window_is_taken_back_with_play_here(page, serv
     expect(rejoin).to_be_hidden()
     _act(page)  # played: the table is this window's again
     expect(page.locator("#message-text")).to_have_text("")
+
+
+def test_a_table_with_a_token_asks_for_it_once(browser, tmp_path):
+    hub = make_hub(tmp_path / "records")
+    with serving(create_app(hub, token="s3cret-table")) as port:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page.locator("#login")).to_be_visible()
+        page.fill("#login-token", "wrong")
+        page.press("#login-token", "Enter")
+        expect(page.locator("#login-message")).to_contain_text("not the token")
+        page.fill("#login-token", "s3cret-table")
+        page.press("#login-token", "Enter")
+        page.wait_for_selector("body[data-ready=true]")
+        expect(page.locator("#login")).to_be_hidden()
+        _new_deal(page)  # the socket carries the cookie
+        page.reload()  # asked once: the cookie stays
+        page.wait_for_selector("body[data-ready=true]")
+        expect(page.locator("#login")).to_be_hidden()
+        context.close()
+        assert not errors, errors

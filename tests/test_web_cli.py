@@ -135,6 +135,51 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
     assert "Traceback" not in err
 
 
+def _wait_for(url: str, proc) -> int:
+    """The status of ``GET url`` once the server answers."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url) as r:
+                return r.status
+        except urllib.error.HTTPError as err:
+            return err.code
+        except OSError:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+
+
+def test_serve_on_every_interface_warns_prints_its_addresses_and_wants_its_token(tmp_path):
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "piquet_cli", "serve", "--host", "0.0.0.0", "--port", str(port)]
+    cmd += ["--opponent", "random", "--records", str(tmp_path / "r"), "--token", "--workers", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(f"http://127.0.0.1:{port}/api/config", proc) == 401
+        lines = [proc.stdout.readline() for _ in range(3)]
+        token = next(x for x in lines if x.startswith("  token: ")).split()[1]
+        login = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/login", data=json.dumps({"token": token}).encode()
+        )
+        with urllib.request.urlopen(login) as r:
+            cookie = r.headers["set-cookie"].split(";")[0]
+        config = urllib.request.Request(f"http://127.0.0.1:{port}/api/config")
+        config.add_header("Cookie", cookie)
+        with urllib.request.urlopen(config) as r:
+            assert json.load(r)["default"] == "random"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert lines[0].startswith(f"Piquet, standard rules: http://127.0.0.1:{port}/")
+    assert "http://0.0.0.0" not in "".join(lines) + out
+    assert lines[1].startswith("  also at http://")  # this machine's name and addresses
+    assert "warning: listening on every interface" in err and "they need the token" in err
+
+
 def _human_games(folder, n: int, mode: str, opponent: str = "random") -> list[Game]:
     games = []
     for i in range(n):

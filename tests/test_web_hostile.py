@@ -265,3 +265,32 @@ def test_a_flood_is_cut_off_at_its_burst_while_another_table_plays_on(tmp_path):
         replies, code, moves = asyncio.run(_flood_beside_a_game(port))
     assert code == 1008 and replies <= 60 + 1 + 5  # the burst, the error, a few refilled
     assert moves > 10
+
+
+def test_with_a_token_only_a_browser_that_gave_it_is_served(tmp_path):
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records")
+    app = create_app(hub, allowed_hosts=["testserver"], token="s3cret-table")
+    with TestClient(app) as client:
+        assert client.get("/").status_code == 200  # the page, to ask for it
+        assert client.get("/static/table.js").status_code == 200
+        for path in ("/api/config", "/api/records", "/api/results"):
+            reply = client.get(path)
+            assert reply.status_code == 401 and reply.json()["code"] == "token", path
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+            pass
+        assert refused.value.code == 1008
+        wrong = client.post("/api/login", json={"token": "guess"})
+        assert wrong.status_code == 403 and "token" not in wrong.cookies
+        right = client.post("/api/login", json={"token": "s3cret-table"})
+        assert right.status_code == 200
+        cookie = right.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "s3cret" not in cookie
+        assert client.get("/api/config").status_code == 200  # the cookie, from now on
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"
+        client.cookies.clear()
+        tries = [client.post("/api/login", json={"token": "x"}).status_code for _ in range(12)]
+        assert tries.count(429) >= 2  # tries are limited: a token is not guessed by trying

@@ -9,9 +9,13 @@ as ``piquet play`` saves it; Ctrl-C stops the server and saves the games still o
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ipaddress
 import math
 import os
 import re
+import socket
+import sys
 from pathlib import Path
 
 from piquet_cli.common import (
@@ -41,6 +45,39 @@ def _one_torch_thread() -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+
+
+WILDCARD = ("0.0.0.0", "::", "")
+"""``--host`` values that listen on every interface."""
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is this machine's loopback only (nobody else reaches it)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def reachable(host: str) -> list[str]:
+    """The names and addresses people may reach a server listening on ``host`` by: ``host``
+    itself, or for every interface (:data:`WILDCARD`) this machine's name and addresses (they are
+    the host names the server answers to, with ``--allowed-host``)."""
+    if host not in WILDCARD:
+        return [host]
+    found = ["127.0.0.1", socket.gethostname(), socket.getfqdn()]
+    with contextlib.suppress(OSError):
+        found += [a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None)]
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # the address a route out would use (nothing is sent)
+        found.append(s.getsockname()[0])
+    return [n for n in dict.fromkeys(found) if n and not n.startswith("fe80:")]
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def _log_to_stderr() -> None:
@@ -97,6 +134,7 @@ def _serve(args: argparse.Namespace) -> int:
         from piquet_table.web.moves import MovePool
         from piquet_table.web.opponents import opponent_choices
         from piquet_table.web.server import uvicorn_options
+        from piquet_table.web.token import new_token
     except ImportError as err:
         raise CLIError(str(err)) from None
     try:
@@ -119,15 +157,38 @@ def _serve(args: argparse.Namespace) -> int:
         records_per_hour=args.records_per_hour,
     )
     hub = Hub(rules, choices, records, seed=seed, limits=limits, moves=MovePool(args.workers))
-    print(f"Piquet, {rules.name} rules: http://{args.host}:{args.port}/  (Ctrl-C stops)")
+    token = (args.token or new_token()) if args.token is not None else None
+    names = reachable(args.host)
+    first = "127.0.0.1" if args.host in WILDCARD else args.host
+    print(f"Piquet, {rules.name} rules: {_url(first, args.port)}  (Ctrl-C stops)")
+    others = [_url(n, args.port) for n in names if n != first]
+    if others:
+        print(f"  also at {', '.join(others)}")
+    if token is not None:
+        print(f"  token: {token} (the page asks for it once)")
     print(f"  opponents: {', '.join(choices)}")
     for line in skipped:
         print(f"  left out {line}")
-    print(f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)")
-    allowed = [args.host, *args.allowed_host]
+    print(
+        f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)",
+        flush=True,
+    )
+    if not _loopback(args.host):
+        where = "every interface" if args.host in WILDCARD else args.host
+        print(
+            f"piquet serve: warning: listening on {where}: anyone who can reach this machine "
+            "can open tables and read, and upload, every record; "
+            + (
+                "they need the token"
+                if token is not None
+                else "give --token to make the page ask for a shared secret"
+            ),
+            file=sys.stderr,
+        )
+    allowed = [*names, *args.allowed_host]
     _log_to_stderr()
     uvicorn.run(
-        create_app(hub, allowed_hosts=allowed),
+        create_app(hub, allowed_hosts=allowed, token=token),
         host=args.host,
         port=args.port,
         **uvicorn_options(),
@@ -148,6 +209,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    p.add_argument(
+        "--token",
+        nargs="?",
+        const="",
+        metavar="TOKEN",
+        help="a shared secret the page asks for once (its cookie then lasts 30 days); --token "
+        "alone makes a random one, printed at start (a TOKEN given here is seen in ps)",
+    )
     p.add_argument(
         "--allowed-host",
         action="append",

@@ -10,6 +10,7 @@ route                      what it serves
 ``GET /api/records/NAME``  one record as replay frames (:mod:`piquet_table.web.replayer`)
 ``POST /api/replay``       an uploaded record (the request body) as replay frames
 ``GET /api/results``       people's results against each agent (:mod:`piquet_table.results`)
+``POST /api/login``        the token, with ``--token`` (:mod:`piquet_table.web.token`)
 ``WS /ws``                 a table: moves and narration (:class:`~piquet_table.web.client.Client`)
 =========================  ===============================================================
 
@@ -43,6 +44,7 @@ from piquet_table.web.hub import Hub
 from piquet_table.web.protocol import MAX_MESSAGE_CHARS
 from piquet_table.web.records import RECORD_NAME
 from piquet_table.web.replayer import replay_frames
+from piquet_table.web.token import TokenGate
 
 STATIC = Path(__file__).with_name("static")
 """The page's files, shipped in the package."""
@@ -74,12 +76,15 @@ def record_path(folder: Path, name: str) -> Path:
     return path
 
 
-def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
+def create_app(
+    hub: Hub, *, allowed_hosts: Sequence[str] = (), token: str | None = None
+) -> Starlette:
     """The application serving ``hub``'s tables (its tables are saved when the app stops).
 
     Only requests whose ``Host`` is one of :data:`LOCAL_HOSTS` or ``allowed_hosts`` are served
     (Starlette's ``TrustedHostMiddleware``; others get 400): a site whose name an attacker points
-    at this server (DNS rebinding) sends its own name, and is refused."""
+    at this server (DNS rebinding) sends its own name, and is refused. With ``token``, only
+    browsers that gave it are (:mod:`piquet_table.web.token`)."""
 
     gate = Gate(hub.limits)
 
@@ -182,6 +187,8 @@ def create_app(hub: Hub, *, allowed_hosts: Sequence[str] = ()) -> Starlette:
     ]
     hosts = list(dict.fromkeys([*LOCAL_HOSTS, *allowed_hosts]))
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)]
+    if token:
+        middleware.append(Middleware(TokenGate, token=token))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 

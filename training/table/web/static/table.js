@@ -701,6 +701,29 @@ function onKey(ev) {
   }
 }
 
+// A table served with --token: ask for it once (the server answers with a cookie).
+function askToken() {
+  const box = $("#login");
+  const tabs = ["#layout", ".tabs", "#controls-play"];
+  box.hidden = false;
+  for (const sel of tabs) $(sel).hidden = true;
+  $("#login-token").focus();
+  return new Promise((resolve) => {
+    $("#login-form").addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const res = await fetch("/api/login", { method: "POST", body: JSON.stringify({ token: $("#login-token").value }), headers: { "Content-Type": "application/json" } });
+      if (res.ok) {
+        box.hidden = true;
+        for (const sel of tabs) $(sel).hidden = false;
+        resolve();
+      } else {
+        const data = await res.json().catch(() => ({}));
+        $("#login-message").textContent = data.error || `refused (${res.status})`;
+      }
+    });
+  });
+}
+
 async function start() {
   document.addEventListener("click", (ev) => {
     const card = ev.target.closest("button[data-card]");
@@ -729,7 +752,11 @@ async function start() {
     const ch = app.channels.watch;
     if (ch && ch.view) ch.send({ type: "speed", delay: Number(ev.target.value) });
   });
-  const res = await fetch("/api/config");
+  let res = await fetch("/api/config");
+  if (res.status === 401) {
+    await askToken();
+    res = await fetch("/api/config");
+  }
   app.config = await res.json();
   fillChoices(app.config);
   for (const kind of ["play", "watch"]) if (sessionStorage.getItem(`piquet.${kind}`)) channel(kind).open();
