@@ -221,10 +221,16 @@ def test_replaying_a_record_from_the_folder_and_uploaded(page, server, tmp_path)
     upload = tmp_path / "upload.json"
     upload.write_bytes(path.read_bytes())
     page.set_input_files("#upload", str(upload))
-    expect(page.locator("#prompt")).to_contain_text("uploaded record")
+    expect(page.locator("#prompt")).to_contain_text("upload.json (uploaded)")
     (tmp_path / "bad.json").write_text('{"events": []}')
     page.set_input_files("#upload", str(tmp_path / "bad.json"))
     expect(page.locator("#message")).to_contain_text("'events' is empty")
+    expect(page.locator("#prompt")).to_have_text("Open a record to replay it.")  # not the last
+    tampered = json.loads(path.read_text())
+    tampered["events"][0]["rules"]["deals"] = 1000
+    (tmp_path / "long.json").write_text(json.dumps(tampered))
+    page.set_input_files("#upload", str(tmp_path / "long.json"))
+    expect(page.locator("#message")).to_contain_text("a partie of 1000 deals could pass")
     page.click('button[data-tab="results"]')
     expect(page.locator("#results")).to_contain_text("random")
     expect(page.locator("#results-who")).to_contain_text("any client of this page")
@@ -271,3 +277,62 @@ def test_a_table_with_a_token_asks_for_it_once(browser, tmp_path):
         expect(page.locator("#login")).to_be_hidden()
         context.close()
         assert not errors, errors
+
+
+def _in_view(page, locator) -> bool:
+    """Whether ``locator`` lies within the window, the page scrolled to its top."""
+    page.evaluate("window.scrollTo(0, 0)")
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844
+
+
+def test_at_phone_width_the_question_the_trick_and_the_hand_show_together(page):
+    """At 390x844 the Declare/Pass question, the trick and the hand are on the screen at once;
+    the Done button names what is asked; a deal's breakdown says so in the status bar and
+    labels its table with the deal."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.select_option("#opponent", "random")
+    page.select_option("#mode", "partie")
+    page.click('button[data-action="new"]')
+    page.wait_for_function(CHOICE)
+    seen = set()
+    for _ in range(300):
+        if {"declare", "play", "breakdown"} <= seen or page.text_content("#phase") == "over":
+            break
+        done = page.locator('button[data-action="done"]')
+        if done.is_visible() and not page.locator("#seat-bottom [aria-pressed=true]").count():
+            asked_some = "choose 0" not in page.text_content("#prompt").lower()
+            assert done.text_content().startswith("Choose") == asked_some, done.text_content()
+            assert done.is_disabled() == asked_some
+        elif page.is_visible('button[data-action="declare"]'):
+            assert _in_view(page, page.locator('button[data-action="declare"]'))
+            assert _in_view(page, page.locator("#prompt"))
+            seen.add("declare")
+        elif page.is_visible('button[data-action="next"]'):
+            assert page.text_content("#phase") == "deal over"
+            assert page.locator("#breakdown-table th").first.text_content().startswith("Deal ")
+            seen.add("breakdown")
+        elif page.locator("#trick .slot .card").count():
+            assert _in_view(page, page.locator("#trick"))
+            assert _in_view(page, _enabled_cards(page).first)
+            seen.add("play")
+        _act(page)
+    assert {"play", "breakdown"} <= seen, seen
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide at phone width"
+
+
+def test_a_single_game_has_no_interval_on_the_results_page(browser, tmp_path):
+    records = tmp_path / "records"
+    records.mkdir()
+    game = play_game(Game(seed=9, mode="deal"), [RandomAgent(seed=1), RandomAgent(seed=2)])
+    save_record(records / "one.json", game, ["human", "random"])
+    with serving(create_app(make_hub(records))) as port:
+        context = browser.new_context(bypass_csp=True)
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("body[data-ready=true]")
+        page.click('button[data-tab="results"]')
+        expect(page.locator("#results")).to_contain_text("one game: no interval")
+        assert "∞" not in page.text_content("#results")
+        context.close()

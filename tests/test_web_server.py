@@ -173,6 +173,8 @@ def test_an_illegal_card_is_refused_with_the_reason(tmp_path):
         assert reply["type"] == "error" and reply["message"].startswith("you must follow ")
         reply = _send(ws, {"type": "play", "card": "2", "version": msg["version"]})
         assert "is not a card: name one" in reply["message"]
+        reply = _send(ws, {"type": "play", "card": "ZZ", "version": msg["version"]})
+        assert "like qh or 10s" in reply["message"] and "number" not in reply["message"]
         played = _send(
             ws, {"type": "play", "card": choice["cards"][0].lower(), "version": msg["version"]}
         )

@@ -377,10 +377,10 @@ class PlayTable(Table):
 
     def _exchange(self, names: list[str]) -> None:
         g, p = self.game, self.seat
-        _no_numbers(names)
         lo, hi = g.exchange_limits(p)
         hand = sorted(cards_of(g.hands[p]), key=sort_key)
-        cards = parse_discards(" ".join(names) or "none", hand, lo, hi, g.rules, card_symbol)
+        text = " ".join(names) or "none"
+        cards = parse_discards(text, hand, lo, hi, g.rules, card_symbol, numbers=False)
         for c in cards:
             g.apply(c)
         if g.phase == Phase.EXCHANGE and g.current_player == p:
@@ -388,10 +388,9 @@ class PlayTable(Table):
 
     def _play(self, name: str) -> None:
         g, p = self.game, self.seat
-        _no_numbers([name])
         legal = sorted(g.legal_actions(), key=sort_key)
         lead = g.trick[0] if g.trick else None
-        g.apply(parse_play(name, legal, g.rules, g.hands[p], lead, card_symbol))
+        g.apply(parse_play(name, legal, g.rules, g.hands[p], lead, card_symbol, numbers=False))
 
 
 _PHASE_WORDS = {
@@ -404,13 +403,6 @@ _ASKED = {
     "declare": "declare or pass",
     "play": "play a card",
 }
-
-
-def _no_numbers(names: list[str]) -> None:
-    """The page names cards; a number (the terminal's choice number) is refused."""
-    for name in names:
-        if name.strip().isdigit():
-            raise MoveError(f"{name.strip()[:8]!r} is not a card: name one, such as QH or 10s")
 
 
 class WatchTable(Table):

@@ -205,7 +205,7 @@ function render() {
   const me = v.seat == null ? 0 : v.seat;
   const them = 1 - me;
   const who = (p) => (playing && p === v.seat ? "you" : v.names[p]);
-  $("#phase").textContent = v.phase;
+  $("#phase").textContent = v.deal_over ? "deal over" : v.phase;
   $("#deal").textContent = `${v.deal} of ${v.deals}`;
   $("#totals").textContent = `${who(me)} ${v.totals[me]} · ${who(them)} ${v.totals[them]}`;
   $("#role").textContent = playing
@@ -383,7 +383,7 @@ function renderBreakdown(v, who, playing) {
   const last = v.sheet.length ? v.sheet[v.sheet.length - 1].deal : v.deal;
   $("#breakdown-title").textContent = v.phase === "over" ? (v.mode === "partie" ? "The partie is over" : "The deal is over") : `Deal ${last} is over`;
   const table = $("#breakdown-table");
-  table.replaceChildren(scoreHead(v, who, ""));
+  table.replaceChildren(scoreHead(v, who, `Deal ${last}`));
   for (const row of v.breakdown || []) {
     table.append(el("tr", { class: row.label === "deal total" ? "total" : "" }, el("td", { text: row.label }), el("td", { text: String(row.points[0]) }), el("td", { text: String(row.points[1]) })));
   }
@@ -409,7 +409,9 @@ function setButtons(v, choice) {
   if (choice && choice.kind === "exchange") {
     const n = app.selected.size;
     done.disabled = n < choice.min || n > choice.max;
-    done.textContent = n ? `Done: discard ${n}, take ${n}` : "Done: keep my hand";
+    const span = choice.min === choice.max ? `${choice.min}` : `${choice.min} to ${choice.max}`;
+    if (n) done.textContent = `Done: discard ${n}, take ${n}`;
+    else done.textContent = choice.min > 0 ? `Choose ${span} to discard` : "Done: keep my hand";
   }
   $("#command").hidden = app.tab !== "play" || !choice || choice.kind === "next";
 }
@@ -553,12 +555,16 @@ async function listRecords() {
   if (!list.length) sel.append(el("option", { value: "", text: "no records yet" }));
 }
 
-async function showFrames(res) {
+async function showFrames(res, title = null) {
   const data = await res.json();
   if (!res.ok) {
+    app.replay = null; // the record before it is no longer what is asked for
+    render();
+    updateFramePos();
     showMessage(data.error || `the record could not be read (${res.status})`);
     return;
   }
+  if (title) data.title = title;
   showMessage("");
   app.replay = { data, index: 0 };
   render();
@@ -572,7 +578,8 @@ async function openRecord(name) {
 
 async function uploadRecord(file) {
   const text = await file.text();
-  await showFrames(await fetch("/api/replay", { method: "POST", body: text, headers: { "Content-Type": "application/json" } }));
+  const name = file.name.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").slice(0, 80);
+  await showFrames(await fetch("/api/replay", { method: "POST", body: text, headers: { "Content-Type": "application/json" } }), `${name} (uploaded)`);
 }
 
 function stepReplay(delta) {
@@ -610,6 +617,7 @@ async function showResults() {
   const fmt = (e, pct) => {
     if (!e) return "–";
     const f = (x) => (x == null ? "∞" : pct ? `${(100 * x).toFixed(1)}%` : `${x >= 0 ? "+" : ""}${x.toFixed(pct ? 1 : 2)}`);
+    if (e.ci_low == null && e.ci_high == null) return `${f(e.mean)} (one game: no interval)`;
     return `${f(e.mean)} [${e.ci_low == null ? "−∞" : f(e.ci_low)}, ${f(e.ci_high)}]`;
   };
   if (!data.standings.length) {
@@ -623,7 +631,8 @@ async function showResults() {
     table.append(el("tr", {}, ...[s.opponent, s.rules, s.mode, String(s.games), String(s.unfinished), fmt(s.points_per_deal), fmt(s.win_rate, true), fmt(s.partie_score), verdict].map((t) => el("td", { text: t }))));
   }
   const cut = data.left_out ? ` ${data.left_out} older records were not read: these results leave them out.` : "";
-  box.replaceChildren(table, el("p", { class: "note", text: `${data.records} records; ${data.without_human} without a person; ${data.unreadable.length} unreadable.${cut}` }));
+  const records = `${data.records} record${data.records === 1 ? "" : "s"}`;
+  box.replaceChildren(table, el("p", { class: "note", text: `${records}; ${data.without_human} without a person; ${data.unreadable.length} unreadable.${cut}` }));
 }
 
 // ------------------------------------------------------------------ tabs, events, start
