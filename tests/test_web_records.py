@@ -23,6 +23,7 @@ from piquet_agents.loop import play_game
 from piquet_env.agent import RandomAgent
 from piquet_env.game import Game, load_record
 from piquet_env.game.record import save_record
+from piquet_env.rules import STANDARD
 from piquet_table import results
 from piquet_table.web.app import create_app
 from piquet_table.web.records import SERVER_NAME
@@ -177,3 +178,41 @@ def test_a_record_copied_in_while_the_server_runs_is_listed_and_counted(tmp_path
         assert client.get("/api/results").json()["standings"][0]["opponent"] == "heuristic"
         (folder / "copied.json").unlink()
         assert client.get("/api/records").json() == []
+
+
+EVIL = "bad\x1b[2J\x1b[31mred\nname\u202e"
+"""An agent name that would clear a terminal, recolour it, break a line and reverse the text."""
+
+
+def test_names_with_control_characters_are_shown_stripped_everywhere(tmp_path, capsys):
+    """Records come from uploads and other people's folders: every name shown, on the terminal
+    (piquet replay, piquet humans) and on the page (results, replays, the opponent list), has its
+    escape sequences and control characters removed."""
+    from piquet_cli import main
+    from piquet_table.web.opponents import opponent_choices
+
+    folder = tmp_path / "records"
+    folder.mkdir()
+    game = play_game(Game(seed=3, mode="deal"), [RandomAgent(seed=1), RandomAgent(seed=2)])
+    save_record(folder / "evil.json", game, ["human", EVIL])
+    save_record(folder / "evil2.json", game, [EVIL, "random"])
+    for argv in (["humans", str(folder)], ["replay", str(folder / "evil2.json"), "--all"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "badred name" in out and not any(c in out for c in "\x1b\u202e"), argv
+        assert "\nname" not in out
+    _, client = _client(tmp_path)
+    with client:
+        shown = [
+            client.get("/api/results").text,
+            client.get("/api/records/evil2.json").text,
+            client.post("/api/replay", content=(folder / "evil2.json").read_text()).text,
+        ]
+    for text in shown:
+        assert "badred name" in text
+        assert "\\u001b" not in text and "\\n" not in text and "\u202e" not in text
+    bad_name = tmp_path / f"{EVIL}.safetensors"
+    bad_name.write_bytes(b"")  # a checkpoint file's name: offered only if it builds, shown clean
+    choices, skipped = opponent_choices(STANDARD, "random", tmp_path)
+    assert all("\x1b" not in c.label and "\n" not in c.label for c in choices.values())
+    assert all("\x1b" not in line and "\n" not in line for line in skipped)

@@ -129,6 +129,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
+        from piquet_table.text import printable
         from piquet_table.web.app import create_app
         from piquet_table.web.hub import Hub
         from piquet_table.web.moves import MovePool
@@ -166,7 +167,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"  also at {', '.join(others)}")
     if token is not None:
         print(f"  token: {token} (the page asks for it once)")
-    print(f"  opponents: {', '.join(choices)}")
+    print(f"  opponents: {', '.join(printable(c) for c in choices)}")
     for line in skipped:
         print(f"  left out {line}")
     print(

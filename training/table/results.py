@@ -32,6 +32,7 @@ from pathlib import Path
 
 from piquet_env.game.record import RecordError, load_record, replay
 from piquet_table.session import HUMAN
+from piquet_table.text import printable
 from piquet_training.evaluation.stats import (
     MIN_PAIRS,
     Estimate,
@@ -233,15 +234,17 @@ class Row:
 
 def record_row(name: str, doc: dict) -> Row:
     """The :class:`Row` of the checked record document ``doc`` (file ``name``); a record whose log
-    does not replay is unreadable."""
+    does not replay is unreadable. Names are made safe to show
+    (:func:`~piquet_table.text.printable`: no escape sequences or control characters)."""
     seat = human_seat(doc)
     if seat is None:
         return Row()
     try:
         game = replay(doc)
     except RecordError as err:
-        return Row(problem=f"{name}: {err}")
-    key = (doc["agents"][1 - seat], game.rules.name, game.mode)
+        return Row(problem=printable(f"{name}: {err}", 300))
+    opponent = printable(str(doc["agents"][1 - seat])) or "(no name)"  # shown on terminals
+    key = (opponent, game.rules.name, game.mode)
     if not game.is_over:
         return Row(key)
     diff = sum(ds[seat].total - ds[1 - seat].total for ds in game.deal_scores)
@@ -255,7 +258,7 @@ def file_row(path: Path) -> Row:
     try:
         return record_row(path.name, load_record(path))
     except RecordError as err:
-        return Row(problem=str(err).replace(str(path.parent) + "/", ""))
+        return Row(problem=printable(str(err).replace(str(path.parent) + "/", ""), 300))
 
 
 def summarize_rows(rows: Iterable[Row], left_out: int = 0) -> Summary:

@@ -23,6 +23,7 @@ from pathlib import Path
 from piquet_env.game import Game
 from piquet_env.rules import Rules
 from piquet_table.session import HUMAN
+from piquet_table.text import printable
 from piquet_table.web.limits import Limits
 from piquet_table.web.moves import MovePool, WorkerLost
 from piquet_table.web.opponents import Choice
@@ -146,7 +147,7 @@ class Hub:
             )
         except (ValueError, OSError, ImportError, WorkerLost) as err:
             raise MoveError(f"the agent could not be made: {err}") from None
-        return [n if n is not None else HUMAN for n in names], game_seed
+        return [printable(n) or "agent" if n is not None else HUMAN for n in names], game_seed
 
     async def move(self, table: Table, game: Game) -> int:
         """The action of ``table``'s agent to act in ``game``, played by the move pool."""
