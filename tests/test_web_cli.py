@@ -231,3 +231,16 @@ def test_humans_refuses_what_is_not_a_folder(capsys, tmp_path):
         rc == 2
         and err == f"piquet humans: {tmp_path / 'nothing'}: not a directory of game records\n"
     )
+
+
+def test_the_web_bench_runs_and_prints_its_numbers():
+    """``python -m piquet_env.testing.web_speed`` (the harness of docs/results/speed.md), shortly:
+    a table against random, the results with a few records, agents in the server's threads."""
+    pytest.importorskip("websockets", reason="needs the web extra")
+    cmd = [sys.executable, "-m", "piquet_env.testing.web_speed", "--tables", "1", "--moves", "3"]
+    cmd += ["--records", "5", "--workers", "0", "random"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "GET /api/results with 5 records: first" in out.stdout
+    (row,) = [x for x in out.stdout.splitlines() if x.startswith("  random ")]
+    assert int(row.split()[1]) == 3  # moves timed
