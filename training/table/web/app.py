@@ -137,6 +137,7 @@ def create_app(
         peer = f"{owner}:{ws.client.port}" if ws.client else owner
         refused = gate.admit(owner, peer)
         if refused is not None:
+            await gate.hold_off(owner)
             await ws.close(code=1008, reason=refused[:120])
             return
         conn = Connection(ws, peer)

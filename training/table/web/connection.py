@@ -33,6 +33,9 @@ from piquet_table.web.ratelimit import Buckets, TokenBucket
 LOG = logging.getLogger("piquet_table.web")
 """The server's own log: one line per closed connection (see :meth:`Connection.log`)."""
 
+REFUSAL_DELAY = 1.0
+"""Seconds a refused socket waits to be told (see :meth:`Gate.hold_off`)."""
+
 SEND_TIMEOUT = 10.0
 """Seconds a message may wait for a client that reads nothing before its connection is dropped."""
 
@@ -46,6 +49,7 @@ class Gate:
         self._clients = Buckets(limits.client_rate, limits.client_burst, clock)
         self._refusals_logged = Buckets(1 / 20, 3, clock)
         self._open: Counter[str] = Counter()
+        self._waiting: Counter[str] = Counter()
         self._cooling: dict[str, float] = {}
         """Addresses refused new sockets, until when (one of their sockets went past its rate)."""
 
@@ -68,6 +72,20 @@ class Gate:
         if self._refusals_logged.take(owner):
             LOG.info("%s: connection refused: %s", peer, why)
         return why
+
+    async def hold_off(self, owner: str) -> None:
+        """Wait :data:`REFUSAL_DELAY` before a refused socket is told (so a script reconnecting
+        in a loop is slowed rather than served at once); at most ``max_sockets`` wait at a time
+        per address, the others are told at once."""
+        if self._waiting[owner] >= self.limits.max_sockets:
+            return
+        self._waiting[owner] += 1
+        try:
+            await asyncio.sleep(REFUSAL_DELAY)
+        finally:
+            self._waiting[owner] -= 1
+            if self._waiting[owner] <= 0:
+                del self._waiting[owner]
 
     def release(self, owner: str) -> None:
         """A socket :meth:`admit` let in has closed."""
