@@ -241,6 +241,6 @@ def test_the_web_bench_runs_and_prints_its_numbers():
     cmd += ["--records", "5", "--workers", "0", "random"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "GET /api/results with 5 records: first" in out.stdout
+    assert "GET /api/results with 5 records: the first after a start" in out.stdout
     (row,) = [x for x in out.stdout.splitlines() if x.startswith("  random ")]
     assert int(row.split()[1]) == 3  # moves timed

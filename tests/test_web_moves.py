@@ -85,7 +85,7 @@ def test_a_search_never_holds_up_a_quick_agents_moves(tmp_path):
     search_pid, quick_pid, still_thinking, moves = asyncio.run(_play_a_deal_beside_a_search(hub))
     assert os.getpid() not in (search_pid, quick_pid) and search_pid != quick_pid
     assert moves > 5 and still_thinking  # the whole deal while the search thought of one move
-    assert len(list(tmp_path.iterdir())) == 1  # the deal (the watched game, unfinished, is not)
+    assert len(list(tmp_path.glob("[!.]*"))) == 1  # the deal (the watched game, unfinished, is not)
 
 
 def test_the_search_lane_runs_at_a_lower_priority(tmp_path):

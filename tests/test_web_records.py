@@ -92,7 +92,7 @@ def test_tables_left_without_a_persons_move_are_not_saved(tmp_path):
         _leave(ws)  # a watched game left unfinished: no person's game either
         _one_move(ws)  # a person's move: this one is kept, unfinished
         _leave(ws)
-    (kept,) = (tmp_path / "records").iterdir()
+    (kept,) = (tmp_path / "records").glob("[!.]*")
     assert load_record(kept)["finished"] is False
 
 
@@ -126,8 +126,8 @@ def test_the_disk_budget_holds(tmp_path):
     with client, client.websocket_connect("/ws") as ws:
         for _ in range(6):
             _a_deal(ws)
-            size = sum(p.stat().st_size for p in folder.iterdir())
-            assert size <= 12 * 1024 or len(list(folder.iterdir())) == 1
+            size = sum(p.stat().st_size for p in folder.glob("[!.]*"))
+            assert size <= 12 * 1024 or len(list(folder.glob("[!.]*"))) == 1
 
 
 def test_an_address_saves_so_many_records_an_hour(tmp_path):
@@ -143,7 +143,7 @@ def test_an_address_saves_so_many_records_an_hour(tmp_path):
             elif msg["type"] != "error":
                 msg = ws.receive_json()
         assert "not saved" in msg["message"] and "2 records an hour" in msg["message"]
-    assert len(list((tmp_path / "records").iterdir())) == 2
+    assert len(list((tmp_path / "records").glob("[!.]*"))) == 2
 
 
 def test_results_come_from_the_store_and_a_cut_summary_says_so(tmp_path, monkeypatch):
@@ -216,3 +216,24 @@ def test_names_with_control_characters_are_shown_stripped_everywhere(tmp_path, c
     choices, skipped = opponent_choices(STANDARD, "random", tmp_path)
     assert all("\x1b" not in c.label and "\n" not in c.label for c in choices.values())
     assert all("\x1b" not in line and "\n" not in line for line in skipped)
+
+
+def test_a_restart_reads_the_results_kept_not_the_records(tmp_path, monkeypatch):
+    from piquet_table.web import records
+
+    _, client = _client(tmp_path)
+    with client, client.websocket_connect("/ws") as ws:
+        _a_deal(ws)
+        before = client.get("/api/results").json()
+    assert (tmp_path / "records" / records.CACHE).is_file()
+
+    def no_reading(path):
+        raise AssertionError(f"{path.name} was read again")
+
+    monkeypatch.setattr(records, "file_row", no_reading)
+    _, client = _client(tmp_path)
+    with client:
+        assert client.get("/api/results").json() == before
+        assert [r["name"] for r in client.get("/api/records").json()] == [
+            p.name for p in (tmp_path / "records").glob("2*.json")
+        ]

@@ -225,7 +225,7 @@ def test_an_abandoned_table_is_saved_unfinished_and_replays(tmp_path):
                 break
             time.sleep(0.05)
         assert not hub.tables
-    (path,) = (tmp_path / "records").iterdir()
+    (path,) = (tmp_path / "records").glob("[!.]*")
     doc = load_record(path)
     assert doc["finished"] is False and not replay(doc).is_over
     assert replay_steps(doc)[-1].kind == "unfinished"
@@ -242,11 +242,11 @@ def test_leaving_and_stopping_the_server_save_the_tables(tmp_path):
     with client, client.websocket_connect("/ws") as ws:
         _a_move(ws)
         _expect(ws, {"type": "leave"}, "left")
-        assert len(list((tmp_path / "records").iterdir())) == 1
+        assert len(list((tmp_path / "records").glob("[!.]*"))) == 1
         _a_move(ws)
         _a_move(ws, "heuristic")  # the first is saved
-        assert len(list((tmp_path / "records").iterdir())) == 2
-    assert len(list((tmp_path / "records").iterdir())) == 3  # the server stopped: saved
+        assert len(list((tmp_path / "records").glob("[!.]*"))) == 2
+    assert len(list((tmp_path / "records").glob("[!.]*"))) == 3  # the server stopped: saved
     assert not hub.tables
 
 
@@ -406,7 +406,7 @@ def test_a_table_left_while_its_agent_thinks_is_saved_after_the_move(tmp_path):
         busy = _send(ws, answer(msg["view"], msg["version"]) or {"type": "next", "version": 0})
         assert busy["type"] == "error" and "mcts:0:time=0.3 is thinking" in busy["message"]
         _expect(ws, {"type": "leave"}, "left")
-    (path,) = (tmp_path / "records").iterdir()
+    (path,) = (tmp_path / "records").glob("[!.]*")
     doc = load_record(path)
     assert doc["finished"] is False and not replay(doc).is_over  # it replays, unfinished
     moves = [e for e in doc["events"] if e["type"] == "action" and not e.get("auto")]

@@ -288,10 +288,15 @@ def summarize(docs: Iterable[tuple[str, dict]]) -> Summary:
 
 
 def record_files(folder: str | Path) -> tuple[list[Path], int]:
-    """The record files (``*.json``, plain files, no links) directly in ``folder``, oldest first
+    """The record files (``*.json``, plain files, no links, no hidden files) directly in
+    ``folder``, oldest first
     by name (which starts with the time), at most the newest :data:`MAX_RECORDS`; and how many
     older ones were left out."""
-    paths = sorted(p for p in Path(folder).glob("*.json") if p.is_file() and not p.is_symlink())
+    paths = sorted(
+        p
+        for p in Path(folder).glob("*.json")
+        if not p.name.startswith(".") and p.is_file() and not p.is_symlink()
+    )
     keep = paths[-MAX_RECORDS:] if MAX_RECORDS else []
     return keep, len(paths) - len(keep)
 

@@ -231,10 +231,12 @@ class Hub:
         return table.saved
 
     async def shutdown(self) -> None:
-        """Save and close every table, and stop the agents' workers (the server is stopping)."""
+        """Save and close every table, stop the agents' workers and keep the results rows (the
+        server is stopping)."""
         for table in list(self.tables.values()):
             await self.close(table)
         self.moves.shutdown()
+        await self.store.stop()
 
 
 def _distinct(a: str, b: str) -> tuple[str, str]:

@@ -14,7 +14,8 @@ Every game the server saves is a ``piquet play`` record (:mod:`piquet_env.game.r
 - **the folder's index and results**: each record's :class:`~piquet_table.results.Row` is
   worked out once, when the server writes it or, for the files already there, in the background
   when the server starts, so ``/api/results`` and the replay list read no file again (a file
-  copied in while the server runs is read once, when the folder is seen to have changed).
+  copied in while the server runs is read once, when the folder is seen to have changed). The
+  rows are kept in :data:`CACHE` when the server stops, so a restart reads them, not the records.
 
 Which games are saved at all (finished, or with a person's move) is the hub's decision
 (:meth:`piquet_table.web.hub.Hub.save`).
@@ -32,7 +33,8 @@ from pathlib import Path
 from piquet_env.game import Game
 from piquet_env.game.record import record_of, save_record
 from piquet_table import results
-from piquet_table.results import Row, Summary, file_row, record_row, summarize_rows
+from piquet_table.results import Outcome, Row, Summary, file_row, record_row, summarize_rows
+from piquet_table.text import printable
 from piquet_table.web.limits import Limits
 from piquet_table.web.ratelimit import Buckets
 
@@ -44,6 +46,13 @@ RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.json")
 
 MAX_LISTED = 500
 """Most records listed (the newest)."""
+
+CACHE = ".piquet-results.json"
+"""Where the results rows are kept when the server stops (a hidden file: never listed or read as
+a record)."""
+
+CACHE_FORMAT = 1
+"""The cache's format (another is ignored)."""
 
 
 @dataclass
@@ -114,6 +123,16 @@ class RecordStore:
         for entry in list(entries.values()):
             if entry.row is None and entry.name in entries:
                 entry.row = await asyncio.to_thread(file_row, self.folder / entry.name)
+
+    async def stop(self) -> None:
+        """Keep the results rows worked out in :data:`CACHE` (the server is stopping): the next
+        start reads them rather than every record."""
+        if self._rows is not None:
+            self._rows.cancel()
+        if self._entries is not None:
+            rows = {e.name: e for e in self._entries.values() if e.row is not None}
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(_write_cache, self.folder, rows)
 
     def forget(self) -> None:
         """Drop the index: the next question reads the folder again."""
@@ -193,6 +212,47 @@ class RecordStore:
         return [{"name": e.name, "mtime": e.mtime, "bytes": e.size} for e in newest]
 
 
+def _write_cache(folder: Path, entries: dict[str, Entry]) -> None:
+    if not entries or not folder.is_dir():
+        return  # nothing to keep
+    rows = {}
+    for name, e in entries.items():
+        row = e.row
+        assert row is not None
+        outcome = row.outcome
+        rows[name] = [
+            e.mtime,
+            e.size,
+            list(row.key) if row.key is not None else None,
+            [outcome.points_per_deal, outcome.result, outcome.deals] if outcome else None,
+            row.problem,
+        ]
+    tmp = folder / (CACHE + ".tmp")
+    tmp.write_text(json.dumps({"format": CACHE_FORMAT, "rows": rows}), encoding="utf-8")
+    tmp.replace(folder / CACHE)
+
+
+def _read_cache(folder: Path) -> dict[str, tuple[float, int, Row]]:
+    """The rows kept in :data:`CACHE`, by record name, with the file's time and size then; a
+    cache that does not read is ignored (its rows are worked out again)."""
+    try:
+        doc = json.loads((folder / CACHE).read_text(encoding="utf-8"))
+        assert doc["format"] == CACHE_FORMAT
+        out = {}
+        for name, (mtime, size, key, outcome, problem) in doc["rows"].items():
+            if key is not None:
+                key = tuple(printable(str(k)) for k in key)
+                assert len(key) == 3
+            if outcome is not None:
+                points, result, deals = outcome
+                outcome = Outcome(float(points), int(result), int(deals))
+            problem = printable(str(problem), 300) if problem is not None else None
+            out[str(name)] = (float(mtime), int(size), Row(key, outcome, problem))
+        return out
+    except (OSError, ValueError, TypeError, KeyError, AssertionError, AttributeError):
+        return {}
+
+
 def _stamp(folder: Path) -> int | None:
     try:
         return folder.stat().st_mtime_ns
@@ -208,6 +268,7 @@ def _scan(folder: Path, known: dict[str, Entry]) -> tuple[dict[str, Entry], int,
     stamp = _stamp(folder)
     if stamp is None:
         return {}, 0, None
+    cached = _read_cache(folder) if not known else {}
     entries, others = {}, []
     for path in folder.iterdir():
         entry = known.get(path.name)
@@ -217,6 +278,9 @@ def _scan(folder: Path, known: dict[str, Entry]) -> tuple[dict[str, Entry], int,
             info = path.stat()
             entry = Entry(path.name, info.st_mtime, info.st_size, False)
             entry.finished = entry.servers and _finished(path)
+            mtime, size, row = cached.get(path.name, (None, None, None))
+            if (mtime, size) == (entry.mtime, entry.size):
+                entry.row = row
         if entry.servers:
             entries[path.name] = entry
         else:
