@@ -108,3 +108,30 @@ def test_the_search_lane_runs_at_a_lower_priority(tmp_path):
 def test_a_move_pool_has_threads_or_two_processes_at_least():
     with pytest.raises(ValueError, match="0 \\(threads\\) or at least 2 processes, got 1"):
         MovePool(1)
+
+
+def test_a_worker_that_dies_fails_its_tables_and_is_replaced(tmp_path):
+    import signal
+
+    from piquet_env.game import Game
+    from piquet_table.web.moves import WorkerLost
+
+    pool = MovePool(2)
+
+    async def run() -> int:
+        _, seed = await pool.open("a", False, "random", STANDARD, 1, "random")
+        os.kill(pool.pids["a"], signal.SIGKILL)
+        with pytest.raises(WorkerLost):
+            await pool.move("a", Game(STANDARD, seed=seed))
+        _, seed = await pool.open("b", False, "random", STANDARD, 2, "random")  # a new process
+        game = Game(STANDARD, seed=seed)
+        action = await pool.move("b", game)
+        assert game.is_legal(action)
+        with pytest.raises(WorkerLost, match="lost with the process"):
+            await pool.move("a", game)  # its agents went with the process
+        return pool.pids["b"]
+
+    try:
+        assert asyncio.run(run()) not in (os.getpid(),)
+    finally:
+        pool.shutdown()
