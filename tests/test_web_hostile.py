@@ -1,7 +1,11 @@
 """The web table against hostile clients: what one address, or many, can make the server do.
 
-Each test here reproduces a way a client could hurt a shared server (issue 36) and shows it is
-bounded: concurrent ``new`` messages against the table limits, ...
+Each test reproduces a way a client could hurt a shared server (issue 36) and shows it bounded:
+300 concurrent ``new`` messages against the table limits; a rebinding Host; a flood then an abort
+(one log line, no traceback); floods against the rates of a socket and of an address, the
+cooldown and the sockets an address may hold; a pause flood on a watch table; a flood beside a
+person's game over real sockets from two loopback addresses; the token. (The displaced window's
+rejoin is in tests/test_web_server.py, the records' budget in tests/test_web_records.py.)
 """
 
 from __future__ import annotations
