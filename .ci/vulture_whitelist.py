@@ -30,7 +30,8 @@ _._tie_break
 on_page_markdown
 RestructuredText
 _.on_package
-_.should_exit  # uvicorn.Server: set to stop the test server (tests/test_web_browser.py)
+_.should_exit  # uvicorn.Server: set to stop the test server (tests/web_helpers.py)
+_.close_timeout  # read by uvicorn's WebSocket protocol (training/table/web/server.py)
 # pexpect's settings (tests/pty_helpers.py) and optional imports probed by the tests
 _.logfile_read
 _.delaybeforesend
@@ -45,3 +46,4 @@ RESET_OPTION_KEYS  # piquet_env.piquet_v0: the reset options the env reads
 EVAL_KINDS  # piquet_training.run_log: eval.csv's kinds
 a_seat  # GameResult field (training/evaluation/duplicate.py)
 evaluations  # TrainResult field (training/trainer.py)
+summarize  # piquet_table.results: a summary of record documents (its doctest)

@@ -11,6 +11,8 @@ import json
 import random
 import re
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -711,3 +713,33 @@ def test_the_help_wraps_each_entry_under_its_text(width: int) -> None:
             wrapped += 1
     assert wrapped >= 5  # some lines are wrapped at every width
     assert any("`discard 7c 8d 9h`" in line for line in shown)  # an example is not cut in two
+
+
+def test_a_sigterm_while_the_agents_load_saves_the_game_as_dealt(tmp_path: Path) -> None:
+    """``piquet play --save`` killed before its first prompt (loading the shipped policy takes
+    seconds) exited -15 and saved nothing; it saves the game as dealt, as on end of input."""
+    record = tmp_path / "early.json"
+    code = (
+        "import os, signal, sys, time\n"
+        "import piquet_table.session as session\n"
+        "def loading(*args, **kwargs):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(30)\n"
+        "session.make_seats = loading\n"
+        "from piquet_cli import main\n"
+        f"sys.exit(main(['play', '--seed', '5', '--save', {str(record)!r}]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.PIPE,
+    )
+    assert out.returncode == 143, (out.returncode, out.stdout, out.stderr)
+    assert "Terminated (SIGTERM)." in out.stdout and "(unfinished)" in out.stdout
+    doc = json.loads(record.read_text())
+    assert doc["agents"] == ["human", "random"] and doc["seed"] == 5
+    game = replay(doc)
+    moves = [e for e in doc["events"] if e["type"] == "action" and not e.get("auto")]
+    assert not game.is_over and not moves

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -36,6 +37,14 @@ def _run(argv, capsys):
         (["--max-tables", "0"], "--max-tables must be at least 1, got 0"),
         (["--rules", "bogus"], "unknown rules preset 'bogus'"),
         (["--checkpoints", "no/such/dir"], "--checkpoints no/such/dir: not a directory"),
+        (["--allowed-host", "ev*il.example"], "--allowed-host 'ev*il.example': not a host name"),
+        (["--allowed-host", "a b"], "--allowed-host 'a b': not a host name"),
+        (["--max-records", "0"], "--max-records must be at least 1, got 0"),
+        (["--max-record-mib", "-1"], "--max-record-mib must be a positive number, got -1"),
+        (["--records-per-hour", "inf"], "--records-per-hour must be a positive number, got inf"),
+        (["--workers", "1"], "--workers must be 0 (threads) or at least 2, got 1"),
+        (["--rate", "0"], "--rate must be a positive number of messages a second, got 0.0"),
+        (["--client-rate", "nan"], "--client-rate must be a positive number of messages a second"),
     ],
 )
 def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_path):
@@ -84,7 +93,7 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
         port = s.getsockname()[1]
     records = tmp_path / "records"
     cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--seed", "3"]
-    cmd += ["--opponent", "heuristic", "--records", str(records)]
+    cmd += ["--opponent", "heuristic", "--records", str(records), "--allowed-host", "table.example"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -100,6 +109,19 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
         assert config["default"] == "heuristic" and config["rules"] == "standard"
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as r:
             assert b'data-action="new"' in r.read()
+        named = urllib.request.Request(f"http://127.0.0.1:{port}/api/config")
+        named.add_header("Host", f"table.example:{port}")
+        with urllib.request.urlopen(named) as r:
+            assert r.status == 200
+        named.add_header("Host", f"other.example:{port}")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(named)
+        assert refused.value.code == 400
+        from websockets.sync.client import connect
+
+        with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            ws.send('{"type": "leave"}')
+            assert "no table to leave" in ws.recv()
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
@@ -107,6 +129,55 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
     assert out.startswith(f"Piquet, standard rules: http://127.0.0.1:{port}/")
     assert "seed 3 (--seed 3 deals these tables again)" in out
     assert records.is_dir() and not os.listdir(records)
+    (line,) = [x for x in err.splitlines() if "connection closed" in x]  # one line per socket
+    assert " piquet serve: 127.0.0.1:" in line and "closed by the client after" in line
+    assert "messages received 1, sent 1 (errors 1), dropped 0" in line
+    assert "Traceback" not in err
+
+
+def _wait_for(url: str, proc) -> int:
+    """The status of ``GET url`` once the server answers."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url) as r:
+                return r.status
+        except urllib.error.HTTPError as err:
+            return err.code
+        except OSError:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+
+
+def test_serve_on_every_interface_warns_prints_its_addresses_and_wants_its_token(tmp_path):
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "piquet_cli", "serve", "--host", "0.0.0.0", "--port", str(port)]
+    cmd += ["--opponent", "random", "--records", str(tmp_path / "r"), "--token", "--workers", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(f"http://127.0.0.1:{port}/api/config", proc) == 401
+        lines = [proc.stdout.readline() for _ in range(3)]
+        token = next(x for x in lines if x.startswith("  token: ")).split()[1]
+        login = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/login", data=json.dumps({"token": token}).encode()
+        )
+        with urllib.request.urlopen(login) as r:
+            cookie = r.headers["set-cookie"].split(";")[0]
+        config = urllib.request.Request(f"http://127.0.0.1:{port}/api/config")
+        config.add_header("Cookie", cookie)
+        with urllib.request.urlopen(config) as r:
+            assert json.load(r)["default"] == "random"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert lines[0].startswith(f"Piquet, standard rules: http://127.0.0.1:{port}/")
+    assert "http://0.0.0.0" not in "".join(lines) + out
+    assert lines[1].startswith("  also at http://")  # this machine's name and addresses
+    assert "warning: listening on every interface" in err and "they need the token" in err
 
 
 def _human_games(folder, n: int, mode: str, opponent: str = "random") -> list[Game]:
@@ -160,3 +231,16 @@ def test_humans_refuses_what_is_not_a_folder(capsys, tmp_path):
         rc == 2
         and err == f"piquet humans: {tmp_path / 'nothing'}: not a directory of game records\n"
     )
+
+
+def test_the_web_bench_runs_and_prints_its_numbers():
+    """``python -m piquet_env.testing.web_speed`` (the harness of docs/results/speed.md), shortly:
+    a table against random, the results with a few records, agents in the server's threads."""
+    pytest.importorskip("websockets", reason="needs the web extra")
+    cmd = [sys.executable, "-m", "piquet_env.testing.web_speed", "--tables", "1", "--moves", "3"]
+    cmd += ["--records", "5", "--workers", "0", "random"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "GET /api/results with 5 records: the first after a start" in out.stdout
+    (row,) = [x for x in out.stdout.splitlines() if x.startswith("  random ")]
+    assert int(row.split()[1]) == 3  # moves timed

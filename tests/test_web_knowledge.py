@@ -15,7 +15,7 @@ import pytest
 from piquet_env.cards import card_str, parse_card
 from piquet_env.game import Game, Phase, hidden_cards
 from piquet_env.rules import all_presets
-from piquet_table.web.tables import Client
+from piquet_table.web.client import Client
 from piquet_table.web.view import deal_end_view, seat_view, spectator_view
 from tests.test_observation import _shuffle_hidden
 from tests.web_helpers import answer, cards_named, make_hub

@@ -28,7 +28,7 @@ from tests.web_helpers import answer, make_hub
 
 def _client(tmp_path, **limits):
     hub = make_hub(tmp_path / "records", **limits)
-    return hub, TestClient(create_app(hub))
+    return hub, TestClient(create_app(hub, allowed_hosts=["testserver"]))
 
 
 def _send(ws, msg) -> dict:
@@ -173,6 +173,8 @@ def test_an_illegal_card_is_refused_with_the_reason(tmp_path):
         assert reply["type"] == "error" and reply["message"].startswith("you must follow ")
         reply = _send(ws, {"type": "play", "card": "2", "version": msg["version"]})
         assert "is not a card: name one" in reply["message"]
+        reply = _send(ws, {"type": "play", "card": "ZZ", "version": msg["version"]})
+        assert "like qh or 10s" in reply["message"] and "number" not in reply["message"]
         played = _send(
             ws, {"type": "play", "card": choice["cards"][0].lower(), "version": msg["version"]}
         )
@@ -223,22 +225,28 @@ def test_an_abandoned_table_is_saved_unfinished_and_replays(tmp_path):
                 break
             time.sleep(0.05)
         assert not hub.tables
-    (path,) = (tmp_path / "records").iterdir()
+    (path,) = (tmp_path / "records").glob("[!.]*")
     doc = load_record(path)
     assert doc["finished"] is False and not replay(doc).is_over
     assert replay_steps(doc)[-1].kind == "unfinished"
 
 
+def _a_move(ws, opponent: str = "random") -> None:
+    """Open a table and make the person's first move (a table left before one is not saved)."""
+    msg = _until_choice(ws, _expect(ws, {"type": "new", "opponent": opponent}, "welcome"))
+    _send(ws, answer(msg["view"], msg["version"]))
+
+
 def test_leaving_and_stopping_the_server_save_the_tables(tmp_path):
     hub, client = _client(tmp_path)
     with client, client.websocket_connect("/ws") as ws:
-        _send(ws, {"type": "new", "opponent": "random"})
+        _a_move(ws)
         _expect(ws, {"type": "leave"}, "left")
-        assert len(list((tmp_path / "records").iterdir())) == 1
-        _send(ws, {"type": "new", "opponent": "random"})
-        _expect(ws, {"type": "new", "opponent": "heuristic"}, "welcome")  # the first is saved
-        assert len(list((tmp_path / "records").iterdir())) == 2
-    assert len(list((tmp_path / "records").iterdir())) == 3  # the server stopped: saved
+        assert len(list((tmp_path / "records").glob("[!.]*"))) == 1
+        _a_move(ws)
+        _a_move(ws, "heuristic")  # the first is saved
+        assert len(list((tmp_path / "records").glob("[!.]*"))) == 2
+    assert len(list((tmp_path / "records").glob("[!.]*"))) == 3  # the server stopped: saved
     assert not hub.tables
 
 
@@ -389,17 +397,16 @@ def test_a_table_left_while_its_agent_thinks_is_saved_after_the_move(tmp_path):
     hub, client = _client(tmp_path)
     hub.choices["slow"] = Choice("slow", "Slow search", "mcts:0:time=0.3")
     with client, client.websocket_connect("/ws") as ws:
-        msg = _send(ws, {"type": "new", "opponent": "slow", "mode": "deal"})
-        while not msg["view"]["thinking"]:
-            msg = (
-                _send(ws, answer(msg["view"], msg["version"]))
-                if msg["view"]["choice"]
-                else ws.receive_json()
-            )
+        msg, moved = _send(ws, {"type": "new", "opponent": "slow", "mode": "deal"}), False
+        while not (msg["view"]["thinking"] and moved):  # the agent thinks after a person's move
+            if msg["view"]["choice"]:
+                msg, moved = _send(ws, answer(msg["view"], msg["version"])), True
+            else:
+                msg = ws.receive_json()
         busy = _send(ws, answer(msg["view"], msg["version"]) or {"type": "next", "version": 0})
         assert busy["type"] == "error" and "mcts:0:time=0.3 is thinking" in busy["message"]
         _expect(ws, {"type": "leave"}, "left")
-    (path,) = (tmp_path / "records").iterdir()
+    (path,) = (tmp_path / "records").glob("[!.]*")
     doc = load_record(path)
     assert doc["finished"] is False and not replay(doc).is_over  # it replays, unfinished
     moves = [e for e in doc["events"] if e["type"] == "action" and not e.get("auto")]
@@ -432,3 +439,25 @@ def test_an_agent_that_cannot_be_made_is_an_error_message(tmp_path):
         reply = _send(ws, {"type": "new", "opponent": "gone"})
         assert reply["type"] == "error" and "the agent could not be made" in reply["message"]
         assert _send(ws, {"type": "new", "opponent": "random"})["type"] == "welcome"
+
+
+def test_a_displaced_socket_that_joins_again_takes_its_table_back(tmp_path):
+    """A opens a table, B joins it with its token (A is told, with a code the page acts on), B
+    closes, A joins again: A is attached again and its moves are played."""
+    hub, client = _client(tmp_path)
+    with client, client.websocket_connect("/ws") as a:
+        msg = _until_choice(a, _send(a, {"type": "new", "opponent": "random"}))
+        ids = _ids(hub)
+        with client.websocket_connect("/ws") as b:
+            assert _send(b, {"type": "join", **ids})["type"] == "welcome"
+            told = a.receive_json()
+            assert told["type"] == "error" and told["code"] == "displaced", told
+            assert "opened in another window" in told["message"]
+            moved = _send(a, answer(msg["view"], msg["version"]))
+            assert moved["type"] == "error" and moved["code"] == "displaced"
+            assert _send(a, {"type": "leave"})["type"] == "left"  # A lets go; B's table stays
+            assert ids["table"] in hub.tables and not hub.tables[ids["table"]].closed
+        back = _send(a, {"type": "join", **ids})
+        assert back["type"] == "welcome" and back["version"] == msg["version"]
+        played = _send(a, answer(back["view"], back["version"]))
+        assert played["type"] == "update" and played["version"] == back["version"] + 1

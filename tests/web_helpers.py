@@ -1,17 +1,24 @@
-"""Helpers for the web table's tests: a hub with quick opponents, a player that answers every
-choice (the benchmark's), and the cards a message names."""
+"""Helpers for the web table's tests: a hub with quick opponents, the application served by
+uvicorn on a free port, a player that answers every choice (the benchmark's), and the cards a
+message names."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from piquet_env.cards import parse_card
 from piquet_env.rules import STANDARD, Rules
-from piquet_table.web.bench import answer
+from piquet_env.testing.web_speed import answer
+from piquet_table.web.hub import Hub
+from piquet_table.web.limits import Limits
 from piquet_table.web.opponents import Choice
-from piquet_table.web.tables import Hub, Limits
 
 QUICK = {
     "random": Choice("random", "Random", "random"),
@@ -20,9 +27,42 @@ QUICK = {
 """Opponents that answer at once (the tests need no search or torch)."""
 
 
+UNLIMITED_RATES = {"rate": 1e9, "burst": 10**9, "client_rate": 1e9, "client_burst": 10**9}
+"""Message rates no test client reaches (the tests play far faster than a person); the tests of
+the rate limits set their own."""
+
+
 def make_hub(records: Path, rules: Rules = STANDARD, seed: int = 1, **limits: float) -> Hub:
-    """A hub offering :data:`QUICK` (random first), saving into ``records``."""
+    """A hub offering :data:`QUICK` (random first), saving into ``records``; its message rates
+    are unlimited unless given (:data:`UNLIMITED_RATES`)."""
+    limits = {**UNLIMITED_RATES, **limits}
     return Hub(rules, dict(QUICK), records, seed=seed, limits=Limits(**limits))
+
+
+@contextlib.contextmanager
+def serving(app: object, **config: object) -> Iterator[int]:
+    """``app`` served by uvicorn on a free port of 127.0.0.1, in a thread; yields the port.
+    uvicorn's own logging goes to the root logger (``log_config=None``), where pytest sees it."""
+    import uvicorn
+
+    from piquet_table.web.server import uvicorn_options
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    options = {"host": "127.0.0.1", "port": port, **uvicorn_options(), "log_config": None}
+    srv = uvicorn.Server(uvicorn.Config(app, **{**options, **config}))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        srv.should_exit = True
+        thread.join(10)
 
 
 _CODE = re.compile(r"\b(?:[789TJQKA][CDHS]|JK)\b")
@@ -43,4 +83,4 @@ def cards_named(message: dict, skip_cut: bool = True) -> set[int]:
     return named
 
 
-__all__ = ["QUICK", "answer", "cards_named", "make_hub"]
+__all__ = ["QUICK", "answer", "cards_named", "make_hub", "serving"]

@@ -326,6 +326,12 @@ class Game:
                 f"totals must be two ints (player 0, player 1), got {short_repr(totals)}"
             )
         limit = max_start_total(rules, deal_number)
+        if max_start_total(rules) < 0:
+            most = sc.MAX_TOTAL // sc.MAX_DEAL_POINTS - (2 if rules.tie_break_deals else 0)
+            raise ValueError(
+                f"a partie of {rules.deals} deals could pass the largest total, {sc.MAX_TOTAL}: "
+                f"at most {most - most % 2} deals (tie-break deals included)"
+            )
         totals = (_int_arg("totals[0]", totals[0]), _int_arg("totals[1]", totals[1]))
         for p, t in enumerate(totals):
             if not 0 <= t <= limit:

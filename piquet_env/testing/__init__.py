@@ -1,4 +1,4 @@
-"""Harnesses for the environment, kept apart from what it runs on (as ``pettingzoo.test`` is).
+"""Harnesses, kept apart from what they measure (as ``pettingzoo.test`` is).
 
 - :mod:`.difftest`: the batched engine against :class:`~piquet_env.game.Game`, step by step
   (``python -m piquet_env.testing.difftest``).
@@ -7,6 +7,9 @@
 - :mod:`.batch_speed`: the batched engine beside them (``piquet bench vector``).
 - :mod:`.exact_bench`: the exact solver on a whole small game: counts, time per stage, CFR+
   (``python -m piquet_env.testing.exact_bench``).
+- :mod:`.web_speed`: how fast ``piquet serve`` answers with many tables open, under searches and
+  floods (``python -m piquet_env.testing.web_speed``): a client of the server, run in a process of
+  its own.
 
-Nothing in the engine, the env or the batched engine imports this package.
+Nothing in the engine, the env, the batched engine or the tables imports this package.
 """

@@ -66,8 +66,9 @@ def _isatty() -> bool:
 
 def _play(args: argparse.Namespace) -> int:
     from piquet_env.game import Game
-    from piquet_table.session import Session, make_seats, terminal_status
-    from piquet_table.signals import SignalGuard
+    from piquet_table.session import HUMAN, Session, make_seats, seat_seeds, terminal_status
+    from piquet_table.signals import SignalGuard, Stopped
+    from piquet_table.text import printable
 
     _tolerant_io()
     rules = rules_from_args(args)
@@ -80,19 +81,27 @@ def _play(args: argparse.Namespace) -> int:
             raise CLIError(f"--delay must be at most {MAX_DELAY:g} seconds, got {args.delay:g}")
     if (args.delay is not None or args.step) and args.player is None:
         raise CLIError("--delay and --step pace a game between two agents: add --player SPEC")
-    try:
-        agents, game_seed = make_seats(args.opponent, rules, seed, args.player)
-    except ImportError as err:
-        raise CLIError(f"cannot load an agent: {err}") from None
-    except ValueError as err:
-        raise CLIError(str(err)) from None
     tty = _isatty()
     delay = args.delay
     if delay is None:
         delay = WATCH_DELAY if args.player is not None and tty and not args.step else 0.0
-    game = Game(rules, seed=game_seed)
-    try:
+    game = Game(rules, seed=seat_seeds(seed)[0])  # dealt before the agents load: a signal
+    try:  # while they do (the policy takes seconds) saves it, as dealt
         with SignalGuard() as guard:
+            try:
+                agents, _ = make_seats(args.opponent, rules, seed, args.player)
+            except ImportError as err:
+                raise CLIError(f"cannot load an agent: {err}") from None
+            except ValueError as err:
+                raise CLIError(str(err)) from None
+            except Stopped as err:
+                guard.hold()
+                print(err.reason)
+                names = [printable(s) for s in (args.player or HUMAN, args.opponent)]
+                status = err.exit_status
+                if save is not None:
+                    status = _save(save, game, names, print, seed) or status
+                return status
             session = Session(
                 game,
                 agents,
@@ -107,7 +116,7 @@ def _play(args: argparse.Namespace) -> int:
             status = session.run()
             guard.hold()  # a second Ctrl-C or kill must not cut the record short
             if save is not None:
-                status = _save(save, game, session, seed) or status
+                status = _save(save, game, list(session.names), session.write, seed) or status
     except BrokenPipeError:  # e.g. `piquet play --player random | head`
         _quiet_stdout()
         return 0
@@ -116,21 +125,21 @@ def _play(args: argparse.Namespace) -> int:
     return status
 
 
-def _save(path: Path, game, session, seed: int) -> int:
-    """Save the record to ``path`` (or a fallback, said on stderr); 0, or 1 if nothing could be
-    written."""
+def _save(path: Path, game, names: list[str], write, seed: int) -> int:
+    """Save the record (players ``names``) to ``path`` (or a fallback, said on stderr), saying
+    where with ``write``; 0, or 1 if nothing could be written."""
     from piquet_env.game.record import save_record
 
     try:
         written = write_or_fall_back(
-            path, lambda p: save_record(p, game, list(session.names), seed=seed), "--save", "play"
+            path, lambda p: save_record(p, game, names, seed=seed), "--save", "play"
         )
     except OSError as err:
         print(f"piquet play: could not save the game record anywhere: {err}", file=sys.stderr)
         return 1
     done = "" if game.is_over else " (unfinished)"
     with contextlib.suppress(OSError):
-        session.write(f"Game record saved to {written}{done}.")
+        write(f"Game record saved to {written}{done}.")
     return 0
 
 

@@ -9,6 +9,13 @@ as ``piquet play`` saves it; Ctrl-C stops the server and saves the games still o
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ipaddress
+import math
+import os
+import re
+import socket
+import sys
 from pathlib import Path
 
 from piquet_cli.common import (
@@ -22,19 +29,68 @@ from piquet_cli.common import (
     rules_from_args,
 )
 
-WS_MAX_BYTES = 64 * 1024
-"""Largest WebSocket frame the server reads at all (the page's messages are refused, with the
-reason, past 2,048 characters; a frame past this closes the socket)."""
+HOST_NAME = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|[0-9A-Fa-f:.]{2,45}")
+"""What ``--allowed-host`` takes: a host name or address, or ``*.domain`` for its subdomains."""
+
+BURST = 3.0
+"""Seconds of ``--rate`` (and ``--client-rate``) a client may send at once."""
 
 
 def _one_torch_thread() -> None:
-    """Agents think in worker threads, many tables at once: a batch-1 policy gains nothing from
-    more than one torch thread each, and threads oversubscribing the cores slow every table."""
+    """With ``--workers 0`` agents think in threads of the server, many tables at once: a batch-1
+    policy gains nothing from more than one torch thread each, and threads oversubscribing the
+    cores slow every table (the worker processes do the same for themselves)."""
     import sys
 
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+
+
+WILDCARD = ("0.0.0.0", "::", "")
+"""``--host`` values that listen on every interface."""
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is this machine's loopback only (nobody else reaches it)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def reachable(host: str) -> list[str]:
+    """The names and addresses people may reach a server listening on ``host`` by: ``host``
+    itself, or for every interface (:data:`WILDCARD`) this machine's name and addresses (they are
+    the host names the server answers to, with ``--allowed-host``)."""
+    if host not in WILDCARD:
+        return [host]
+    found = ["127.0.0.1", socket.gethostname(), socket.getfqdn()]
+    with contextlib.suppress(OSError):
+        found += [a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None)]
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # the address a route out would use (nothing is sent)
+        found.append(s.getsockname()[0])
+    return [n for n in dict.fromkeys(found) if n and not n.startswith("fe80:")]
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def _log_to_stderr() -> None:
+    """The server's own log (one line per closed connection, see
+    :mod:`piquet_table.web.connection`) on stderr, with the time; uvicorn logs warnings only."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s piquet serve: %(message)s"))
+    log = logging.getLogger("piquet_table.web")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -47,6 +103,23 @@ def _serve(args: argparse.Namespace) -> int:
         raise CLIError(f"--port must be 0 to 65535, got {args.port}")
     at_least("--max-tables", args.max_tables, 1)
     at_least("--per-client", args.per_client, 1)
+    if args.workers == 1 or args.workers < 0:
+        raise CLIError(f"--workers must be 0 (threads) or at least 2, got {args.workers}")
+    for flag, value in (("--rate", args.rate), ("--client-rate", args.client_rate)):
+        if not (math.isfinite(value) and value > 0):
+            raise CLIError(f"{flag} must be a positive number of messages a second, got {value}")
+    at_least("--max-records", args.max_records, 1)
+    for flag, value in (
+        ("--max-record-mib", args.max_record_mib),
+        ("--records-per-hour", args.records_per_hour),
+    ):
+        if not (math.isfinite(value) and value > 0):
+            raise CLIError(f"{flag} must be a positive number, got {value:g}")
+    for name in args.allowed_host:
+        if not HOST_NAME.fullmatch(name):
+            raise CLIError(
+                f"--allowed-host {name[:60]!r}: not a host name, an address or '*.domain'"
+            )
     records = check_output_path(args.records, "--records", directory=True)
     checkpoints = None
     if args.checkpoints is not None:
@@ -56,9 +129,13 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
+        from piquet_table.text import printable
         from piquet_table.web.app import create_app
+        from piquet_table.web.hub import Hub
+        from piquet_table.web.moves import MovePool
         from piquet_table.web.opponents import opponent_choices
-        from piquet_table.web.tables import Hub, Limits
+        from piquet_table.web.server import uvicorn_options
+        from piquet_table.web.token import new_token
     except ImportError as err:
         raise CLIError(str(err)) from None
     try:
@@ -67,25 +144,63 @@ def _serve(args: argparse.Namespace) -> int:
         raise CLIError(f"--opponent: {err}") from None
     _one_torch_thread()
     records.mkdir(parents=True, exist_ok=True)
-    limits = Limits(max_tables=args.max_tables, max_per_client=args.per_client)
-    hub = Hub(rules, choices, records, seed=seed, limits=limits)
-    print(f"Piquet, {rules.name} rules: http://{args.host}:{args.port}/  (Ctrl-C stops)")
-    print(f"  opponents: {', '.join(choices)}")
+    from piquet_table.web.limits import Limits
+
+    limits = Limits(
+        max_tables=args.max_tables,
+        max_per_client=args.per_client,
+        rate=args.rate,
+        burst=max(1, round(BURST * args.rate)),
+        client_rate=args.client_rate,
+        client_burst=max(1, round(BURST * args.client_rate)),
+        max_records=args.max_records,
+        max_record_mib=args.max_record_mib,
+        records_per_hour=args.records_per_hour,
+    )
+    hub = Hub(rules, choices, records, seed=seed, limits=limits, moves=MovePool(args.workers))
+    token = (args.token or new_token()) if args.token is not None else None
+    names = reachable(args.host)
+    first = "127.0.0.1" if args.host in WILDCARD else args.host
+    print(f"Piquet, {rules.name} rules: {_url(first, args.port)}  (Ctrl-C stops)")
+    others = [_url(n, args.port) for n in names if n != first]
+    if others:
+        print(f"  also at {', '.join(others)}")
+    if token is not None:
+        print(f"  token: {token} (the page asks for it once)")
+    print(f"  opponents: {', '.join(printable(c) for c in choices)}")
     for line in skipped:
         print(f"  left out {line}")
-    print(f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)")
+    print(
+        f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)",
+        flush=True,
+    )
+    if not _loopback(args.host):
+        where = "every interface" if args.host in WILDCARD else args.host
+        print(
+            f"piquet serve: warning: listening on {where}: anyone who can reach this machine "
+            "can open tables and read, and upload, every record; "
+            + (
+                "they need the token"
+                if token is not None
+                else "give --token to make the page ask for a shared secret"
+            ),
+            file=sys.stderr,
+        )
+    allowed = [*names, *args.allowed_host]
+    _log_to_stderr()
     uvicorn.run(
-        create_app(hub),
+        create_app(hub, allowed_hosts=allowed, token=token),
         host=args.host,
         port=args.port,
-        log_level="warning",
-        ws_max_size=WS_MAX_BYTES,
+        **uvicorn_options(),
     )
     return 0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet serve``."""
+    from piquet_table.web.limits import Limits
+
     p = sub.add_parser(
         "serve",
         help="play, watch and replay in the browser",
@@ -95,6 +210,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    p.add_argument(
+        "--token",
+        nargs="?",
+        const="",
+        metavar="TOKEN",
+        help="a shared secret the page asks for once (its cookie then lasts 30 days); --token "
+        "alone makes a random one, printed at start (a TOKEN given here is seen in ps)",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the page may be reached by, besides 127.0.0.1, localhost and the "
+        "--host address (repeatable; '*.example.org' allows its subdomains); requests naming "
+        "any other host are refused (DNS rebinding)",
+    )
     add_rules_arguments(p)
     add_seed_argument(p, "every table's cards and agents")
     p.add_argument(
@@ -129,5 +261,53 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=8,
         metavar="N",
         help="tables open at once from one address (default: 8)",
+    )
+    p.add_argument(
+        "--max-records",
+        type=int,
+        default=Limits.max_records,
+        metavar="N",
+        help="records of the server's kept in --records: past it, or past --max-record-mib, the "
+        f"oldest unfinished go first, then the oldest (default: {Limits.max_records})",
+    )
+    p.add_argument(
+        "--max-record-mib",
+        type=float,
+        default=Limits.max_record_mib,
+        metavar="MIB",
+        help=f"MiB of the server's records kept in --records (default: {Limits.max_record_mib:g})",
+    )
+    p.add_argument(
+        "--records-per-hour",
+        type=float,
+        default=Limits.records_per_hour,
+        metavar="N",
+        help="records one address may have saved an hour; past it its games are played but not "
+        f"saved (default: {Limits.records_per_hour:g})",
+    )
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=Limits.rate,
+        metavar="N",
+        help=f"messages a second one socket may send, {BURST:g} seconds' worth at once; past it "
+        f"the socket gets one error and is closed (default: {Limits.rate:g})",
+    )
+    p.add_argument(
+        "--client-rate",
+        type=float,
+        default=Limits.client_rate,
+        metavar="N",
+        help="messages a second one address may send over all its sockets, a new socket "
+        f"counting as one (default: {Limits.client_rate:g})",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=max(2, os.cpu_count() or 2),
+        metavar="N",
+        help="processes that play the agents' moves: one for the quick agents, the others (at a "
+        "lower priority) for the searches; 0 plays them in threads of the server (default: the "
+        "number of cores, at least 2)",
     )
     p.set_defaults(func=_serve)

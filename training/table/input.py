@@ -53,9 +53,11 @@ def _shown(token: str, limit: int = 16) -> str:
     return repr(token if len(token) <= limit else token[: limit - 3] + "...")
 
 
-def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
-    """A card id from a card name (``qh``, ``10s``, ``ts``, ``10♠``) or a 1-based number into
-    ``numbered``."""
+def _card_or_number(token: str, numbered: Sequence[int], rules: Rules, numbers: bool = True) -> int:
+    """A card id from a card name (``qh``, ``10s``, ``ts``, ``10♠``) or, with ``numbers``, a
+    1-based number into ``numbered``."""
+    if token.isascii() and token.isdigit() and not numbers:
+        raise InputError(f"{_shown(token)} is not a card: name one, such as qh or 10s")
     if token.isascii() and token.isdigit():
         k = int(token) if len(token) <= 3 else 0  # a long line of digits is no choice
         if not 1 <= k <= len(numbered):
@@ -68,7 +70,7 @@ def _card_or_number(token: str, numbered: Sequence[int], rules: Rules) -> int:
     except ValueError as err:
         raise InputError(
             f"{_shown(token)} is not a card: type a rank (7 8 9 10 J Q K A) and a suit "
-            f"(c d h s), like qh or 10s, or a number"
+            f"(c d h s), like qh or 10s{', or a number' if numbers else ''}"
         ) from err
     if card not in rules.pack:
         what = "joker" if card == JOKER else card_str(card)
@@ -83,17 +85,20 @@ def parse_play(
     hand: int | None = None,
     lead: int | None = None,
     name: Callable[[int], str] = card_str,
+    numbers: bool = True,
 ) -> int:
     """The card to play from ``text``: a card name (``'qh'``, ``'10s'``, ``'10♠'``) or the number
-    of a legal card (1-based, in the order of ``legal``).
+    of a legal card (1-based, in the order of ``legal``; not with ``numbers=False``, as on the
+    web page, which shows no numbers).
 
     ``hand`` (a bitmask) and ``lead`` (the card led, if following) make the errors precise;
     ``name`` writes a card in them (``'QH'`` by default).
     """
     tokens = text.replace(",", " ").split()
     if len(tokens) != 1:
-        raise InputError("play one card: its name (like qh or 10s) or its number")
-    card = _card_or_number(tokens[0], legal, rules)
+        number = " or its number" if numbers else ""
+        raise InputError(f"play one card: its name (like qh or 10s){number}")
+    card = _card_or_number(tokens[0], legal, rules, numbers)
     if card in legal:
         return card
     if hand is not None and not hand >> card & 1:
@@ -113,9 +118,11 @@ def parse_discards(
     hi: int,
     rules: Rules,
     name: Callable[[int], str] = card_str,
+    numbers: bool = True,
 ) -> list[int]:
-    """The cards to discard from ``text``: card names or numbers into ``hand`` (the hand as shown,
-    1-based), optionally after the word ``discard``; ``none`` (or ``done``) discards nothing.
+    """The cards to discard from ``text``: card names or (unless ``numbers=False``) numbers into
+    ``hand`` (the hand as shown, 1-based), optionally after the word ``discard``; ``none`` (or
+    ``done``) discards nothing.
 
     The count must be within ``lo..hi`` (the exchange limits); every card must be in the hand, and
     none given twice. ``name`` writes a card in the errors.
@@ -125,7 +132,7 @@ def parse_discards(
         tokens = tokens[1:]
     if len(tokens) == 1 and tokens[0] in KEEP_WORDS:
         tokens = []
-    cards = [_card_or_number(t, hand, rules) for t in tokens]
+    cards = [_card_or_number(t, hand, rules, numbers) for t in tokens]
     for c in cards:
         if c not in hand:
             raise InputError(f"you do not hold {name(c)}")

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from piquet_env.game.record import RecordError, load_record, replay
 from piquet_table.session import HUMAN
+from piquet_table.text import printable
 from piquet_training.evaluation.stats import (
     MIN_PAIRS,
     Estimate,
@@ -171,12 +172,15 @@ class Standing:
 
 @dataclass
 class Summary:
-    """Every person's game of a set of records, by opponent; and what was left out."""
+    """Every person's game of a set of records, by opponent; and what was left out: records
+    without a person, unreadable ones, and ``left_out`` older ones not read at all (past
+    :data:`MAX_RECORDS`)."""
 
     standings: list[Standing]
     records: int
     without_human: int = 0
     unreadable: list[str] = field(default_factory=list)
+    left_out: int = 0
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
@@ -185,6 +189,7 @@ class Summary:
             "records": self.records,
             "without_human": self.without_human,
             "unreadable": list(self.unreadable),
+            "left_out": self.left_out,
         }
 
     def lines(self, where: str = "the records") -> list[str]:
@@ -194,6 +199,12 @@ class Summary:
             f"{games} games of a person in {self.records} records in {where} "
             f"({self.without_human} without a person, {len(self.unreadable)} unreadable)"
         ]
+        if self.left_out:
+            older = "record" if self.left_out == 1 else "records"
+            out.append(
+                f"  {self.left_out} older {older} not read (at most the newest "
+                f"{MAX_RECORDS:,} are): these results leave them out"
+            )
         for s in self.standings:
             out += s.lines()
         out += [f"  skipped {why}" for why in self.unreadable[:20]]
@@ -209,51 +220,90 @@ def human_seat(doc: dict) -> int | None:
     return seats[0] if len(seats) == 1 else None
 
 
-def summarize(docs: Iterable[tuple[str, dict]]) -> Summary:
-    """The :class:`Summary` of checked record documents ``(name, doc)``; a record whose log does
-    not replay is listed as unreadable."""
+@dataclass(frozen=True)
+class Row:
+    """What one record adds to a :class:`Summary`: a person's game (``key``: opponent, rules,
+    mode; ``outcome``, or ``None`` while unfinished), a game without a person, or an unreadable
+    file (``problem`` says why). Rows are kept (the web table's records store) so that a summary
+    reads no file again."""
+
+    key: tuple[str, str, str] | None = None
+    outcome: Outcome | None = None
+    problem: str | None = None
+
+
+def record_row(name: str, doc: dict) -> Row:
+    """The :class:`Row` of the checked record document ``doc`` (file ``name``); a record whose log
+    does not replay is unreadable. Names are made safe to show
+    (:func:`~piquet_table.text.printable`: no escape sequences or control characters)."""
+    seat = human_seat(doc)
+    if seat is None:
+        return Row()
+    try:
+        game = replay(doc)
+    except RecordError as err:
+        return Row(problem=printable(f"{name}: {err}", 300))
+    opponent = printable(str(doc["agents"][1 - seat])) or "(no name)"  # shown on terminals
+    key = (opponent, game.rules.name, game.mode)
+    if not game.is_over:
+        return Row(key)
+    diff = sum(ds[seat].total - ds[1 - seat].total for ds in game.deal_scores)
+    deals = len(game.deal_scores)
+    return Row(key, Outcome(diff / deals, game.result[seat], deals))
+
+
+def file_row(path: Path) -> Row:
+    """The :class:`Row` of the record file at ``path`` (unreadable, with the reason, if it is no
+    valid record)."""
+    try:
+        return record_row(path.name, load_record(path))
+    except RecordError as err:
+        return Row(problem=printable(str(err).replace(str(path.parent) + "/", ""), 300))
+
+
+def summarize_rows(rows: Iterable[Row], left_out: int = 0) -> Summary:
+    """The :class:`Summary` of records' :class:`Row` s (``left_out``: older records not read)."""
     groups: dict[tuple[str, str, str], Standing] = {}
-    summary = Summary([], 0)
-    for name, doc in docs:
+    summary = Summary([], 0, left_out=left_out)
+    for row in rows:
         summary.records += 1
-        seat = human_seat(doc)
-        if seat is None:
+        if row.problem is not None:
+            summary.unreadable.append(row.problem)
+        elif row.key is None:
             summary.without_human += 1
-            continue
-        try:
-            game = replay(doc)
-        except RecordError as err:
-            summary.unreadable.append(f"{name}: {err}")
-            continue
-        opponent = doc["agents"][1 - seat]
-        key = (opponent, game.rules.name, game.mode)
-        standing = groups.setdefault(key, Standing(*key))
-        if not game.is_over:
-            standing.unfinished += 1
-            continue
-        diff = sum(ds[seat].total - ds[1 - seat].total for ds in game.deal_scores)
-        deals = len(game.deal_scores)
-        standing.outcomes.append(Outcome(diff / deals, game.result[seat], deals))
+        else:
+            standing = groups.setdefault(row.key, Standing(*row.key))
+            if row.outcome is None:
+                standing.unfinished += 1
+            else:
+                standing.outcomes.append(row.outcome)
     summary.standings = sorted(groups.values(), key=lambda s: (s.opponent, s.rules, s.mode))
     return summary
 
 
+def summarize(docs: Iterable[tuple[str, dict]]) -> Summary:
+    """The :class:`Summary` of checked record documents ``(name, doc)``; a record whose log does
+    not replay is listed as unreadable."""
+    return summarize_rows(record_row(name, doc) for name, doc in docs)
+
+
+def record_files(folder: str | Path) -> tuple[list[Path], int]:
+    """The record files (``*.json``, plain files, no links, no hidden files) directly in
+    ``folder``, oldest first
+    by name (which starts with the time), at most the newest :data:`MAX_RECORDS`; and how many
+    older ones were left out."""
+    paths = sorted(
+        p
+        for p in Path(folder).glob("*.json")
+        if not p.name.startswith(".") and p.is_file() and not p.is_symlink()
+    )
+    keep = paths[-MAX_RECORDS:] if MAX_RECORDS else []
+    return keep, len(paths) - len(keep)
+
+
 def summarize_folder(folder: str | Path) -> Summary:
     """The :class:`Summary` of the records (``*.json``) directly in ``folder``; files that are not
-    valid records are listed as unreadable, with the reason."""
-    folder = Path(folder)
-    paths = sorted(p for p in folder.glob("*.json") if p.is_file() and not p.is_symlink())
-    paths = paths[-MAX_RECORDS:]
-
-    def docs() -> Iterable[tuple[str, dict]]:
-        for path in paths:
-            try:
-                yield path.name, load_record(path)
-            except RecordError as err:
-                unreadable.append(str(err).replace(str(folder) + "/", ""))
-
-    unreadable: list[str] = []
-    summary = summarize(docs())
-    summary.records += len(unreadable)
-    summary.unreadable = unreadable + summary.unreadable
-    return summary
+    valid records are listed as unreadable, with the reason; past :data:`MAX_RECORDS`, the oldest
+    are left out, and the summary says how many."""
+    paths, left_out = record_files(folder)
+    return summarize_rows((file_row(p) for p in paths), left_out)

@@ -489,13 +489,20 @@ def play_prompt(game: Game, player: int) -> str:
     return f"You have no {SUIT_NAMES[lead >> 3]}: play any card"
 
 
+def seat_seeds(seed: int) -> tuple[int, int, int]:
+    """The seeds :func:`make_seats` draws from ``seed``: the game's, player 0's and player 1's
+    (the game can be dealt before its agents are built)."""
+    master = random.Random(seed)
+    game_seed, seed0, seed1 = (master.getrandbits(32) for _ in range(3))
+    return game_seed, seed0, seed1
+
+
 def make_seats(
     opponent: str, rules: Rules, seed: int, player: str | None = None
 ) -> tuple[list[Agent | None], int]:
     """The seats of a game, all seeded from ``seed``: the person's (``None``, unless the agent
     spec ``player`` takes it) and the agent spec ``opponent``'s; and the game's own seed."""
-    master = random.Random(seed)
-    game_seed, seed0, seed1 = (master.getrandbits(32) for _ in range(3))
+    game_seed, seed0, seed1 = seat_seeds(seed)
     agents: list[Agent | None] = [None, make_opponent(opponent, rules, seed1)]
     if player is not None:
         agents[0] = make_opponent(player, rules, seed0)

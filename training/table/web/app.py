@@ -6,28 +6,31 @@ route                      what it serves
 ``GET /``                  the single-page table (``static/index.html``)
 ``GET /static/...``        the page's script and styles, from the package
 ``GET /api/config``        the rules, the opponents a page may choose, the limits
-``GET /api/records``       the game records in the records folder (name, time, size)
+``GET /api/records``       the newest records in the records folder (name, time, size)
 ``GET /api/records/NAME``  one record as replay frames (:mod:`piquet_table.web.replayer`)
 ``POST /api/replay``       an uploaded record (the request body) as replay frames
-``GET /api/results``       the humans' results against each agent (:mod:`piquet_table.results`)
-``WS /ws``                 a table: moves and narration (:class:`~piquet_table.web.tables.Client`)
+``GET /api/results``       people's results against each agent (:mod:`piquet_table.results`)
+``POST /api/login``        the token, with ``--token`` (:mod:`piquet_table.web.token`)
+``WS /ws``                 a table: moves and narration (:class:`~piquet_table.web.client.Client`)
 =========================  ===============================================================
 
 Only names of plain files directly in the records folder are read (:func:`record_path`); an
-upload is read from memory, at most :data:`MAX_UPLOAD_BYTES`, and never written. The socket
-refuses a page from another origin (a site the user visits cannot drive his tables).
+upload is read from memory, at most :data:`MAX_UPLOAD_BYTES`, and never written. Every route
+answers only the allowed host names (a rebound DNS name is refused), and the socket refuses a page
+from another origin (a site the user visits cannot drive his tables).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -35,10 +38,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from piquet_env.game.record import RecordError, load_record, parse_record
-from piquet_table.results import summarize_folder
+from piquet_table.web.client import Client
+from piquet_table.web.connection import Connection, Gate
+from piquet_table.web.hub import Hub
 from piquet_table.web.protocol import MAX_MESSAGE_CHARS
+from piquet_table.web.records import RECORD_NAME
 from piquet_table.web.replayer import replay_frames
-from piquet_table.web.tables import Client, Hub
+from piquet_table.web.token import TokenGate
 
 STATIC = Path(__file__).with_name("static")
 """The page's files, shipped in the package."""
@@ -46,11 +52,8 @@ STATIC = Path(__file__).with_name("static")
 MAX_UPLOAD_BYTES = 4 * 2**20
 """Largest record a page may upload (a 12-deal partie takes about 100 KB)."""
 
-MAX_LISTED = 500
-"""Most records listed (the newest)."""
-
-RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.json")
-"""What a record's name in the records folder may look like (no path, no hidden file)."""
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""Host names always served: this machine's own loopback."""
 
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
@@ -73,21 +76,17 @@ def record_path(folder: Path, name: str) -> Path:
     return path
 
 
-def list_records(folder: Path) -> list[dict]:
-    """The records directly in ``folder``, newest first: name, modification time, size."""
-    if not folder.is_dir():
-        return []
-    found = []
-    for entry in folder.iterdir():
-        if RECORD_NAME.fullmatch(entry.name) and not entry.is_symlink() and entry.is_file():
-            info = entry.stat()
-            found.append({"name": entry.name, "mtime": info.st_mtime, "bytes": info.st_size})
-    found.sort(key=lambda r: (-r["mtime"], r["name"]))
-    return found[:MAX_LISTED]
+def create_app(
+    hub: Hub, *, allowed_hosts: Sequence[str] = (), token: str | None = None
+) -> Starlette:
+    """The application serving ``hub``'s tables (its tables are saved when the app stops).
 
+    Only requests whose ``Host`` is one of :data:`LOCAL_HOSTS` or ``allowed_hosts`` are served
+    (Starlette's ``TrustedHostMiddleware``; others get 400): a site whose name an attacker points
+    at this server (DNS rebinding) sends its own name, and is refused. With ``token``, only
+    browsers that gave it are (:mod:`piquet_table.web.token`)."""
 
-def create_app(hub: Hub) -> Starlette:
-    """The application serving ``hub``'s tables (its tables are saved when the app stops)."""
+    gate = Gate(hub.limits)
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers=HEADERS)
@@ -96,7 +95,7 @@ def create_app(hub: Hub) -> Starlette:
         return JSONResponse(hub.config())
 
     async def records(request: Request) -> Response:
-        return JSONResponse(await asyncio.to_thread(list_records, hub.records))
+        return JSONResponse(await hub.store.listing())
 
     async def record(request: Request) -> Response:
         def frames() -> dict:
@@ -128,25 +127,33 @@ def create_app(hub: Hub) -> Starlette:
             return JSONResponse({"error": str(err)}, status_code=400)
 
     async def results(request: Request) -> Response:
-        summary = await asyncio.to_thread(summarize_folder, hub.records)
-        return JSONResponse(summary.to_dict())
+        return JSONResponse((await hub.store.summary()).to_dict())
 
     async def socket(ws: WebSocket) -> None:
         if not _same_origin(ws):
             await ws.close(code=1008, reason="this page comes from another site")
             return
-        await ws.accept()
-        lock = asyncio.Lock()
-
-        async def send(message: dict) -> None:
-            async with lock:
-                await ws.send_json(message)
-
-        client = Client(hub, send, ws.client.host if ws.client else "unknown")
+        owner = ws.client.host if ws.client else "unknown"
+        peer = f"{owner}:{ws.client.port}" if ws.client else owner
+        refused = gate.admit(owner, peer)
+        if refused is not None:
+            await gate.hold_off(owner)
+            await ws.close(code=1008, reason=refused[:120])
+            return
+        conn = Connection(ws, peer)
+        client = Client(hub, conn.send, owner)
+        mine = gate.bucket()
         try:
-            while True:
+            await ws.accept()
+            while conn.open:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
+                    break
+                conn.received += 1
+                if not gate.allow(owner, mine):
+                    gate.cut(owner)
+                    await conn.send(gate.too_many(), timeout=1.0)
+                    await conn.close(1008, "too many messages", by="the server (rate)")
                     break
                 text = message.get("text")
                 if text is None:
@@ -154,13 +161,18 @@ def create_app(hub: Hub) -> Starlette:
                 elif len(text) > MAX_MESSAGE_CHARS:
                     text = text[: MAX_MESSAGE_CHARS + 1]  # refused, without reading it whole
                 await client.receive(text)
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, RuntimeError):  # gone mid-read: the client's own doing
             pass
         finally:
+            conn.open = False
+            gate.release(owner)
             await client.gone()
+            conn.log()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        hub.moves.start()  # the agents' worker processes load while the server starts
+        await hub.store.start()  # the records folder indexed, within its budget
         yield
         await hub.shutdown()
 
@@ -174,7 +186,11 @@ def create_app(hub: Hub) -> Starlette:
         WebSocketRoute("/ws", socket),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    hosts = list(dict.fromkeys([*LOCAL_HOSTS, *allowed_hosts]))
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)]
+    if token:
+        middleware.append(Middleware(TokenGate, token=token))
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
 def _too_big() -> Response:

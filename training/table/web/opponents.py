@@ -16,6 +16,7 @@ from pathlib import Path
 
 from piquet_agents.registry import make_agent
 from piquet_env.rules import Rules
+from piquet_table.text import printable
 
 BUILTIN = (
     ("random", "Random"),
@@ -89,9 +90,9 @@ def opponent_choices(
     if reason is not None:
         raise ValueError(reason)
     builtin = dict(BUILTIN)
-    first = Choice(default, builtin.get(default, f"{default} (the server's)"), default)
+    first = Choice(default, builtin.get(default, f"{printable(default)} (the server's)"), default)
     if os.path.exists(default) and default not in builtin:
-        first = Choice("server", f"{Path(default).name} (the server's)", default)
+        first = Choice("server", f"{printable(Path(default).name)} (the server's)", default)
     choices = {first.id: first}
     skipped = []
     for spec, label in BUILTIN:
@@ -104,9 +105,10 @@ def opponent_choices(
             skipped.append(f"{spec}: {why}")
     for path in checkpoint_paths(checkpoints) if checkpoints is not None else []:
         why = _builds(str(path), rules)
+        shown = printable(path.name)  # a file's name may hold escape sequences
         if why is None:
             cid = f"checkpoint:{path.name}"
-            choices[cid] = Choice(cid, f"Policy {path.name}", str(path))
+            choices[cid] = Choice(cid, f"Policy {shown}", str(path))
         else:
-            skipped.append(f"{path.name}: {why}")
+            skipped.append(printable(f"{shown}: {why}", 300))
     return choices, skipped

@@ -122,8 +122,15 @@ class Channel {
     this.send({ ...msg, version: this.version });
   }
 
+  // Take the table back from the window that joined it (the server re-attaches this socket).
+  rejoin() {
+    const saved = sessionStorage.getItem(this.key);
+    if (saved) this.send({ type: "join", ...JSON.parse(saved) });
+  }
+
   receive(msg) {
     if (msg.type === "welcome") {
+      this.displaced = false;
       sessionStorage.setItem(this.key, JSON.stringify({ table: msg.table, token: msg.token }));
       this.version = msg.version;
       this.view = msg.view;
@@ -140,8 +147,9 @@ class Channel {
       if (msg.log.length) app.selected.clear();
       if (app.tab === this.kind) render();
     } else if (msg.type === "error") {
-      if (/no such table/.test(msg.message)) sessionStorage.removeItem(this.key);
-      if (app.tab === this.kind) showMessage(msg.message);
+      if (msg.code === "no_table") sessionStorage.removeItem(this.key);
+      this.displaced = msg.code === "displaced";
+      if (app.tab === this.kind) showMessage(msg.message, this.displaced);
     } else if (msg.type === "left") {
       sessionStorage.removeItem(this.key);
     }
@@ -153,8 +161,11 @@ function channel(kind) {
   return app.channels[kind];
 }
 
-function showMessage(text) {
-  $("#message").textContent = text;
+// The refusal's reason; ``rejoin`` offers to take a table back from another window.
+function showMessage(text, rejoin = false) {
+  $("#message-text").textContent = text;
+  $("#message").classList.toggle("shown", Boolean(text));
+  $('button[data-action="rejoin"]').hidden = !rejoin;
 }
 
 // ------------------------------------------------------------------ drawing the table
@@ -194,7 +205,7 @@ function render() {
   const me = v.seat == null ? 0 : v.seat;
   const them = 1 - me;
   const who = (p) => (playing && p === v.seat ? "you" : v.names[p]);
-  $("#phase").textContent = v.phase;
+  $("#phase").textContent = v.deal_over ? "deal over" : v.phase;
   $("#deal").textContent = `${v.deal} of ${v.deals}`;
   $("#totals").textContent = `${who(me)} ${v.totals[me]} · ${who(them)} ${v.totals[them]}`;
   $("#role").textContent = playing
@@ -372,7 +383,7 @@ function renderBreakdown(v, who, playing) {
   const last = v.sheet.length ? v.sheet[v.sheet.length - 1].deal : v.deal;
   $("#breakdown-title").textContent = v.phase === "over" ? (v.mode === "partie" ? "The partie is over" : "The deal is over") : `Deal ${last} is over`;
   const table = $("#breakdown-table");
-  table.replaceChildren(scoreHead(v, who, ""));
+  table.replaceChildren(scoreHead(v, who, `Deal ${last}`));
   for (const row of v.breakdown || []) {
     table.append(el("tr", { class: row.label === "deal total" ? "total" : "" }, el("td", { text: row.label }), el("td", { text: String(row.points[0]) }), el("td", { text: String(row.points[1]) })));
   }
@@ -380,6 +391,7 @@ function renderBreakdown(v, who, playing) {
   const settle = $("#settlement");
   settle.replaceChildren(...(v.settlement || []).map((line) => el("p", {}, suitText(line))));
   if (v.saved) settle.append(el("p", { class: "saved", text: `Game record saved as ${v.saved}.` }));
+  else if (v.unsaved) settle.append(el("p", { class: "saved", text: `This game was not saved: ${v.unsaved}.` }));
   panel.querySelector('[data-action="next"]').hidden = !(playing && v.choice && v.choice.kind === "next");
 }
 
@@ -397,7 +409,9 @@ function setButtons(v, choice) {
   if (choice && choice.kind === "exchange") {
     const n = app.selected.size;
     done.disabled = n < choice.min || n > choice.max;
-    done.textContent = n ? `Done: discard ${n}, take ${n}` : "Done: keep my hand";
+    const span = choice.min === choice.max ? `${choice.min}` : `${choice.min} to ${choice.max}`;
+    if (n) done.textContent = `Done: discard ${n}, take ${n}`;
+    else done.textContent = choice.min > 0 ? `Choose ${span} to discard` : "Done: keep my hand";
   }
   $("#command").hidden = app.tab !== "play" || !choice || choice.kind === "next";
 }
@@ -503,6 +517,9 @@ function action(name) {
     case "watch":
       channel("watch").send({ type: "watch", players: [$("#watch-a").value, $("#watch-b").value], mode: $("#watch-mode").value, delay: Number($("#speed").value) });
       break;
+    case "rejoin":
+      ch.rejoin();
+      break;
     case "pause":
     case "resume":
     case "step":
@@ -538,12 +555,16 @@ async function listRecords() {
   if (!list.length) sel.append(el("option", { value: "", text: "no records yet" }));
 }
 
-async function showFrames(res) {
+async function showFrames(res, title = null) {
   const data = await res.json();
   if (!res.ok) {
+    app.replay = null; // the record before it is no longer what is asked for
+    render();
+    updateFramePos();
     showMessage(data.error || `the record could not be read (${res.status})`);
     return;
   }
+  if (title) data.title = title;
   showMessage("");
   app.replay = { data, index: 0 };
   render();
@@ -557,7 +578,8 @@ async function openRecord(name) {
 
 async function uploadRecord(file) {
   const text = await file.text();
-  await showFrames(await fetch("/api/replay", { method: "POST", body: text, headers: { "Content-Type": "application/json" } }));
+  const name = file.name.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").slice(0, 80);
+  await showFrames(await fetch("/api/replay", { method: "POST", body: text, headers: { "Content-Type": "application/json" } }), `${name} (uploaded)`);
 }
 
 function stepReplay(delta) {
@@ -595,6 +617,7 @@ async function showResults() {
   const fmt = (e, pct) => {
     if (!e) return "–";
     const f = (x) => (x == null ? "∞" : pct ? `${(100 * x).toFixed(1)}%` : `${x >= 0 ? "+" : ""}${x.toFixed(pct ? 1 : 2)}`);
+    if (e.ci_low == null && e.ci_high == null) return `${f(e.mean)} (one game: no interval)`;
     return `${f(e.mean)} [${e.ci_low == null ? "−∞" : f(e.ci_low)}, ${f(e.ci_high)}]`;
   };
   if (!data.standings.length) {
@@ -607,7 +630,9 @@ async function showResults() {
     const verdict = s.games === 0 ? "–" : s.too_small ? "too few games" : s.beats === "yes" ? "people win" : s.beats === "no (worse)" ? "the agent wins" : "not demonstrated";
     table.append(el("tr", {}, ...[s.opponent, s.rules, s.mode, String(s.games), String(s.unfinished), fmt(s.points_per_deal), fmt(s.win_rate, true), fmt(s.partie_score), verdict].map((t) => el("td", { text: t }))));
   }
-  box.replaceChildren(table, el("p", { class: "note", text: `${data.records} records; ${data.without_human} without a person; ${data.unreadable.length} unreadable.` }));
+  const cut = data.left_out ? ` ${data.left_out} older records were not read: these results leave them out.` : "";
+  const records = `${data.records} record${data.records === 1 ? "" : "s"}`;
+  box.replaceChildren(table, el("p", { class: "note", text: `${records}; ${data.without_human} without a person; ${data.unreadable.length} unreadable.${cut}` }));
 }
 
 // ------------------------------------------------------------------ tabs, events, start
@@ -685,6 +710,29 @@ function onKey(ev) {
   }
 }
 
+// A table served with --token: ask for it once (the server answers with a cookie).
+function askToken() {
+  const box = $("#login");
+  const tabs = ["#layout", ".tabs", "#controls-play"];
+  box.hidden = false;
+  for (const sel of tabs) $(sel).hidden = true;
+  $("#login-token").focus();
+  return new Promise((resolve) => {
+    $("#login-form").addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const res = await fetch("/api/login", { method: "POST", body: JSON.stringify({ token: $("#login-token").value }), headers: { "Content-Type": "application/json" } });
+      if (res.ok) {
+        box.hidden = true;
+        for (const sel of tabs) $(sel).hidden = false;
+        resolve();
+      } else {
+        const data = await res.json().catch(() => ({}));
+        $("#login-message").textContent = data.error || `refused (${res.status})`;
+      }
+    });
+  });
+}
+
 async function start() {
   document.addEventListener("click", (ev) => {
     const card = ev.target.closest("button[data-card]");
@@ -713,7 +761,11 @@ async function start() {
     const ch = app.channels.watch;
     if (ch && ch.view) ch.send({ type: "speed", delay: Number(ev.target.value) });
   });
-  const res = await fetch("/api/config");
+  let res = await fetch("/api/config");
+  if (res.status === 401) {
+    await askToken();
+    res = await fetch("/api/config");
+  }
   app.config = await res.json();
   fillChoices(app.config);
   for (const kind of ["play", "watch"]) if (sessionStorage.getItem(`piquet.${kind}`)) channel(kind).open();

@@ -1,0 +1,300 @@
+"""The web table against hostile clients: what one address, or many, can make the server do.
+
+Each test reproduces a way a client could hurt a shared server (issue 36) and shows it bounded:
+300 concurrent ``new`` messages against the table limits; a rebinding Host; a flood then an abort
+(one log line, no traceback); floods against the rates of a socket and of an address, the
+cooldown and the sockets an address may hold; a pause flood on a watch table; a flood beside a
+person's game over real sockets from two loopback addresses; the token. (The displaced window's
+rejoin is in tests/test_web_server.py, the records' budget in tests/test_web_records.py.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web table needs the web extra: pip install '.[web]'")
+
+from starlette.testclient import TestClient, WebSocketDenialResponse
+
+from piquet_table.web.app import create_app
+from piquet_table.web.client import Client
+from tests.web_helpers import answer, make_hub, serving
+
+NEW = json.dumps({"type": "new", "opponent": "random", "mode": "partie"})
+
+
+async def _concurrent_news(hub, owners: list[str]) -> list[dict]:
+    """One client per owner, each sending ``new`` at the same instant; the first reply of each."""
+    replies: list[list[dict]] = [[] for _ in owners]
+
+    def sender(i: int):
+        async def send(message: dict) -> None:
+            replies[i].append(message)
+
+        return send
+
+    clients = [Client(hub, sender(i), owner) for i, owner in enumerate(owners)]
+    await asyncio.gather(*(c.receive(NEW) for c in clients))
+    await hub.shutdown()
+    return [r[0] for r in replies]
+
+
+@pytest.mark.parametrize(
+    ("owners", "per_client", "in_all"),
+    [(["one address"] * 20, 8, 8), ([f"address {i}" for i in range(300)], 8, 64)],
+    ids=["20 sockets of one address", "300 sockets of 300 addresses"],
+)
+def test_concurrent_news_never_pass_the_table_limits(tmp_path, owners, per_client, in_all):
+    """The slot is reserved before the agent is built: however the building interleaves, no more
+    tables open than the limits allow (20 at once from one address get 8, 300 get 64)."""
+    hub = make_hub(tmp_path / "records", max_per_client=per_client, max_tables=64)
+    first = asyncio.run(_concurrent_news(hub, owners))
+    welcomed = [r for r in first if r["type"] == "welcome"]
+    refused = [r for r in first if r["type"] == "error"]
+    assert len(welcomed) == in_all and len(refused) == len(owners) - in_all
+    limit = "tables open, the most one client may" if in_all == 8 else "tables open, its limit"
+    assert all(limit in r["message"] for r in refused), refused[:3]
+
+
+def test_a_rebinding_host_is_refused_by_the_pages_the_records_and_the_socket(tmp_path):
+    """DNS rebinding: a site whose name is made to point at the server reaches it with its own
+    name in Host (and Origin). Only the allowed hosts are served."""
+    hub = make_hub(tmp_path / "records")
+    client = TestClient(create_app(hub, allowed_hosts=["testserver"]))
+    evil = {"host": "evil.example:8000", "origin": "http://evil.example:8000"}
+    with client:
+        for path in ("/", "/api/records", "/api/results", "/api/config"):
+            reply = client.get(path, headers=evil)
+            assert reply.status_code == 400 and "Invalid host header" in reply.text, path
+        assert client.post("/api/replay", content="{}", headers=evil).status_code == 400
+        with (
+            pytest.raises(WebSocketDenialResponse) as err,
+            client.websocket_connect("/ws", headers=evil),
+        ):
+            pass
+        assert err.value.status_code == 400
+        assert client.get("/api/records").status_code == 200  # the allowed host is served
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"
+
+
+async def _flood_then_abort(port: int, messages: int, wait: float) -> None:
+    """A client that sends ``messages`` refused messages without reading a reply, waits ``wait``
+    seconds, and drops the connection without closing it."""
+    from websockets.asyncio.client import connect
+
+    ws = await connect(f"ws://127.0.0.1:{port}/ws")
+    for _ in range(messages):
+        await ws.send('{"type": "cheat"}')
+    await asyncio.sleep(wait)
+    ws.transport.abort()
+
+
+def test_a_client_that_floods_then_aborts_leaves_one_line_in_the_log(tmp_path, caplog):
+    """Thousands of unread replies to a connection that is gone made thousands of asyncio
+    warnings; a reply to a socket that just closed, a traceback. Each connection now leaves one
+    line, and a client's own disconnect no traceback."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    hub = make_hub(tmp_path / "records")
+    caplog.set_level(logging.INFO)
+    with serving(create_app(hub)) as port:
+        asyncio.run(_flood_then_abort(port, 3000, 0.3))
+        for _ in range(10):  # an error sent to a socket that has just gone
+            asyncio.run(_flood_then_abort(port, 1, 0))
+        deadline = time.monotonic() + 20
+        while sum("connection" in r.getMessage() for r in caplog.records) < 11:
+            assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records][:20]
+            time.sleep(0.05)
+    text = [r.getMessage() for r in caplog.records]
+    assert not [t for t in text if "socket.send() raised" in t], len(text)
+    assert not [r for r in caplog.records if r.exc_info or "Exception in ASGI" in r.getMessage()]
+    closed = [r for r in caplog.records if r.name == "piquet_table.web"]
+    assert len(closed) == 11, [r.getMessage() for r in closed]
+    assert all(r.levelno == logging.INFO and "\n" not in r.getMessage() for r in closed)
+
+
+def _drain(ws, limit: int = 10_000) -> tuple[list[dict], int | None]:
+    """Every message until the server closes the socket, and the close code."""
+    from starlette.websockets import WebSocketDisconnect
+
+    got = []
+    try:
+        for _ in range(limit):
+            got.append(ws.receive_json())
+    except WebSocketDisconnect as err:
+        return got, err.code
+    return got, None
+
+
+def test_past_its_message_rate_a_socket_gets_one_error_and_is_closed(tmp_path):
+    """A token bucket per connection: ``burst`` messages at once, then ``rate`` a second; the
+    message past it gets one error (code ``rate``) and the socket is closed (1008)."""
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records", rate=0.001, burst=10, cooldown=0.3)
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        with client.websocket_connect("/ws") as ws:
+            for _ in range(50):
+                ws.send_text('{"type": "pause"}')
+            got, code = _drain(ws)
+        assert [m["type"] for m in got] == ["error"] * 11 and code == 1008
+        assert all("no table is open here" in m["message"] for m in got[:10])
+        assert got[10]["code"] == "rate" and "too many messages" in got[10]["message"]
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+            pass  # its address may open no socket for the cooldown
+        assert refused.value.code == 1008 and "too many messages" in refused.value.reason
+        time.sleep(0.5)
+        with client.websocket_connect("/ws") as ws:  # then a new socket has its own bucket
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"
+
+
+def test_an_address_holds_a_bounded_number_of_sockets(tmp_path):
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records", max_sockets=3)
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        held = [client.websocket_connect("/ws") for _ in range(3)]
+        for ws in held:
+            ws.__enter__()
+        try:
+            with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+                pass
+            assert "has 3 sockets open" in refused.value.reason
+        finally:
+            held.pop().__exit__(None, None, None)
+        with client.websocket_connect("/ws") as ws:  # one closed: room for another
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"
+        for ws in held:
+            ws.__exit__(None, None, None)
+
+
+def test_a_clients_sockets_share_its_rate_and_new_sockets_take_from_it(tmp_path):
+    """A token bucket per client address, over all its sockets, new ones included: a flood
+    spread over many sockets (or reconnecting) is held to the client's rate."""
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records", client_rate=0.001, client_burst=12)
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        with client.websocket_connect("/ws") as a, client.websocket_connect("/ws") as b:
+            for _ in range(5):
+                a.send_text('{"type": "pause"}')
+                assert a.receive_json()["type"] == "error"
+            for _ in range(10):
+                b.send_text('{"type": "pause"}')
+            got, code = _drain(b)
+        assert len(got) == 6 and got[-1]["code"] == "rate" and code == 1008  # 2 + 5 + 5 = 12
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+            pass
+        assert refused.value.code == 1008  # no token left for a new socket
+
+
+def test_a_paused_watch_table_answers_a_pause_flood_with_nothing_new(tmp_path):
+    """``pause`` on a paused table (and ``resume`` on a running one) changes nothing, so it is not
+    answered with the whole view again."""
+    hub = make_hub(tmp_path / "records")
+    with TestClient(create_app(hub, allowed_hosts=["testserver"])) as client:
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"type": "watch", "players": ["random", "random"]}))
+            assert ws.receive_json()["type"] == "welcome"
+            ws.send_text('{"type": "step"}')  # paused, one move: then the table waits
+            first = ws.receive_json()
+            while (msg := ws.receive_json())["version"] == first["version"]:
+                pass
+            version = msg["version"]
+            for _ in range(20):
+                ws.send_text('{"type": "pause"}')
+            ws.send_text('{"type": "step"}')
+            answers = [ws.receive_json()]
+            while answers[-1]["version"] == version:
+                answers.append(ws.receive_json())
+        assert len(answers) == 2  # the step's view, then its move: nothing for the 20 pauses
+        assert answers[-1]["version"] == version + 1 and answers[-1]["view"]["paused"]
+
+
+async def _flood_beside_a_game(port: int) -> tuple[int, int | None, int]:
+    """A flood from 127.0.0.2 (unread refused messages) while a person at 127.0.0.1 plays a deal;
+    the flood's replies, its close code, and the person's moves played."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    url = f"ws://127.0.0.1:{port}/ws"
+
+    async def flood() -> tuple[int, int | None]:
+        async with connect(url, local_addr=("127.0.0.2", 0)) as ws:
+            try:
+                for _ in range(5000):
+                    await ws.send('{"type": "cheat"}')
+            except ConnectionClosed:
+                pass
+            replies = 0
+            try:
+                async for _ in ws:
+                    replies += 1
+            except ConnectionClosed:
+                pass
+            return replies, ws.close_code
+
+    async def person() -> int:
+        moves = 0
+        async with connect(url, local_addr=("127.0.0.1", 0)) as ws:
+            await ws.send(json.dumps({"type": "new", "opponent": "random", "mode": "deal"}))
+            while True:
+                msg = json.loads(await ws.recv())
+                assert msg["type"] != "error", msg
+                view = msg["view"]
+                if view["phase"] == "over":
+                    return moves
+                move = answer(view, msg["version"])
+                if move is not None and msg["type"] in ("welcome", "update"):
+                    await ws.send(json.dumps(move))
+                    moves += 1
+                    await asyncio.sleep(0.01)  # a quick person, within his burst
+
+    (replies, code), moves = await asyncio.gather(flood(), person())
+    return replies, code, moves
+
+
+def test_a_flood_is_cut_off_at_its_burst_while_another_table_plays_on(tmp_path):
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    hub = make_hub(tmp_path / "records", rate=1, burst=60, client_rate=60, client_burst=180)
+    with serving(create_app(hub)) as port:
+        replies, code, moves = asyncio.run(_flood_beside_a_game(port))
+    assert code == 1008 and replies <= 60 + 1 + 5  # the burst, the error, a few refilled
+    assert moves > 10
+
+
+def test_with_a_token_only_a_browser_that_gave_it_is_served(tmp_path):
+    from starlette.websockets import WebSocketDisconnect
+
+    hub = make_hub(tmp_path / "records")
+    app = create_app(hub, allowed_hosts=["testserver"], token="s3cret-table")
+    with TestClient(app) as client:
+        assert client.get("/").status_code == 200  # the page, to ask for it
+        assert client.get("/static/table.js").status_code == 200
+        for path in ("/api/config", "/api/records", "/api/results"):
+            reply = client.get(path)
+            assert reply.status_code == 401 and reply.json()["code"] == "token", path
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+            pass
+        assert refused.value.code == 1008
+        wrong = client.post("/api/login", json={"token": "guess"})
+        assert wrong.status_code == 403 and "token" not in wrong.cookies
+        right = client.post("/api/login", json={"token": "s3cret-table"})
+        assert right.status_code == 200
+        cookie = right.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "s3cret" not in cookie
+        assert client.get("/api/config").status_code == 200  # the cookie, from now on
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(NEW)
+            assert ws.receive_json()["type"] == "welcome"
+        client.cookies.clear()
+        tries = [client.post("/api/login", json={"token": "x"}).status_code for _ in range(12)]
+        assert tries.count(429) >= 2  # tries are limited: a token is not guessed by trying
