@@ -3,7 +3,8 @@
 The browser never names a path or an arbitrary spec: it sends the ``id`` of one of the
 :class:`Choice` objects :func:`opponent_choices` made, and only those build agents. The list holds
 the server's own ``--opponent`` (first: the page's default), the built-in agents that work under
-the server's rules (``random``, ``heuristic``, two searches, the shipped policy ``baseline`` and the
+the server's rules (``random``, ``heuristic``, two searches, the shipped policy ``baseline``, greedy
+and sampling (``baseline:sample``), and the
 search guided by it) and each policy checkpoint in the server's allowed folder, addressed by its
 name there (``checkpoint:NAME``).
 """
@@ -24,6 +25,7 @@ BUILTIN = (
     ("mcts:100", "Search, 100 playouts"),
     ("mcts:400", "Search, 400 playouts"),
     ("baseline", "Shipped policy"),
+    ("baseline:sample", "Shipped policy, sampling"),
     ("mcts:50:policy=baseline", "Guided search, 50 playouts"),
 )
 """Built-in choices, ``(spec, label)``, offered where they build under the server's rules."""
