@@ -30,8 +30,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from piquet_env.agent import Turn
+from piquet_env.agent import RandomAgent, Turn
 from piquet_env.exact.keys import info_key
+from piquet_env.exact.solve import uniform_policy
 from piquet_env.exact.tree import GameTree, legal_bits, node_states
 from piquet_env.files import temp_beside
 from piquet_env.game import Game
@@ -87,6 +88,8 @@ def tabulate(
     about 1e-10 in a probability)."""
     if isinstance(agent, TabularAgent) and agent.policy.rules == tree.rules:
         return agent.tree_policy(tree)
+    if type(agent) is RandomAgent and not check:
+        return uniform_policy(tree)  # its action_probabilities, without asking every state
     if batched and isinstance(agent, BatchExactAgent):
         return _tabulate_batch(tree, agent, check, progress)
     if isinstance(agent, ExactAgent):
