@@ -53,15 +53,19 @@ def _rollout(seed: int):
 
 def test_bf16_values_and_log_probabilities_are_close_to_float32() -> None:
     model, _, out = _rollout(0)
-    obs, masks = torch.from_numpy(out.obs), torch.from_numpy(out.masks)
-    states, actions = torch.from_numpy(out.states), torch.from_numpy(out.actions)
+    wide_obs, wide_states = out.wide()  # in trajectory order, as the other columns
+    obs, masks = torch.from_numpy(wide_obs), torch.from_numpy(out.masks)
+    states, actions = torch.from_numpy(wide_states), torch.from_numpy(out.actions)
     with torch.no_grad():
         logp32, _, v32 = model.evaluate_actions(obs, masks, actions, states)
         with autocast(CPU, "bf16"):
             logp16, _, _ = model.evaluate_actions(obs, masks, actions, states)
     # the behaviour policy acted in bf16: its log-probabilities are recorded as it computed them
     recorded = torch.from_numpy(out.logprobs)
-    assert (recorded - logp16.float()).abs().max() < 0.02
+    # the same bf16 arithmetic in a batch of another size may round differently: two of bf16's
+    # steps (2**-7 relative) at the largest log-probability, not float32's agreement
+    ulps = 2 * 2**-7 * logp32.abs().max().clamp(min=1.0)
+    assert (recorded - logp16.float()).abs().max() <= ulps
     assert not torch.allclose(recorded, logp32, atol=1e-6)
     assert (logp16.float() - logp32).abs().max() < 0.05
     # the collector's value pass ran in bf16, close to the float32 critic

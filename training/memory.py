@@ -78,9 +78,11 @@ def process_memory(pid: int | str = "self") -> ProcessMemory | None:
         return None
     try:
         private = rollup["Private_Clean"] + rollup["Private_Dirty"]
+        # smaps_rollup is read after status: pages touched in between (the reading's own) can put
+        # the resident set a few KiB over the peak read first; a peak is never below the present
         return ProcessMemory(
             pid=number,
-            peak_rss_mib=status["VmHWM"] / _KIB_PER_MIB,
+            peak_rss_mib=max(status["VmHWM"], rollup["Rss"]) / _KIB_PER_MIB,
             rss_mib=rollup["Rss"] / _KIB_PER_MIB,
             pss_mib=rollup["Pss"] / _KIB_PER_MIB,
             uss_mib=private / _KIB_PER_MIB,
