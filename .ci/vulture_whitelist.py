@@ -19,6 +19,12 @@ _._action_to_string
 _.restart_at
 _.set_from
 _.string_from
+# RLCard's Env and Game interface (piquet_env/adapters/rlcard.py)
+_.init_game
+_.get_num_players
+_.get_num_actions
+_._extract_state
+_._decode_action
 # Ray RLlib's RLModule and callbacks (training/rllib/)
 _._forward
 _._forward_train

@@ -18,7 +18,9 @@ The spec grammar (case-insensitive names; :data:`SPEC_FORMS` lists it for help t
   ``piquet solve`` writes), played by sampling its probabilities;
 - the path of a policy checkpoint or run directory (loaded by
   :meth:`piquet_agents.policy.PolicyAgent.load`). An existing path is always read as a path,
-  whatever ``:`` it contains.
+  whatever ``:`` it contains;
+- ``py:MODULE:FACTORY`` or ``py:FILE.py:FACTORY``: an agent of your own, ``FACTORY(rules, seed)``
+  (:mod:`piquet_agents.external`).
 - A policy (``baseline`` or a path) plays its most probable legal action; followed by
   ``:sample`` (``baseline:sample``, ``PATH:sample``) it samples from its probabilities instead,
   seeded by the agent's seed: the policy as it was trained, which is what an equilibrium is.
@@ -51,6 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
+from piquet_agents.external import ExternalAgentError, is_external, make_external, source_file
 from piquet_env.agent import Agent
 from piquet_env.rules import Rules
 
@@ -258,6 +261,9 @@ def spec_files(spec: str, rules: Rules | None = None) -> list[str]:
     ['baseline.safetensors']
     """
     spec = _sampled(spec.strip())[0]
+    if is_external(spec) and not os.path.exists(spec):
+        source = source_file(spec)
+        return [source] if source else []
     if spec.lower().split(":")[0] == "mcts" and not os.path.exists(spec):
         for part in guided_options(spec.split(":")):
             key, _, value = part.partition("=")
@@ -388,6 +394,13 @@ def _build_tabular(spec: str, rules: Rules | None, seed: int | None) -> Agent:
     return TabularAgent(table, greedy=False, seed=seed, name=spec)
 
 
+def _build_external(spec: str, rules: Rules | None, seed: int | None) -> Agent:
+    try:
+        return make_external(spec, rules, seed)
+    except ExternalAgentError as exc:
+        raise AgentSpecError(spec, str(exc)) from exc
+
+
 def _is_policy(spec: str) -> bool:
     return os.path.exists(_sampled(spec)[0])
 
@@ -451,6 +464,13 @@ KINDS: tuple[AgentKind, ...] = (
         "the search guided by a policy; policy=baseline for the shipped one",
         _is_guided,
         lambda spec, rules, seed: _parse_guided(spec, spec.split(":"), rules, seed),
+    ),
+    AgentKind(
+        "py",
+        "py:MODULE:FACTORY",
+        "your own agent, FACTORY(rules, seed); or py:FILE.py:FACTORY",
+        lambda s: is_external(s) and not os.path.exists(s),
+        _build_external,
     ),
     AgentKind(
         "tabular",

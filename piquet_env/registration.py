@@ -13,6 +13,9 @@ registers the ids with it. Either import order gives the same registries.
   ``vectorization_mode="vector_entry_point"``, is the batched engine's
   :class:`piquet_env.vector.PiquetVectorEnv`).
 - PettingZoo (1.27 and later, which have a registry): :data:`PETTINGZOO_IDS`.
+- RLCard: :data:`RLCARD_IDS` (:class:`piquet_env.adapters.rlcard.PiquetRLCardEnv`), registered
+  once ``rlcard.envs`` has run (RLCard imports its entry points when they are registered, so the
+  adapter, and RLCard's ``Env`` it subclasses, are imported then).
 """
 
 from __future__ import annotations
@@ -31,8 +34,12 @@ GYMNASIUM_ENTRY_POINT = "piquet_env.adapters.gymnasium:PiquetGymEnv"
 GYMNASIUM_VECTOR_ENTRY_POINT = "piquet_env.vector.vector_env:PiquetVectorEnv"
 PETTINGZOO_IDS = {"piquet-v0": "piquet_env.piquet_v0:env", "piquet-v1": "piquet_env.piquet_v1:env"}
 """PettingZoo AEC ids and their entry points (``pettingzoo.make("aec", id, **options)``)."""
+RLCARD_IDS = {"piquet": "piquet_env.adapters.rlcard:PiquetRLCardEnv"}
+"""RLCard ids and their entry points (``rlcard.make(id, config)``)."""
 _GYMNASIUM_MODULE = "gymnasium.envs.registration"
 _PETTINGZOO_MODULE = "pettingzoo.env_registry.registration"
+_RLCARD_MODULE = "rlcard.envs"
+_RLCARD_ADAPTER = "piquet_env.adapters.rlcard"
 
 
 def register_gymnasium(module: ModuleType | None = None) -> None:
@@ -61,6 +68,22 @@ def register_pettingzoo(module: ModuleType | None = None) -> None:
     for env_id, entry_point in PETTINGZOO_IDS.items():
         if env_id not in module.aec_registry:
             module.register("aec", env_id, entry_point=entry_point)
+
+
+def register_rlcard(module: ModuleType | None = None) -> None:
+    """Register :data:`RLCARD_IDS` with RLCard's registry (``module``: ``rlcard.envs``), once.
+
+    RLCard imports an entry point when it is registered, so while the adapter itself is being
+    imported (and its ``import rlcard`` is what ran ``rlcard.envs``) this waits: the adapter
+    registers at its end."""
+    adapter = sys.modules.get(_RLCARD_ADAPTER)
+    if adapter is not None and not hasattr(adapter, "PiquetRLCardEnv"):
+        return
+    if module is None:
+        import rlcard.envs as module
+    for env_id, entry_point in RLCARD_IDS.items():
+        if env_id not in module.registration.registry.env_specs:
+            module.register(env_id=env_id, entry_point=entry_point)
 
 
 _HOOKS: dict[str, Callable[[ModuleType], None]] = {}
@@ -108,8 +131,12 @@ _FINDER = _AfterImport()
 
 
 def install() -> None:
-    """Register with Gymnasium and PettingZoo now if imported, else as soon as they are."""
-    hooks = ((_GYMNASIUM_MODULE, register_gymnasium), (_PETTINGZOO_MODULE, register_pettingzoo))
+    """Register with Gymnasium, PettingZoo and RLCard now if imported, else as soon as they are."""
+    hooks = (
+        (_GYMNASIUM_MODULE, register_gymnasium),
+        (_PETTINGZOO_MODULE, register_pettingzoo),
+        (_RLCARD_MODULE, register_rlcard),
+    )
     for name, hook in hooks:
         module = sys.modules.get(name)
         if module is not None:

@@ -218,3 +218,106 @@ def test_the_new_forms_build(tmp_path):
     sampled = make_agent("baseline:sample", STANDARD, seed=1)
     assert not sampled.greedy and sampled.name == "baseline:sample"
     assert make_agent("baseline", STANDARD).greedy
+
+
+# ------------------------------------------------------------------ py:MODULE:FACTORY agents
+
+AGENT_FILE = """\
+from piquet_agents import HeuristicAgent
+
+
+class Mine(HeuristicAgent):
+    pass
+
+
+def make(rules, seed, label="mine", weights=""):
+    agent = Mine(seed=seed)
+    agent.name = label
+    agent.rules_seen = rules.name
+    agent.weights = weights
+    return agent
+
+
+def broken(rules, seed):
+    raise RuntimeError("no weights here")
+
+
+def not_an_agent(rules, seed):
+    return 42
+
+
+NOT_CALLABLE = 3
+"""
+
+
+@pytest.fixture
+def agent_file(tmp_path: Path) -> Path:
+    path = tmp_path / "my_agent.py"
+    path.write_text(AGENT_FILE)
+    return path
+
+
+def test_a_py_spec_builds_the_agent_of_a_file_or_module(agent_file: Path, monkeypatch) -> None:
+    from piquet_agents.registry import spec_files
+    from piquet_env.rules import CLASSIC
+
+    agent = make_agent(f"py:{agent_file}:make", CLASSIC, seed=3)
+    assert agent.name == "mine" and agent.rules_seen == "classic" and agent.seed == 3
+    assert spec_files(f"py:{agent_file}:make") == [str(agent_file)]
+    again = make_agent(f"PY:{agent_file}:make", STANDARD)  # the file runs once per process
+    assert type(again) is type(agent)
+    monkeypatch.syspath_prepend(str(agent_file.parent))
+    by_name = make_agent("py:my_agent:make", STANDARD)
+    assert by_name.name == "mine" and by_name.rules_seen == "standard"
+    assert spec_files("py:my_agent:make") == [str(agent_file)]
+    opts = make_agent(f"py:{agent_file}:make:label=x:weights=C:/w:a.pt", STANDARD)
+    assert opts.name == "x" and opts.weights == "C:/w:a.pt"  # a value runs to the next KEY=
+    colon = agent_file.parent / "a:b"
+    colon.mkdir()
+    (colon / "agent.py").write_text(AGENT_FILE)
+    assert make_agent(f"py:{colon}/agent.py:make:label=y", STANDARD).name == "y"
+
+
+def test_a_py_agent_plays_a_match(agent_file: Path) -> None:
+    from piquet_training.evaluation.duplicate import evaluate
+
+    rep = evaluate(f"py:{agent_file}:make", "heuristic", STANDARD, n=3, seed=0)
+    assert rep.mean_diff == 0.0  # the heuristic against itself, seat for seat
+    assert rep.agent_a == f"py:{agent_file}:make"
+
+
+@pytest.mark.parametrize(
+    ("rest", "reason"),
+    [
+        ("{file}", "expected py:MODULE:FACTORY or py:FILE.py:FACTORY, then :KEY=VALUE options"),
+        ("{file}:", "expected py:MODULE:FACTORY or py:FILE.py:FACTORY"),
+        ("{file}:not-a-name", "expected py:MODULE:FACTORY"),
+        ("{file}:make:loose", "expected py:MODULE:FACTORY"),
+        ("my agent:make", "MODULE a dotted name or FILE a .py file"),
+        ("{file}:make:label=a:label=b", "option label given twice"),
+        ("{file}:make:colour=red", "make(rules, seed, colour=...) failed: TypeError"),
+        ("{dir}/absent.py:make", "no Python file at "),
+        ("no_such_module_xyz:make", "cannot import 'no_such_module_xyz'"),
+        ("{file}:nothing", "has no 'nothing'"),
+        ("{file}:NOT_CALLABLE", "NOT_CALLABLE is not callable"),
+        ("{file}:broken", "broken(rules, seed) failed: RuntimeError: no weights here"),
+        ("{file}:not_an_agent", "not_an_agent(rules, seed) returned int, not an agent"),
+    ],
+)
+def test_a_bad_py_spec_says_what_is_wrong(agent_file: Path, rest: str, reason: str) -> None:
+    spec = "py:" + rest.format(file=agent_file, dir=agent_file.parent)
+    with pytest.raises(AgentSpecError) as info:
+        make_agent(spec, STANDARD)
+    assert str(info.value).startswith(f"agent spec {spec!r}: ")
+    assert reason in str(info.value)
+
+
+def test_a_py_file_that_fails_to_import_names_the_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise ImportError('needs rlcard')\n")
+    with pytest.raises(AgentSpecError, match="importing .*bad.py' failed: ImportError: needs"):
+        make_agent(f"py:{bad}:make", STANDARD)
+    syntax = tmp_path / "syntax.py"
+    syntax.write_text("def make(:\n")
+    with pytest.raises(AgentSpecError, match="failed: SyntaxError"):
+        make_agent(f"py:{syntax}:make", STANDARD)

@@ -6,6 +6,9 @@
   Gymnasium ids ``Piquet-v0`` (whole partie) and ``PiquetDeal-v0`` (one deal).
 - :mod:`piquet_env.adapters.openspiel`: Piquet as an OpenSpiel Python game (``python_piquet``;
   the ``openspiel`` extra).
+- :mod:`piquet_env.adapters.rlcard`: Piquet as an RLCard environment (``rlcard.make("piquet")``,
+  registered by ``import piquet_env``; the ``integrations`` extra), and RLCard's agents as the
+  project's.
 - :mod:`piquet_env.wrappers`: PettingZoo's classic-env wrappers with direct access
   to the raw env (used by :func:`piquet_env.piquet_v0.env`).
 """
