@@ -55,12 +55,18 @@ def piquet(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
 def test_help_lists_every_command_and_says_which_need_the_train_extra() -> None:
     out = piquet("--help")
     assert out.returncode == 0, out.stderr
-    listed = {line.split()[0]: line for line in out.stdout.splitlines() if line.startswith("    ")}
+    listed: dict[str, str] = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("    ") and line[4] != " ":  # a command (its help may wrap below)
+            name = line.split()[0]
+            listed[name] = line
+        elif line.startswith("     ") and listed:
+            listed[name] += " " + line.strip()
     assert list(listed) == [
-        "bench", "eval", "ladder", "train", "exploit", "solve", "play", "replay", "serve",
-        "humans",
+        "bench", "eval", "ladder", "train", "exploit", "solve", "benchmark", "play", "replay",
+        "serve", "humans",
     ]  # fmt: skip
-    for name in ("eval", "ladder", "train", "exploit", "solve", "humans"):
+    for name in ("eval", "ladder", "train", "exploit", "solve", "benchmark", "humans"):
         assert "(needs the train extra: pip install 'piquet-env[train]')" in listed[name]
     assert "(needs the web extra: pip install 'piquet-env[web]')" in listed["serve"]
     assert "measure engine" in listed["bench"] and "play a partie" in listed["play"]
@@ -76,6 +82,7 @@ def test_help_lists_every_command_and_says_which_need_the_train_extra() -> None:
         ["eval", "random", "heuristic", "--deals", "2"],
         ["eval", "--help"],
         ["ladder", "random", "heuristic"],
+        ["benchmark", "random", "--out", "r.json"],
     ],
 )
 def test_a_command_that_needs_the_train_extra_says_so_in_one_line(argv: list[str]) -> None:

@@ -9,7 +9,13 @@ drift from the code it describes:
 - ``observation`` and ``state``: the layouts, from :func:`piquet_env.observation.observation_layout`
   and :func:`~piquet_env.observation.state_layout`, for 32 and 33 cards;
 - ``spaces``: the action, observation and state sizes of every preset;
-- ``cli``: every subcommand's ``--help``, from :func:`piquet_cli.build_parser`.
+- ``cli``: every subcommand's ``--help``, from :func:`piquet_cli.build_parser`;
+- ``env_card``: the environment's card (import, agents, actions, spaces and their values, rewards,
+  decisions per deal and per partie counted on seeded games when the site is built, properties);
+- ``protocol``, ``leaderboard`` and ``benchmark_runs``: the benchmark protocol's settings, and
+  the leaderboard and the runs behind it, from the result files checked in under
+  ``docs/results/benchmark/`` (:mod:`piquet_training.benchmark_file`; a file that fails its
+  checks fails the build).
 
 An unknown name, or a command that cannot be documented because its extra is missing, is an
 error (``mkdocs build --strict`` fails on it).
@@ -105,6 +111,92 @@ def spaces() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _decisions(mode: str, games: int, agent: str) -> tuple[list[int], list[int]]:
+    """Decisions (both players) and player 0's result in ``games`` seeded games of ``agent``
+    against itself under the standard rules."""
+    from piquet_agents import make_agent
+    from piquet_env.agent import Turn
+    from piquet_env.game import Game
+    from piquet_env.rules import STANDARD
+
+    counts, results = [], []
+    for i in range(games):
+        g = Game(STANDARD, seed=i, mode=mode, record=False)
+        seats = [make_agent(agent, STANDARD, seed=2 * i + p) for p in (0, 1)]
+        n = 0
+        while not g.is_over:
+            p = g.current_player
+            g.apply(seats[p].act(Turn(g, p)))
+            n += 1
+        counts.append(n)
+        results.append(g.result[0])
+    return counts, results
+
+
+def env_card() -> str:
+    """The card at the top of the environment page: what PettingZoo's and pgx's pages give."""
+    import statistics
+
+    from piquet_env import piquet_v1
+    from piquet_env.actions import declare_action, done_action, pass_action
+    from piquet_env.observation import observation_layout
+    from piquet_env.rules import STANDARD, make_rules
+
+    joker = make_rules("standard+normand")
+    e, ej = piquet_v1.raw_env(), piquet_v1.raw_env(rules=joker)
+    obs, obs_j = e.observation_space("player_0")["observation"], ej.observation_space("player_0")
+    scaled = [f"`{f.name}` ≤ {f.high:g}" for f in observation_layout(STANDARD) if f.high > 1]
+    sizes = (STANDARD.n_cards, done_action(STANDARD), declare_action(STANDARD))
+    specials = f"{sizes[1]} `DONE`, {sizes[2]} `DECLARE`, {pass_action(STANDARD)} `PASS`"
+    specials_j = f"{done_action(joker)}, {declare_action(joker)}, {pass_action(joker)}"
+
+    def counted(mode: str, games: int, agent: str) -> tuple[str, str]:
+        n, r = _decisions(mode, games, agent)
+        q = statistics.quantiles(r, n=20)
+        spread = f"{q[0]:+.0f} to {q[-1]:+.0f} (5th–95th percentile)" if mode == "deal" else (
+            f"{min(r):+d} to {max(r):+d} (the extremes)")  # fmt: skip
+        return (
+            f"{statistics.mean(n):.1f} ({min(n)}–{max(n)}) with `{agent}` play ({games} games)",
+            f"{spread} over {games} games of `{agent}` play",
+        )
+
+    deal_h, deal_rh = counted("deal", 200, "heuristic")
+    deal_r, deal_rr = counted("deal", 1000, "random")
+    partie_h, partie_rh = counted("partie", 20, "heuristic")
+    partie_r, _ = counted("partie", 200, "random")
+    rows = [
+        ("Import", "`from piquet_env import piquet_v1`, then `piquet_v1.env(**options)`"),
+        ("Agents", "`player_0`, `player_1` (2 players; the cut decides the first elder)"),
+        ("Actions", f"`Discrete({e.action_space('player_0').n})`, "
+         f"`Discrete({ej.action_space('player_0').n})` under `normand`: ids 0–{sizes[0] - 1} the "
+         f"cards (discard in the exchange, play in the tricks; `suit * 8 + rank`, suits C D H S, "
+         f"ranks 7 to A; the joker is {STANDARD.n_cards}), then {specials} ({specials_j} with the "
+         "joker); the `action_mask` marks the legal ones"),
+        ("Observation", f"dict: `observation` float32 `{obs.shape}` (`{obs_j['observation'].shape}`"
+         f" under `normand`), in [{obs.low.min():g}, {obs.high.max():g}]: 0/1 flags and one-hots, "
+         f"counts scaled to [0, 1] but {', '.join(scaled)}; `action_mask` int8 "
+         f"`{e.observation_space('player_0')['action_mask'].shape}`, 0/1"),
+        ("State", f"`state()`: float32 `{e.state_space.shape}` (`{ej.state_space.shape}` under "
+         "`normand`): both observations, both hands, discards, the talon; ≥ 0"),
+        ("Rewards (`reward=`, times `reward_scale`)",
+         f"`result` (default): 0 until the end, then the result, zero-sum. Deal mode: the deal's "
+         f"point difference, {deal_rh}; {deal_rr}. Partie mode: the settled result, 0 (a tie) "
+         f"or ±(winner − loser + 100), ±(winner + loser + 100) when the loser is rubiconed, "
+         f"{partie_rh}. `deal_points`: each deal's difference as it ends, summing to the result. "
+         "`win`: −1, 0 or +1 at the end"),
+        ("Decisions per deal (both players)", f"{deal_h}; {deal_r}"),
+        ("Decisions per partie (6 deals)", f"{partie_h}; {partie_r}"),
+        ("Properties", "two players, zero-sum, turn-based (one agent acts at a time, AEC), "
+         "imperfect information (the hands, the talon and the discards are hidden), chance "
+         "(the cut and the shuffle of every deal, from the seed), action masks"),
+    ]  # fmt: skip
+    lines = ["| | `piquet_v1` |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
+    return (
+        "\n".join(lines) + "\n\nThe decisions and result ranges are counted when this site is "
+        "built, on games of seeds 0 onwards (`docs/_scripts/hooks.py`, `env_card`).\n"
+    )
+
+
 def _env_page(module_name: str) -> str:
     import importlib
 
@@ -161,6 +253,35 @@ def cli() -> str:
             os.environ["COLUMNS"] = saved
 
 
+BENCHMARK_RESULTS = Path(__file__).resolve().parents[1] / "results" / "benchmark"
+"""The checked-in benchmark result files, one leaderboard row each."""
+
+
+def _result_files() -> list[Path]:
+    return sorted(BENCHMARK_RESULTS.glob("*.json"))
+
+
+def protocol() -> str:
+    """The benchmark protocol's settings."""
+    from piquet_training.benchmark_file import protocol_table
+
+    return protocol_table()
+
+
+def leaderboard() -> str:
+    """The leaderboard (on docs/benchmark.md), one row per checked-in result file."""
+    from piquet_training.benchmark_file import leaderboard as table
+
+    return table(_result_files(), link="results/benchmark/")
+
+
+def benchmark_runs() -> str:
+    """How each checked-in result file was made (on docs/results/benchmark.md)."""
+    from piquet_training.benchmark_file import runs_table
+
+    return runs_table(_result_files())
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "piquet_v0": piquet_v0,
     "piquet_v1": piquet_v1,
@@ -168,6 +289,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "state": state,
     "spaces": spaces,
     "cli": cli,
+    "env_card": env_card,
+    "protocol": protocol,
+    "leaderboard": leaderboard,
+    "benchmark_runs": benchmark_runs,
 }
 """Generated parts by name (the ``NAME`` of ``<!-- generated: NAME -->``)."""
 

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "piquet_cli.train": (("train",), TRAIN_MODULES, "train"),
     "piquet_cli.exploit": (("exploit",), TRAIN_MODULES, "train"),
     "piquet_cli.solve": (("solve",), TRAIN_MODULES, "train"),
+    "piquet_cli.benchmark": (("benchmark",), TRAIN_MODULES, "train"),
     "piquet_cli.play": (("play", "replay"), (), ""),
     "piquet_cli.serve": (("serve",), WEB_MODULES, "web"),
     "piquet_cli.humans": (("humans",), TRAIN_MODULES, "train"),
@@ -78,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``piquet`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

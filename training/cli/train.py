@@ -2,6 +2,7 @@
 
     piquet train                                   # the default run (< 15 min on 2 CPU cores)
     piquet train --config my.toml --set seed=3 --set updates=400
+    piquet train --config wide                     # a shipped recipe (--list-configs lists them)
     piquet train --rules classic --variant normand --seed 3 --set out_dir=runs/classic
     piquet train --resume runs/piquet              # continue a stopped run
     piquet train --overwrite                       # start again in a folder holding a run
@@ -55,7 +56,9 @@ def build_config(args: argparse.Namespace) -> TrainConfig:
     else:
         cfg = TrainConfig()
     if args.config:
-        cfg = load_toml(args.config, base=cfg)
+        from piquet_training.recipes import resolve_config
+
+        cfg = load_toml(resolve_config(args.config), base=cfg)
     cfg = apply_overrides(cfg, [*_shared_settings(args), *args.set]).validate()
     if getattr(args, "device", None):
         cfg = dataclasses.replace(cfg, device=args.device)
@@ -90,6 +93,11 @@ def check_fresh_run_dir(out_dir: str | Path, *, overwrite: bool) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.list_configs:
+        from piquet_training.recipes import listing
+
+        print(listing())
+        return 0
     rllib = _rllib_cli()
     if args.backend == "rllib":
         if rllib is None:  # pragma: no cover
@@ -133,7 +141,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="train a policy by self-play (PPO) and evaluate it",
         description=__doc__,
     )
-    p.add_argument("--config", metavar="FILE.toml", help="TOML file of config fields")
+    p.add_argument(
+        "--config",
+        metavar="FILE.toml|NAME",
+        help="TOML file of config fields, or the name of a shipped recipe (long, wide, classic: "
+        "--list-configs)",
+    )
+    p.add_argument("--list-configs", action="store_true", help="list the shipped recipes and exit")
     p.add_argument(
         "--set",
         metavar="KEY=VALUE",

@@ -1,0 +1,272 @@
+"""``piquet benchmark``: the protocol is fixed and versioned, a run writes a result file that the
+leaderboard's checks accept, a file that is not one is refused naming its field, and the
+leaderboard is made from the checked-in files (docs/results/benchmark/)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from piquet_cli import main
+from piquet_env.rules import STANDARD
+from piquet_training.benchmark import benchmark_match, run_benchmark, same_agent
+from piquet_training.benchmark_file import (
+    ResultFileError,
+    check_result,
+    leaderboard,
+    read_result,
+    runs_table,
+)
+from piquet_training.benchmark_protocol import (
+    PROTOCOL,
+    SEARCH_SKIP,
+    SELF_SKIP,
+    BenchmarkError,
+    Protocol,
+)
+from piquet_training.evaluation.duplicate import evaluate
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results" / "benchmark"
+
+VERSION_1 = {
+    "name": "piquet-benchmark",
+    "version": 1,
+    "rules": "standard",
+    "mode": "deal",
+    "variance_reduction": False,
+    "matches": [
+        {"opponent": "random", "pairs": 500, "seed": 2026},
+        {"opponent": "heuristic", "pairs": 2000, "seed": 2026},
+        {"opponent": "mcts:100", "pairs": 500, "seed": 2026},
+        {"opponent": "baseline", "pairs": 2000, "seed": 2026},
+    ],
+    "exploit": {
+        "env_steps": 20_000_000,
+        "seed": 0,
+        "eval_pairs": 2000,
+        "eval_every": 50,
+        "periodic_pairs": 100,
+        "reference": "baseline",
+        "settings": {"torch_threads": 1, "learning_rate": 0.0003},
+    },
+}
+"""Protocol version 1 as its files hold it. A change to the protocol is a new version: this
+test fails until the version is raised and this copy follows."""
+
+
+def tiny_protocol() -> Protocol:
+    """Version 1's shape at a budget of seconds (3 pairs a match, mcts:5, 1,200 env steps)."""
+    d = copy.deepcopy(VERSION_1)
+    for m in d["matches"]:
+        m["pairs"] = 3
+    d["matches"][2]["opponent"] = "mcts:5"
+    d["exploit"].update(env_steps=1200, eval_pairs=6, eval_every=1, periodic_pairs=2)
+    d["exploit"]["settings"].update(games_per_update=8, num_envs=8, num_minibatches=2)
+    return Protocol.from_dict(d)
+
+
+@pytest.fixture(scope="module")
+def heuristic_result(tmp_path_factory) -> dict:
+    """The tiny protocol run for the heuristic, once for the module."""
+    work = tmp_path_factory.mktemp("bench")
+    return run_benchmark("heuristic", work, protocol=tiny_protocol(), echo=False, command="x")
+
+
+def test_version_1_is_frozen() -> None:
+    assert PROTOCOL.to_dict() == VERSION_1
+    assert Protocol.from_dict(PROTOCOL.to_dict()) == PROTOCOL
+
+
+def test_a_run_writes_what_the_checks_accept(heuristic_result: dict) -> None:
+    d = heuristic_result
+    assert check_result(json.loads(json.dumps(d)), official=False) == d
+    assert d["agent"] == {"name": "heuristic", "spec": "heuristic", "files": []}
+    assert d["matches"]["heuristic"] == {"skipped": SELF_SKIP}
+    assert d["matches"]["random"]["pairs"] == 3 and d["matches"]["random"]["p"] <= 1
+    assert d["exploit"]["env_steps"] >= 1200 and d["exploit"]["pairs"] == 6
+    assert d["exploit"]["reference"] == "baseline" and d["exploit"]["gain_over_reference"]
+    assert d["exact_nashconv"] is None
+    assert d["run"]["command"] == "x" and d["run"]["package_version"]
+    with pytest.raises(ResultFileError, match="protocol: not the settings of protocol version 1"):
+        check_result(d)
+
+
+def test_the_matches_are_the_protocols_own(heuristic_result: dict) -> None:
+    """A match of the result is the protocol's deals, seed and pairs, whoever plays them: the
+    agent as an object gives the same numbers as its spec."""
+    from piquet_agents import HeuristicAgent
+
+    rep = benchmark_match(HeuristicAgent(), "random", tiny_protocol())
+    direct = evaluate("heuristic", "random", STANDARD, 3, mode="deal", seed=2026)
+    assert rep.points == direct.points
+    assert heuristic_result["matches"]["random"]["points_per_deal"]["mean"] == rep.points.mean
+    with pytest.raises(BenchmarkError, match="no match against 'mcts:7'"):
+        benchmark_match("random", "mcts:7", tiny_protocol())
+
+
+def test_a_search_is_not_exploited_and_itself_is_not_played(tmp_path: Path) -> None:
+    protocol = tiny_protocol()
+    d = run_benchmark("mcts:5", tmp_path, protocol=protocol, echo=False)
+    assert d["exploit"] == {"skipped": SEARCH_SKIP}
+    assert d["matches"]["mcts:5"] == {"skipped": SELF_SKIP}
+    assert not (tmp_path / "exploit").exists()
+    assert same_agent("baseline", str(ROOT / "agents" / "baseline" / "baseline.safetensors"))
+    assert not same_agent("mcts:100", "mcts:200") and not same_agent("random", "heuristic")
+
+
+def test_a_work_folder_in_use_is_refused(heuristic_result: dict, tmp_path: Path) -> None:
+    (tmp_path / "exploit" / "exploiter" / "checkpoints").mkdir(parents=True)
+    with pytest.raises(BenchmarkError, match="holds an exploiter run already"):
+        run_benchmark("random", tmp_path, protocol=tiny_protocol(), echo=False)
+    with pytest.raises(BenchmarkError, match="holds no exploiter run to continue"):
+        run_benchmark("random", tmp_path / "new", protocol=tiny_protocol(), echo=False, resume=True)
+    with pytest.raises(BenchmarkError, match="agent spec 'alphazero'"):
+        run_benchmark("alphazero", tmp_path, protocol=tiny_protocol(), echo=False)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(name="other"), "protocol.name: expected 'piquet-benchmark'"),
+        (lambda d: d.update(version=0), "protocol.version: expected an integer of at least 1"),
+        (lambda d: d.update(rules="bogus"), "protocol.rules: unknown rules preset 'bogus'"),
+        (lambda d: d.update(mode="game"), "protocol.mode: expected one of"),
+        (lambda d: d.update(variance_reduction=1), "protocol.variance_reduction: expected true"),
+        (lambda d: d.update(matches=[]), "protocol.matches: expected a non-empty list"),
+        (lambda d: d["matches"][1].update(pairs=0), "protocol.matches[1].pairs: expected an"),
+        (lambda d: d["matches"][0].pop("seed"), "protocol.matches[0]: missing seed"),
+        (lambda d: d["matches"][0].update(x=1), "protocol.matches[0]: unknown x"),
+        (lambda d: d["matches"].append(d["matches"][0]), "an opponent is named twice"),
+        (lambda d: d["exploit"].update(env_steps=-1), "protocol.exploit.env_steps: expected"),
+        (lambda d: d["exploit"].update(reference=3), "protocol.exploit.reference: expected a"),
+        (lambda d: d["exploit"]["settings"].update(lr="fast"), "learning_rate"),
+        (lambda d: d["exploit"]["settings"].update(bogus=1), "bogus"),
+    ],
+)
+def test_a_bad_protocol_names_its_field(change, message: str) -> None:
+    d = copy.deepcopy(VERSION_1)
+    change(d)
+    with pytest.raises(BenchmarkError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        Protocol.from_dict(d)
+
+
+def official(heuristic: dict) -> dict:
+    """A result file of protocol version 1 made from the tiny run's fields (its numbers are the
+    tiny run's: what is checked here is the form)."""
+    d = copy.deepcopy(heuristic)
+    d["protocol"] = PROTOCOL.to_dict()
+    d["matches"] = {"mcts:100" if k == "mcts:5" else k: v for k, v in d["matches"].items()}
+    for m in PROTOCOL.matches:
+        if "pairs" in d["matches"][m.opponent]:
+            d["matches"][m.opponent]["pairs"] = m.pairs
+    d["exploit"].update(env_steps=PROTOCOL.exploit.env_steps, pairs=PROTOCOL.exploit.eval_pairs)
+    return d
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.pop("run"), "the file: missing run"),
+        (lambda d: d.update(extra=1), "the file: unknown extra"),
+        (lambda d: d["protocol"].update(version=2), "protocol.version: 2, where this package's"),
+        (lambda d: d["matches"].pop("random"), "matches: missing random"),
+        (lambda d: d["matches"]["random"].update(pairs=499), "the protocol plays 500, got 499"),
+        (
+            lambda d: d["matches"]["random"]["points_per_deal"].update(mean=1e9),
+            "expected ci_low <= mean <= ci_high",
+        ),
+        (lambda d: d["matches"]["random"].update(p=2), r"matches\['random'\].p: expected a number"),
+        (lambda d: d["matches"]["random"]["win_rate"].update(ci_high=1.5), "win_rate.ci_high"),
+        (lambda d: d["matches"]["heuristic"].update(skipped=""), "skipped: expected a non-empty"),
+        (lambda d: d["exploit"].update(env_steps=5), "exploit.env_steps: 5, short of the budget"),
+        (lambda d: d["exploit"].update(reference=None), "null, but a reference's edge is given"),
+        (lambda d: d["agent"]["files"].append({"name": "x", "sha256": "00"}), "64 hex digits"),
+        (lambda d: d.update(exact_nashconv={"value": 1.0}), "exact_nashconv: missing command"),
+        (
+            lambda d: d.update(exact_nashconv={"rules": "mini", "value": -1, "command": "c"}),
+            "exact_nashconv.value: expected a number in",
+        ),
+        (lambda d: d["run"].update(date="1 Dec"), "run.date: expected YYYY-MM-DD"),
+    ],
+)
+def test_a_result_file_that_is_not_one_is_refused(heuristic_result, change, message) -> None:
+    d = official(heuristic_result)
+    check_result(copy.deepcopy(d))  # the form of a version-1 file passes
+    change(d)
+    with pytest.raises(ResultFileError, match=message):
+        check_result(d, "f.json")
+
+
+def test_hostile_files_are_refused_naming_the_file(tmp_path: Path) -> None:
+    for name, data in [("nan.json", b'{"a": NaN}'), ("bin.json", b"\xff\xfe"), ("l.json", b"[")]:
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ResultFileError, match=str(tmp_path / name)):
+            read_result(tmp_path / name)
+    with pytest.raises(ResultFileError, match="is a directory"):
+        read_result(tmp_path)
+
+
+def test_the_leaderboard_ranks_the_files_and_shows_what_is_not_measured(
+    heuristic_result, tmp_path: Path
+) -> None:
+    a, b = official(heuristic_result), official(heuristic_result)
+    b["agent"]["name"] = "better"
+    b["matches"]["baseline"]["points_per_deal"] = {"mean": 5.0, "ci_low": 4.0, "ci_high": 6.0}
+    b["exploit"] = {"skipped": SEARCH_SKIP}
+    b["exact_nashconv"] = {"rules": "mini", "value": 0.125, "command": "piquet exploit --exact"}
+    for name, d in (("a.json", a), ("b.json", b)):
+        (tmp_path / name).write_text(json.dumps(d))
+    table = leaderboard(sorted(tmp_path.glob("*.json")), link="results/benchmark/")
+    rows = table.splitlines()
+    assert rows[0].startswith("| rank | agent | vs `random` | vs `heuristic` | vs `mcts:100`")
+    assert "exact NashConv (small preset)" in rows[0] and "20 M env steps" in rows[0]
+    assert rows[2].startswith("| 1 | `better` |") and "+5.00 [+4.00, +6.00]" in rows[2]
+    assert "not measured (a search)" in rows[2] and "| 0.125 |" in rows[2]
+    assert rows[3].startswith("| 2 | `heuristic` |") and "0 (itself)" in rows[3]
+    assert "| — |" in rows[3] and "[a.json](results/benchmark/a.json)" in rows[3]
+    assert "`x`" in runs_table([tmp_path / "a.json"])
+
+
+def test_the_checked_in_results_are_protocol_version_1_files() -> None:
+    files = sorted(RESULTS.glob("*.json"))
+    for f in files:
+        d = read_result(f)
+        assert d["run"]["command"].startswith("piquet benchmark "), f
+        assert d["run"]["commit"] and d["run"]["dirty"] is False, f
+
+
+def test_the_command(heuristic_result, tmp_path: Path, capsys) -> None:
+    assert main(["benchmark", "--show-protocol"]) == 0
+    assert json.loads(capsys.readouterr().out) == VERSION_1
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(official(heuristic_result)))
+    assert main(["benchmark", "--check", str(good)]) == 0
+    assert "heuristic, protocol version 1: ok" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(heuristic_result))  # the tiny protocol's: no leaderboard row
+    assert main(["benchmark", "--check", str(bad)]) == 2
+    assert "protocol: not the settings of protocol version 1" in capsys.readouterr().err
+    assert main(["benchmark", "heuristic"]) == 2
+    assert "give the result file: --out FILE.json" in capsys.readouterr().err
+    assert main(["benchmark", "--out", str(tmp_path / "x.json")]) == 2
+    assert "name the agent to benchmark" in capsys.readouterr().err
+    proto = tmp_path / "p.json"
+    proto.write_text(json.dumps({**VERSION_1, "mode": "game"}))
+    assert main(["benchmark", "random", "--out", "x.json", "--protocol", str(proto)]) == 2
+    assert f"--protocol {proto}.mode: expected one of" in capsys.readouterr().err
+
+
+def test_the_command_runs_a_protocol_file(tmp_path: Path, capsys) -> None:
+    proto = tmp_path / "tiny.json"
+    proto.write_text(json.dumps(tiny_protocol().to_dict()))
+    out = tmp_path / "r.json"
+    argv = ["benchmark", "mcts:5", "--protocol", str(proto), "--out", str(out), "--no-progress"]
+    assert main([*argv, "--work", str(tmp_path / "w"), "--name", "five"]) == 0
+    assert "result written to" in capsys.readouterr().out
+    d = read_result(out, official=False)
+    assert d["agent"]["name"] == "five" and d["exploit"] == {"skipped": SEARCH_SKIP}
+    assert d["run"]["command"].startswith("piquet benchmark mcts:5 --protocol")

@@ -1,0 +1,36 @@
+"""The shipped recipes are package data named by their names: ``piquet train --config wide``,
+``--list-configs`` (a wheel installed in a fresh venv: tests/test_wheel.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from piquet_cli import main
+from piquet_training.config import ConfigError, load_toml
+
+
+def test_the_recipes_are_named_by_name_and_a_bad_name_lists_them(tmp_path, monkeypatch) -> None:
+    from piquet_training.recipes import describe, recipe_names, resolve_config
+
+    assert set(recipe_names()) >= {"long", "wide", "classic"}
+    assert resolve_config("wide") == resolve_config("wide.toml")
+    assert load_toml(resolve_config("wide")).hidden == (512, 512)
+    assert describe("long") == "A longer run of `piquet train`."
+    with pytest.raises(ConfigError, match="no config file 'wider' and no shipped recipe of that"):
+        resolve_config("wider")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wide").write_text("updates = 3\n")  # a file of that name wins
+    assert load_toml(resolve_config("wide")).updates == 3
+    assert resolve_config("sub/none.toml") == Path("sub/none.toml")  # a path stays a path
+
+
+def test_list_configs_and_a_bad_name(capsys) -> None:
+    assert main(["train", "--list-configs"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("classic  The recipe of the shipped `baseline` under classic")
+    assert "\nlong     A longer run of `piquet train`." in out and "--config NAME" in out
+    assert main(["train", "--config", "nope", "--show-config"]) == 2
+    err = capsys.readouterr().err
+    assert "no config file 'nope' and no shipped recipe of that name; the recipes are" in err

@@ -1,0 +1,310 @@
+"""The benchmark protocol: one fixed set of measurements that any agent is run under the same way.
+
+:data:`PROTOCOL` fixes everything a result depends on: the rules (``standard``), the mode
+(``deal``), no variance reduction, and
+
+- **matches**: duplicate-deal matches against ``random``, ``heuristic``, ``mcts:100`` and
+  ``baseline``, each over a fixed number of pairs on the deals of one fixed seed: the agent's
+  points per deal over each opponent, with its 95% interval, p and win rate;
+- **exploit**: the lower bound on the agent's exploitability at a fixed budget (an exploiter
+  trained by :mod:`piquet_training.exploit` for a fixed number of env steps, one torch thread,
+  then played against the agent on fresh duplicate deals beside ``baseline``'s edge on the same
+  deals). It is skipped for searches (``mcts`` specs, :func:`is_search`): an exploiter plays a
+  search one game at a time at the search's own cost, and 12 M env steps against ``mcts:100``
+  would take 35–55 CPU-hours (docs/results/exploitability.md).
+
+Its :attr:`Protocol.version` goes into every result file: a change to what is measured or how
+makes a new version, and results of different versions are not compared. :func:`run_benchmark`
+runs the protocol for an agent spec (``piquet benchmark AGENT --out result.json``) and returns the
+result file's content (:mod:`piquet_training.benchmark_file` reads, checks and tabulates it);
+:func:`benchmark_match` plays one of its matches for an agent object or spec. A match of the
+agent against an opponent that is the same agent (``baseline`` against ``baseline``) is not
+played: it is 0 by symmetry, and the file says so.
+
+The protocol itself, as data, is :mod:`piquet_training.benchmark_protocol`. The exact NashConv on
+the small exactly solved preset is not part of version 1: the result file
+keeps a place for it (``exact_nashconv``, :mod:`piquet_training.benchmark_file`), absent until it
+is measured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import piquet_env
+from piquet_agents.registry import make_agent, spec_files
+from piquet_env.rules import make_rules
+from piquet_training.benchmark_protocol import (
+    PROTOCOL,
+    SEARCH_SKIP,
+    SELF_SKIP,
+    BenchmarkError,
+    Protocol,
+    is_search,
+)
+from piquet_training.config import ConfigError
+from piquet_training.evaluation.duplicate import AgentLike, MatchReport, evaluate
+from piquet_training.exploit import Edge, ExploitError, exploit, exploit_config
+
+
+def same_agent(a: str, b: str, rules_name: str = "standard") -> bool:
+    """Whether specs ``a`` and ``b`` name the same agent: the same spec (case aside), or two
+    plain policy specs that load the same checkpoint file (``baseline`` and its path)."""
+    if a.strip().lower() == b.strip().lower():
+        return True
+    if is_search(a) or is_search(b):
+        return False
+    rules = make_rules(rules_name)
+    files_a, files_b = spec_files(a, rules), spec_files(b, rules)
+    return bool(files_a) and [os.path.realpath(f) for f in files_a] == [
+        os.path.realpath(f) for f in files_b
+    ]
+
+
+def benchmark_match(
+    agent: AgentLike,
+    opponent: str,
+    protocol: Protocol = PROTOCOL,
+    workers: int = 1,
+    progress: bool = False,
+) -> MatchReport:
+    """Play the protocol's match of ``agent`` (an agent object or spec) against ``opponent``:
+    its pairs, its seed, the protocol's rules and mode; A is the agent."""
+    m = protocol.match(opponent)
+    rules = make_rules(protocol.rules)
+    return evaluate(
+        agent,
+        m.opponent,
+        rules,
+        m.pairs,
+        mode=protocol.mode,
+        seed=m.seed,
+        workers=workers,
+        progress=progress,
+        variance_reduction="baseline" if protocol.variance_reduction else None,
+    )
+
+
+def estimate(mean: float, low: float, high: float) -> dict[str, float]:
+    """An estimate as the result file writes it."""
+    return {"mean": mean, "ci_low": low, "ci_high": high}
+
+
+def match_entry(rep: MatchReport, minutes: float) -> dict[str, Any]:
+    """A played match as the result file's ``matches`` holds it."""
+    p, w = rep.points, rep.wins
+    return {
+        "pairs": rep.n_pairs,
+        "points_per_deal": estimate(p.mean, p.low, p.high),
+        "p": p.p_value(0.0),
+        "win_rate": estimate(w.mean, w.low, w.high),
+        "minutes": round(minutes, 2),
+    }
+
+
+def _edge(e: Edge | None) -> dict[str, float] | None:
+    return None if e is None else {**estimate(e.mean, e.ci_low, e.ci_high), "p": e.p}
+
+
+def _git(*args: str) -> str:
+    """``git ARGS`` in the package's folder, or "" (no git, not a checkout)."""
+    if shutil.which("git") is None:
+        return ""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def run_info(command: str, minutes: float = 0.0) -> dict[str, Any]:
+    """The ``run`` block: the date (UTC), the command, the package version, the commit (and
+    whether the checkout's tracked files had changes) where run from a checkout, Python, torch,
+    the machine and ``minutes``. Taken when the run starts: the code that runs is the code there
+    then."""
+    import torch
+
+    commit = _git("rev-parse", "--short=7", "HEAD")
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+        "command": command,
+        "package_version": piquet_env.__version__,
+        "commit": commit or None,
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")) if commit else None,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+        "minutes": round(minutes, 2),
+    }
+
+
+def check_work_dir(work_dir: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse a work folder that holds an exploiter run, unless ``resume`` (continue it) or
+    ``overwrite`` (replace it); ``resume`` needs one there."""
+    run = work_dir / "exploit" / "exploiter"
+    held = (run / "checkpoints").is_dir()
+    if resume and not held:
+        raise BenchmarkError(f"--resume: {work_dir} holds no exploiter run to continue")
+    if held and not (resume or overwrite):
+        raise BenchmarkError(
+            f"{work_dir} holds an exploiter run already: continue it with --resume, replace it "
+            "with --overwrite, or give another --work folder"
+        )
+
+
+def run_benchmark(
+    spec: str,
+    work_dir: str | os.PathLike,
+    *,
+    protocol: Protocol = PROTOCOL,
+    name: str | None = None,
+    workers: int = 1,
+    exploit_it: bool | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = False,
+    echo: bool = True,
+    command: str = "",
+) -> dict[str, Any]:
+    """Run ``protocol`` for the agent ``spec`` and return the result file's content.
+
+    ``work_dir`` holds the exploiter's run (``exploit/``); ``name`` labels the agent (default:
+    the spec); ``workers`` processes play the matches and the exploit's final evaluation (the
+    results do not depend on it); ``exploit_it`` forces the exploit on (``True``) or off
+    (``False``; default: off for searches only); ``resume`` continues a stopped exploiter run,
+    ``overwrite`` replaces one; ``command`` is recorded as the command that made the file.
+    """
+    t0 = time.perf_counter()
+    info = run_info(command)
+    rules = make_rules(protocol.rules)
+    try:
+        make_agent(spec, rules)
+    except ValueError as exc:
+        raise BenchmarkError(str(exc)) from None
+    work = Path(work_dir)
+    if exploit_it is None:
+        exploit_it = not is_search(spec)
+    skip_reason = "" if exploit_it else (SEARCH_SKIP if is_search(spec) else "--no-exploit")
+    if exploit_it and protocol.exploit.env_steps:
+        check_work_dir(work, resume=resume, overwrite=overwrite)
+    files = [{"name": os.path.basename(f), "sha256": _sha256(f)} for f in spec_files(spec, rules)]
+    matches: dict[str, Any] = {}
+    for m in protocol.matches:
+        if same_agent(spec, m.opponent, protocol.rules):
+            matches[m.opponent] = {"skipped": SELF_SKIP}
+            if echo:
+                print(f"  {spec} vs {m.opponent}: {SELF_SKIP}", flush=True)
+            continue
+        t = time.perf_counter()
+        rep = benchmark_match(spec, m.opponent, protocol, workers, progress)
+        matches[m.opponent] = match_entry(rep, (time.perf_counter() - t) / 60)
+        if echo:
+            p = rep.points
+            print(
+                f"  {spec} vs {m.opponent}: {p.mean:+.2f} [{p.low:+.2f}, {p.high:+.2f}] points "
+                f"per deal, {m.pairs} pairs ({matches[m.opponent]['minutes']:.1f} min)",
+                flush=True,
+            )
+    bound: dict[str, Any] = {"skipped": skip_reason}
+    if exploit_it:
+        bound = _exploit(spec, rules, protocol, work, resume, workers, echo, progress)
+    info["minutes"] = round((time.perf_counter() - t0) / 60, 2)
+    return {
+        "protocol": protocol.to_dict(),
+        "agent": {"name": name or spec, "spec": spec, "files": files},
+        "matches": matches,
+        "exploit": bound,
+        "exact_nashconv": None,  # not in version 1 (benchmark_file: {"rules", "value", "command"})
+        "run": info,
+    }
+
+
+def _sha256(path: str) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _exploit(
+    spec: str,
+    rules: Any,
+    protocol: Protocol,
+    work: Path,
+    resume: bool,
+    workers: int,
+    echo: bool,
+    progress: bool,
+) -> dict[str, Any]:
+    """The protocol's exploit of ``spec``: the ``exploit`` block of the result file."""
+    budget = protocol.exploit
+    reference = budget.reference
+    if reference and same_agent(spec, reference, protocol.rules):
+        reference = ""  # the agent against itself: 0 by construction, nothing to play
+    out = work / "exploit"
+    out.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    try:
+        cfg = exploit_config(
+            spec,
+            rules,
+            out,
+            mode=protocol.mode,
+            steps=budget.env_steps,
+            seed=budget.seed,
+            eval_every=budget.eval_every,
+            eval_deals=budget.periodic_pairs,
+            base=dataclasses.replace(
+                protocol.exploit_config_base(), tensorboard=False, progress=progress
+            ),
+        )
+    except (ExploitError, ConfigError) as exc:
+        raise BenchmarkError(str(exc)) from None
+    if budget.env_steps == 0:
+        cfg = dataclasses.replace(cfg, updates=0)
+    res = exploit(
+        cfg,
+        rules,
+        out,
+        pairs=budget.eval_pairs,
+        reference=reference,
+        resume=resume,
+        workers=workers,
+        echo=echo,
+    )
+    if echo:
+        print(res.summary(), flush=True)
+    return {
+        "env_steps": res.env_steps,
+        "pairs": res.edge.pairs,
+        "edge": _edge(res.edge),
+        "reference": reference or None,
+        "reference_edge": _edge(res.reference),
+        "gain_over_reference": _edge(res.gain),
+        "minutes": round((time.perf_counter() - t) / 60, 2),
+        "config": {k: v for k, v in cfg.to_dict().items() if k != "out_dir"},
+    }
+
+
+def command_line(argv: list[str]) -> str:
+    """The command ``piquet ARGV`` as a shell would take it, for the result file."""
+    import shlex
+
+    return "piquet " + shlex.join(argv)

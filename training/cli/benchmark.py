@@ -1,0 +1,156 @@
+"""``piquet benchmark AGENT --out result.json``: the benchmark protocol for one agent
+(:mod:`piquet_training.benchmark`), its result file for the leaderboard.
+
+.. code-block:: bash
+
+    piquet benchmark runs/piquet/policy.safetensors --name my-policy --out my-policy.json
+    piquet benchmark py:my_agent.py:make --out mine.json --workers 2
+    piquet benchmark mcts:100 --out mcts100.json          # a search: not exploited
+    piquet benchmark baseline --out b.json --resume       # continue a stopped exploiter
+    piquet benchmark --show-protocol                      # the protocol, as the file holds it
+    piquet benchmark --check docs/results/benchmark/*.json   # what the leaderboard accepts
+
+The protocol plays the agent against random, heuristic, mcts:100 and baseline on fixed duplicate
+deals and bounds its exploitability with an exploiter of a fixed budget (not for searches);
+``--protocol FILE`` runs a changed protocol instead (its file is not a leaderboard row).
+Unlike ``piquet bench`` (the engine's speed), this measures an agent's strength.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from piquet_agents.registry import SPEC_HELP
+from piquet_cli.common import (
+    CLIError,
+    at_least,
+    check_output_path,
+    write_or_fall_back,
+)
+from piquet_env.untrusted import UntrustedError, parse_json, read_regular_file
+from piquet_training.benchmark import command_line, run_benchmark
+from piquet_training.benchmark_file import ResultFileError, check_result, read_result
+from piquet_training.benchmark_protocol import PROTOCOL, BenchmarkError, Protocol
+
+
+def default_work(name: str) -> Path:
+    """``runs/benchmark-<name>``, the name made a folder name."""
+    return Path("runs") / ("benchmark-" + re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_"))
+
+
+def _protocol(path: str | None) -> Protocol:
+    """The protocol of ``--protocol FILE`` (a ``protocol`` block as JSON), or version 1's."""
+    if path is None:
+        return PROTOCOL
+    try:
+        data = parse_json(read_regular_file(path, 1 << 16, "a protocol").decode())
+    except (UntrustedError, UnicodeDecodeError) as exc:
+        raise CLIError(f"--protocol: {exc}") from None
+    try:
+        return Protocol.from_dict(data, where=f"--protocol {path}")
+    except BenchmarkError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``piquet benchmark`` with parsed ``args``; return the exit status."""
+    if args.show_protocol:
+        print(json.dumps(_protocol(args.protocol).to_dict(), indent=2))
+        return 0
+    if args.check:
+        for path in args.check:
+            try:
+                d = read_result(path)
+            except ResultFileError as exc:
+                raise CLIError(str(exc)) from None
+            print(f"{path}: {d['agent']['name']}, protocol version {d['protocol']['version']}: ok")
+        return 0
+    if not args.agent:
+        raise CLIError("name the agent to benchmark (or --show-protocol, --check FILE)")
+    if not args.out:
+        raise CLIError("give the result file: --out FILE.json")
+    out = check_output_path(args.out, "--out")
+    at_least("--workers", args.workers, 1)
+    protocol = _protocol(args.protocol)
+    name = args.name or args.agent
+    work = Path(args.work) if args.work else default_work(name)
+    check_output_path(work, "--work", directory=True)
+    print(
+        f"piquet benchmark {args.agent}: protocol version {protocol.version}, work folder {work}",
+        flush=True,
+    )
+    try:
+        result = run_benchmark(
+            args.agent,
+            work,
+            protocol=protocol,
+            name=name,
+            workers=args.workers,
+            exploit_it=args.exploit,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+            command=command_line(args.argv),
+        )
+    except BenchmarkError as exc:
+        raise CLIError(str(exc)) from None
+    check_result(result, "the result", official=args.protocol is None)
+
+    def write(path: Path) -> None:
+        path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+    written = write_or_fall_back(out, write, "--out", "benchmark")
+    print(f"result written to {written} ({result['run']['minutes']:.1f} min)")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``piquet benchmark``."""
+    p = sub.add_parser(
+        "benchmark",
+        help="the benchmark protocol for one agent: its result file for the leaderboard",
+        description=__doc__,
+    )
+    p.add_argument("agent", nargs="?", metavar="AGENT", help=f"the agent to run: {SPEC_HELP}")
+    p.add_argument("--out", metavar="FILE", help="the result file to write (JSON)")
+    p.add_argument("--name", metavar="NAME", help="the agent's label in the table (default: AGENT)")
+    p.add_argument(
+        "--work",
+        metavar="DIR",
+        help="folder of the exploiter's run (default: runs/benchmark-NAME)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes to play the matches in (the results do not depend on it; default 1)",
+    )
+    p.add_argument(
+        "--exploit",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="measure the exploitability bound, or not (default: yes, except for searches)",
+    )
+    p.add_argument("--resume", action="store_true", help="continue the exploiter run in --work")
+    p.add_argument("--overwrite", action="store_true", help="replace an exploiter run in --work")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    p.add_argument(
+        "--protocol",
+        metavar="FILE",
+        help="run a changed protocol (JSON, as --show-protocol prints it); its result is no "
+        "leaderboard row",
+    )
+    p.add_argument(
+        "--show-protocol", action="store_true", help="print the protocol as JSON and exit"
+    )
+    p.add_argument(
+        "--check",
+        nargs="+",
+        metavar="FILE",
+        help="check result files as the leaderboard does, and exit",
+    )
+    p.set_defaults(func=run)
