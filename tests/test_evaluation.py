@@ -78,7 +78,7 @@ def test_report_from_games_by_hand():
     assert rep.wins.n_eff == 6.0 and rep.wins.method == "wilson"
     assert (rep.wins.low, rep.wins.high) == pytest.approx((0.3648, 0.9400), abs=2e-4)
     assert rep.partie_score is None
-    assert rep.too_small and rep.beats == "yes"
+    assert rep.too_small and rep.beats == "too few pairs to judge"  # its interval is above 0
     text = rep.summary()
     assert f"verdict: too few pairs to judge (3 < {MIN_PAIRS}; play more with --deals)" in text
     assert "significantly" not in text
@@ -109,8 +109,7 @@ def test_win_rate_interval_stays_between_0_and_1():
     assert rep.win_rate == 0.5 and rep.wins.n_eff == 1.0
     assert (rep.wins.low, rep.wins.high) == pytest.approx((0.0546, 0.9454), abs=2e-4)
     assert rep.ci_low < 0 < rep.ci_high and not rep.significant
-    assert rep.beats == "not demonstrated"
-    assert "no difference demonstrated" in rep.summary() or "too few pairs" in rep.summary()
+    assert rep.beats == "too few pairs to judge" and "too few pairs to judge" in rep.summary()
 
 
 def test_wilson_interval_by_hand():
@@ -176,7 +175,8 @@ def test_wilson_interval_holds_its_estimate_and_narrows_with_n(p, n):
 
 
 def test_verdict_words():
-    assert verdict_word(0.1, 2.0) == "yes"
+    assert verdict_word(0.1, 2.0) == "yes" == verdict_word(0.1, 2.0, n_pairs=10)
+    assert verdict_word(-2.0, -0.1, n_pairs=9) == "too few pairs to judge"
     assert verdict_word(-2.0, -0.1) == "no (worse)"
     assert verdict_word(-0.1, 0.1) == "not demonstrated"
     assert verdict_word(0.0, 1.0) == "not demonstrated"  # touching 0 is not excluding it
@@ -545,3 +545,14 @@ def test_neighbours_double_their_pairs_until_they_separate():
         run_ladder(agents, STANDARD, n=2, neighbour_max=12)
     with pytest.raises(ValueError, match="must exceed the first look's 3"):
         run_ladder(agents, STANDARD, n=2, neighbour_pairs=3, neighbour_max=3)
+
+
+def test_the_train_tables_verdict_is_the_summarys():
+    """piquet train's final table said "no (worse)" after 4 pairs where the match's verdict said
+    "too few pairs to judge" (issue 37)."""
+    from piquet_training.run_log import summary_table
+
+    row = {"opponent": "heuristic", "n_pairs": 4, "n_deals": 8, "mean_diff": -3.0}
+    row |= {"ci_low": -5.0, "ci_high": -1.0, "win_rate": 0.25}
+    assert summary_table([row]).endswith("| too few pairs to judge |")
+    assert summary_table([{**row, "n_pairs": 10}]).endswith("| no (worse) |")

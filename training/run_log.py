@@ -443,7 +443,7 @@ def summary_table(rows: Sequence[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        verdict = verdict_word(r["ci_low"], r["ci_high"])
+        verdict = verdict_word(r["ci_low"], r["ci_high"], r["n_pairs"])
         lines.append(
             f"| {r['opponent']} | {r['n_pairs']} | {r.get('n_deals', '')} | "
             f"{r['mean_diff']:+.2f} | "

@@ -165,8 +165,9 @@ class MatchReport:
 
     @property
     def beats(self) -> str:
-        """Does A beat B? ``"yes"``, ``"no (worse)"`` or ``"not demonstrated"``."""
-        return verdict_word(self.ci_low, self.ci_high)
+        """Does A beat B? ``"yes"``, ``"no (worse)"``, ``"not demonstrated"``, or ``"too few
+        pairs to judge"`` under ``MIN_PAIRS`` pairs (as :meth:`summary`'s verdict)."""
+        return verdict_word(self.ci_low, self.ci_high, self.n_pairs)
 
     @property
     def win_rate(self) -> float:

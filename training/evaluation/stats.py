@@ -130,13 +130,23 @@ def too_small(n_pairs: int) -> bool:
     return n_pairs < MIN_PAIRS
 
 
-def verdict_word(low: float, high: float) -> str:
+TOO_FEW = "too few pairs to judge"
+"""The verdict of a match of fewer than :data:`MIN_PAIRS` pairs, whatever its interval says."""
+
+
+def verdict_word(low: float, high: float, n_pairs: int | None = None) -> str:
     """A one-word answer to "does A beat B?" from the 95% interval of A's advantage: ``"yes"``
-    (the interval is above 0), ``"no (worse)"`` (below 0) or ``"not demonstrated"`` (it holds 0).
+    (the interval is above 0), ``"no (worse)"`` (below 0) or ``"not demonstrated"`` (it holds 0);
+    :data:`TOO_FEW` when ``n_pairs`` is given and under :data:`MIN_PAIRS`, as the match summary
+    says.
 
     >>> verdict_word(0.2, 1.5), verdict_word(-2.0, -0.1), verdict_word(-0.5, 0.7)
     ('yes', 'no (worse)', 'not demonstrated')
+    >>> verdict_word(-9.0, -0.1, n_pairs=4)
+    'too few pairs to judge'
     """
+    if n_pairs is not None and too_small(n_pairs):
+        return TOO_FEW
     if low > 0:
         return "yes"
     if high < 0:
