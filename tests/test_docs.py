@@ -2,7 +2,10 @@
 
 - Every ```python block of every page runs, as the README's do (tests/test_readme.py). A block
   that needs an optional extra says so on the line before it, ``<!-- docs-test: needs MODULE -->``
-  (skipped, naming the module, where it is missing); a block that includes code tested elsewhere
+  (skipped, naming the module, where it is missing); a block that is a whole script, run as
+  ``python FILE.py`` would run it (its ``if __name__ == "__main__":`` part, worker processes
+  that import it), says ``<!-- docs-test: script -->`` (or ``script needs MODULE``) and runs in a
+  fresh interpreter from a file of its own; a block that includes code tested elsewhere
   (``--8<-- "tests/...:section"``) must name a section that exists there.
 - The API reference (docs/reference/*.md) holds a ``::: module`` for every public module of the
   five packages, and nothing else; every public module, class, function and method has a
@@ -13,7 +16,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,7 +64,7 @@ def test_the_pages_have_examples():
 
 
 @pytest.mark.parametrize(("page", "line", "marker", "code"), BLOCKS)
-def test_page_example_runs(page, line, marker, code):
+def test_page_example_runs(page, line, marker, code, tmp_path):
     lines = code.strip().splitlines()
     includes = [SNIPPET.match(s) for s in lines]
     if all(includes):
@@ -70,14 +76,33 @@ def test_page_example_runs(page, line, marker, code):
                     f"{page.name}:{line}: no section {inc.group('section')} in {target.name}"
                 )
         return
+    script = False
     if marker:
-        verb, _, rest = marker.partition(" ")
-        assert verb == "needs" and rest, f"{page.name}:{line}: unknown marker {marker!r}"
+        script = marker == "script" or marker.startswith("script ")
+        verb, _, rest = marker.removeprefix("script").strip().partition(" ")
+        assert (script and not verb) or (verb == "needs" and rest), (
+            f"{page.name}:{line}: unknown marker {marker!r}"
+        )
         for module in rest.split():
             if importlib.util.find_spec(module) is None:
                 pytest.skip(f"needs {module} (an optional extra), not installed")
     source = "\n" * (line - 1) + code  # tracebacks point at the page's own lines
+    if script:
+        _run_script(source, page, line, tmp_path)
+        return
     exec(compile(source, str(page), "exec"), {"__name__": "docs_example"})
+
+
+def _run_script(source: str, page: Path, line: int, where: Path) -> None:
+    """Run ``source`` as ``python FILE.py`` in a fresh interpreter, in an empty folder."""
+    path = where / f"{page.stem.replace('-', '_')}_{line}.py"
+    path.write_text(source, encoding="utf-8")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, str(path)], cwd=where, capture_output=True, text=True, env=env, timeout=900
+    )
+    tail = done.stderr[-3000:]
+    assert done.returncode == 0, f"{page.name}:{line}: exit {done.returncode}\n{tail}"
 
 
 # ---------------------------------------------------------------------------- API reference

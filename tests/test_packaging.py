@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -176,6 +177,7 @@ def test_registration_tables():
         "piquet-v0": "piquet_env.piquet_v0:env",
         "piquet-v1": "piquet_env.piquet_v1:env",
     }
+    assert registration.RLCARD_IDS == {"piquet": "piquet_env.adapters.rlcard:PiquetRLCardEnv"}
 
 
 def test_missing_extras_name_the_extra_to_install(tmp_path):
@@ -201,3 +203,40 @@ def test_missing_extras_name_the_extra_to_install(tmp_path):
     assert len(lines) == 2
     assert 'pip install "piquet-env[render]"' in lines[0]
     assert 'pip install "piquet-env[openspiel]"' in lines[1]
+
+
+def test_no_two_paths_differ_only_in_case():
+    """A checkout on macOS or Windows (case-insensitive file systems) holds every file: no two
+    paths of the project are the same but for case (docs/rules.md and docs/RULES.md were)."""
+    seen: dict[str, str] = {}
+    skip = {".git", "runs", "site", "build", "dist", "shared", "__pycache__"}
+    for folder, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if d not in skip and not d.startswith((".venv", ".site"))]
+        for name in dirs + files:
+            path = os.path.relpath(os.path.join(folder, name), REPO)
+            other = seen.setdefault(path.lower(), path)
+            assert other == path, f"{other} and {path} differ only in case"
+
+
+def test_the_citation_and_the_urls_are_the_packages():
+    """CITATION.cff, pyproject's [project.urls] and mkdocs.yml's site_url/repo_url name the same
+    version and addresses; the docs' BibTeX the same version."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    import piquet_env
+
+    def fields(text: str, sep: str) -> dict[str, str]:
+        pairs = (line.split(sep, 1) for line in text.splitlines() if sep in line)
+        return {k.strip(): v.strip().strip('"') for k, v in pairs if k[:1].isalpha()}
+
+    cff = fields((REPO / "CITATION.cff").read_text(encoding="utf-8"), ": ")
+    urls = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]
+    site = fields((REPO / "mkdocs.yml").read_text(), ": ")
+    assert cff["cff-version"] == "1.2.0" and cff["version"] == piquet_env.__version__
+    assert cff["repository-code"] == urls["Repository"] == site["repo_url"]
+    assert cff["url"] == urls["Documentation"] == site["site_url"]
+    bibtex = (REPO / "docs" / "citing.md").read_text(encoding="utf-8")
+    assert f"version = {{{piquet_env.__version__}}}" in bibtex
+    assert f"url     = {{{site['repo_url']}}}" in bibtex
