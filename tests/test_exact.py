@@ -328,3 +328,22 @@ def test_eval_and_ladder_print_the_exact_expectation(tiny, tmp_path, capsys):
     assert "exact ratings" in capsys.readouterr().out
     assert main(["eval", "mcts:5", "random", "--rules", TINY, "--exact"]) == 2
     assert main(["eval", "random", "random", "--exact"]) == 2
+
+
+def test_the_coverage_harness_checks_each_interval_against_the_exact_difference():
+    """``python -m piquet_training.exact_coverage``: the truth is the traversal's, each seed's
+    interval is the match's own, and the counts follow from them."""
+    from piquet_training.evaluation.duplicate import evaluate
+    from piquet_training.exact import exact_difference
+    from piquet_training.exact_coverage import coverage, main
+
+    out = coverage("random", "heuristic:seed=0", TINY, [0, 1, 2], deals=30)
+    truth = exact_difference("random", "heuristic:seed=0", make_rules(TINY))
+    assert out["exact_points_per_deal"] == truth < 0  # the heuristic is the better player
+    rep = evaluate("random", "heuristic:seed=0", make_rules(TINY), 30, "deal", 1)
+    assert out["seeds"][1]["plain"]["low"] == rep.points.low
+    covers = [r["plain"]["low"] <= truth <= r["plain"]["high"] for r in out["seeds"]]
+    assert [r["plain"]["covers"] for r in out["seeds"]] == covers
+    assert out["summary"]["plain"]["covered"] == sum(covers)
+    assert "corrected" not in out["summary"]
+    assert main(["random", "random", "--rules", TINY, "--seeds", "2", "--deals", "10"]) == 0
