@@ -347,3 +347,29 @@ def test_the_coverage_harness_checks_each_interval_against_the_exact_difference(
     assert out["summary"]["plain"]["covered"] == sum(covers)
     assert "corrected" not in out["summary"]
     assert main(["random", "random", "--rules", TINY, "--seeds", "2", "--deals", "10"]) == 0
+
+
+def test_the_exact_curves_read_each_run_and_draw_them(tmp_path):
+    """``python -m piquet_training.exact_curves``: the finals are each run's last row of its
+    form, the group's mean theirs, and the figure is written."""
+    from piquet_training.exact_curves import main, summarise
+
+    header = "update,env_steps,minutes,form,nash_conv,br_elder,br_younger,value_elder,seconds\n"
+    for run, finals in (("a", (6.0, 6.5)), ("b", (4.0, 4.5))):
+        (tmp_path / run).mkdir()
+        rows = ["0,0,0,sample,14,0,0,0,1\n", "0,0,0,greedy,15,0,0,0,1\n"]
+        rows += [
+            f"20,1000,0.5,sample,{finals[0]},0,0,0,1\n",
+            f"20,1000,0.5,greedy,{finals[1]},0,0,0,1\n",
+        ]
+        (tmp_path / run / "exact.csv").write_text(header + "".join(rows))
+    (tmp_path / "cfr.csv").write_text("iteration,seconds,nash_conv,value_elder\n25,3.0,0.7,20\n")
+    runs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    s = summarise({"plain": runs})["plain"]
+    assert [r["nash_conv"] for r in s["runs"].values()] == [6.0, 4.0] and s["mean"] == 5.0
+    assert summarise({"plain": runs}, "greedy")["plain"]["max"] == 6.5
+    out = tmp_path / "curves.png"
+    argv = ["--group", f"plain={','.join(runs)}", "--cfr", str(tmp_path / "cfr.csv")]
+    assert main([*argv, "--out", str(out)]) == 0 and out.stat().st_size > 10_000
+    with pytest.raises(FileNotFoundError, match="no exact.csv"):
+        summarise({"x": [str(tmp_path)]})
