@@ -135,6 +135,18 @@ def test_the_weight_is_cross_fitted_by_hand() -> None:
     assert few.points.mean == pytest.approx(5)
 
 
+def test_corrections_of_rounding_noise_get_no_fitted_weight() -> None:
+    """Under mini the talon is one card: every term is 0 up to float rounding. A least-squares
+    weight fitted to that noise (10^5 and more) moved each pair by a twentieth of a point; the
+    weight is then 1, and the corrected points are the plain ones."""
+    rng = np.random.default_rng(0)
+    xs = [float(v) for v in rng.integers(-40, 40, 60)]
+    cs = [float(v) for v in rng.normal(0, 3e-7, 60)]
+    rep = report(_pairs(xs, cs), "a", "b", STANDARD, "deal", 0, "v")
+    assert rep.points.mean == pytest.approx(rep.plain_points.mean, abs=1e-5)
+    assert rep.points.stderr == pytest.approx(rep.plain_points.stderr, abs=1e-5)
+
+
 def test_bad_value_functions_are_refused() -> None:
     with pytest.raises(VarianceReductionError, match="no policy checkpoint"):
         TalonCorrection.load("heuristic", STANDARD)

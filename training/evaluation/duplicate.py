@@ -580,6 +580,12 @@ def pair_points(pair: Sequence[GameResult]) -> float:
 MIN_FIT_PAIRS = 20
 """Fewest pairs in a half of a match for :func:`corrected_pairs` to fit the correction's weight on
 it (with fewer, the weight is 1)."""
+NO_SIGNAL = 1e-4
+"""Corrections whose spread is under this fraction of the points' (plus a point) carry no signal
+a weight could use, only float rounding: :func:`corrected_pairs` gives them the weight 1 rather
+than a least-squares weight fitted to the noise (under ``mini`` the talon is one card and every
+term is 0 up to rounding, about 1e-7 points; a weight fitted to that, 10^5 and more, moved each
+match by up to a twentieth of a point)."""
 
 
 def corrected_pairs(pairs: Sequence[Sequence[GameResult]]) -> list[float]:
@@ -588,7 +594,7 @@ def corrected_pairs(pairs: Sequence[Sequence[GameResult]]) -> list[float]:
     odd-numbered pairs is used on the even-numbered ones and the reverse, so no pair's weight
     depends on the pair itself and each corrected value keeps its plain value's mean (the halves
     are independent and each correction has mean zero). A half of under :data:`MIN_FIT_PAIRS`
-    pairs gives the weight 1."""
+    pairs, or whose corrections are rounding noise (:data:`NO_SIGNAL`), gives the weight 1."""
     x = np.array([pair_points(v) for v in pairs], dtype=np.float64)
     c = np.array([sum(g.correction / g.deals for g in v) / 2 for v in pairs], dtype=np.float64)
     odd = np.array([v[0].pair % 2 == 1 for v in pairs])
@@ -596,7 +602,7 @@ def corrected_pairs(pairs: Sequence[Sequence[GameResult]]) -> list[float]:
     def weight(half: np.ndarray) -> float:
         xs, cs = x[half], c[half]
         var = float(np.var(cs))
-        if len(cs) < MIN_FIT_PAIRS or var <= 0:
+        if len(cs) < MIN_FIT_PAIRS or var <= (NO_SIGNAL * (1.0 + float(np.std(xs)))) ** 2:
             return 1.0
         return float(np.mean((xs - xs.mean()) * (cs - cs.mean())) / var)
 
