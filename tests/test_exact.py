@@ -352,15 +352,16 @@ def test_the_coverage_harness_checks_each_interval_against_the_exact_difference(
 def test_the_exact_curves_read_each_run_and_draw_them(tmp_path):
     """``python -m piquet_training.exact_curves``: the finals are each run's last row of its
     form, the group's mean theirs, and the figure is written."""
-    from piquet_training.exact_curves import main, summarise
+    from piquet_training.exact_curves import main, read_exact, summarise
 
     header = "update,env_steps,minutes,form,nash_conv,br_elder,br_younger,value_elder,seconds\n"
     for run, finals in (("a", (6.0, 6.5)), ("b", (4.0, 4.5))):
         (tmp_path / run).mkdir()
         rows = ["0,0,0,sample,14,0,0,0,1\n", "0,0,0,greedy,15,0,0,0,1\n"]
+        rows += [f"20,1000,0.5,{form},7,0,0,0,12\n" for form in ("sample", "greedy")]
         rows += [
-            f"20,1000,0.5,sample,{finals[0]},0,0,0,1\n",
-            f"20,1000,0.5,greedy,{finals[1]},0,0,0,1\n",
+            f"40,2000,1.5,sample,{finals[0]},0,0,0,1\n",
+            f"40,2000,1.5,greedy,{finals[1]},0,0,0,1\n",
         ]
         (tmp_path / run / "exact.csv").write_text(header + "".join(rows))
     (tmp_path / "cfr.csv").write_text("iteration,seconds,nash_conv,value_elder\n25,3.0,0.7,20\n")
@@ -368,6 +369,8 @@ def test_the_exact_curves_read_each_run_and_draw_them(tmp_path):
     s = summarise({"plain": runs})["plain"]
     assert [r["nash_conv"] for r in s["runs"].values()] == [6.0, 4.0] and s["mean"] == 5.0
     assert summarise({"plain": runs}, "greedy")["plain"]["max"] == 6.5
+    curve = read_exact(runs[0])  # minutes less the measurement at update 20 (12 s)
+    assert [r["minutes"] for r in curve] == [0, 0.5, 1.3] and curve[-1]["env_steps"] == 2000
     out = tmp_path / "curves.png"
     argv = ["--group", f"plain={','.join(runs)}", "--cfr", str(tmp_path / "cfr.csv")]
     assert main([*argv, "--out", str(out)]) == 0 and out.stat().st_size > 10_000

@@ -26,13 +26,21 @@ from piquet_training.run_log import EXACT_CSV
 
 
 def read_exact(run: str | Path, form: str = "sample") -> list[dict[str, float]]:
-    """The rows of a run's ``exact.csv`` for one policy form, in update order."""
+    """The rows of a run's ``exact.csv`` for one policy form, in update order, ``minutes`` the
+    training's alone (the run's clock, less the exact measurements taken before the row)."""
     path = Path(run) / EXACT_CSV
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no exact.csv (train with exact_every > 0)")
     with path.open(newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["form"] == form]
-    return [{k: float(r[k]) for k in ("update", "env_steps", "minutes", "nash_conv")} for r in rows]
+    out, measuring = [], 0.0
+    for r in rows:
+        row = {k: float(r[k]) for k in ("update", "env_steps", "minutes", "nash_conv")}
+        row["minutes"] -= measuring / 60  # the run's clock counts its own exact measurements
+        out.append(row)
+        if row["update"] > 0:  # the first is taken before the run's clock starts
+            measuring += float(r["seconds"])
+    return out
 
 
 def read_cfr(path: str | Path) -> list[dict[str, float]]:
