@@ -1,6 +1,6 @@
 """Every agent acts legally on every legal turn, whatever happened before it took the seat.
 
-Each agent is handed turns from random points of random games under all 16 presets: in the middle
+Each agent is handed turns from random points of random games under all 32 presets: in the middle
 of an exchange someone else began, in the declarations, in the play, in a later deal of a partie.
 """
 

@@ -1,4 +1,4 @@
-"""The batched engine against ``Game``: a differential test over all 16 presets (every step of
+"""The batched engine against ``Game``: a differential test over all 32 presets (every step of
 every game: player to act, mask, observation, rewards, full state; every deal's score and every
 result), plus seeds, autoreset, extraction to ``Game``, given deals and bad input."""
 

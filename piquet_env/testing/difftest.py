@@ -9,7 +9,7 @@ to act, the legal mask, the observation (``encoder_for(rules).encode``), both pl
 deal end both score breakdowns; at every episode end the settled result and both final
 observations; and, every ``state_every`` steps, the full state (``encoder_for(rules).state``).
 
-Command (the slow run of the closing note; ``--preset all`` runs the 16 presets)::
+Command (the slow run of the closing note; ``--preset all`` runs all the presets)::
 
     python -m piquet_env.testing.difftest --games 100000 --preset all [--batch 1024] [--jobs 2]
 """
