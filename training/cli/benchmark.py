@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
 from piquet_agents.registry import SPEC_HELP
@@ -28,6 +27,7 @@ from piquet_cli.common import (
     CLIError,
     at_least,
     check_output_path,
+    run_folder,
     write_or_fall_back,
 )
 from piquet_env.untrusted import UntrustedError, parse_json, read_regular_file
@@ -38,7 +38,7 @@ from piquet_training.benchmark_protocol import PROTOCOL, BenchmarkError, Protoco
 
 def default_work(name: str) -> Path:
     """``runs/benchmark-<name>``, the name made a folder name."""
-    return Path("runs") / ("benchmark-" + re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_"))
+    return run_folder("benchmark", name)
 
 
 def _protocol(path: str | None) -> Protocol:

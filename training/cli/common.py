@@ -213,6 +213,15 @@ def positive(name: str, value: float) -> None:
 # ---------------------------------------------------------------------------- output paths
 
 
+def run_folder(kind: str, name: str) -> Path:
+    """``runs/<kind>-<name>``, the name (an agent spec, a label) made a folder name.
+
+    >>> run_folder("exploit", "mcts:100:policy=a/b.safetensors").as_posix()
+    'runs/exploit-mcts_100_policy=a_b.safetensors'
+    """
+    return Path("runs") / (f"{kind}-" + re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_"))
+
+
 def _nearest_existing(path: Path) -> Path:
     """``path`` or its closest ancestor that exists."""
     for candidate in (path, *path.parents):
