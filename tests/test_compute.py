@@ -15,7 +15,7 @@ from piquet_env.rules import make_rules
 from piquet_training.collector import OpponentPool
 from piquet_training.compute import autocast, bf16_is_native, resolve_precision
 from piquet_training.config import TrainConfig
-from piquet_training.ppo import gae, ppo_update
+from piquet_training.ppo import PPOStep, gae, ppo_update
 from piquet_training.vector_collector import VectorCollector
 
 CPU = torch.device("cpu")
@@ -82,7 +82,14 @@ def test_a_bf16_update_moves_the_weights_as_float32_does() -> None:
         model.load_state_dict(start)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-5)
         stats = ppo_update(
-            model, opt, out, adv, ret, TrainConfig(), np.random.default_rng(0), precision
+            model,
+            opt,
+            out,
+            adv,
+            ret,
+            PPOStep.of(TrainConfig()),
+            np.random.default_rng(0),
+            precision,
         )
         assert all(np.isfinite(v) for v in stats.values())
         assert all(p.dtype == torch.float32 for p in model.parameters())

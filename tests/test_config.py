@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from piquet_cli import main
 from piquet_training.config import (
     ConfigError,
+    PPOSettings,
     TrainConfig,
     apply_overrides,
     load_toml,
@@ -92,7 +93,7 @@ TRAIN_BAD: dict[str, list[str]] = {
 }
 
 RLLIB_BAD: dict[str, list[str]] = {
-    "updates": ["0"],
+    "updates": ["-1"],  # 0 is refused by validate(): RLlib makes at least one iteration
     "out_dir": ["{file}/sub"],
     "seed": ["-1"],
     "checkpoint_every": ["0"],
@@ -175,6 +176,31 @@ def test_cross_field_checks() -> None:
         apply_overrides(TrainConfig(), weights).validate()
     with pytest.raises(ConfigError, match="minibatch_size"):
         apply_overrides(RLlibConfig(), ["minibatch_size=500", "train_batch_size=100"]).validate()
+    with pytest.raises(ConfigError, match="updates must be at least 1"):
+        apply_overrides(RLlibConfig(), ["updates=0"]).validate()
+
+
+def test_the_backends_share_one_declaration_of_each_ppo_setting() -> None:
+    """Each setting of PPOSettings is declared once: both backends hold the very same rule and
+    aliases, in the same place; they differ only in the defaults they state."""
+    shared = PPOSettings.field_names()
+    assert len(shared) == 19
+    for cls in (TrainConfig, RLlibConfig):
+        assert cls.field_names()[: len(shared)] == shared
+        own = {f.name: f for f in dataclasses.fields(cls)}
+        for base in dataclasses.fields(PPOSettings):
+            assert own[base.name].metadata["rule"] is base.metadata["rule"], (cls, base.name)
+            assert own[base.name].metadata["aliases"] == base.metadata["aliases"]
+    differ = {
+        name for name in shared if getattr(TrainConfig(), name) != getattr(RLlibConfig(), name)
+    }
+    assert differ == set(RLlibConfig.DEFAULTS) and len(differ) == 10
+    assert TrainConfig.DEFAULTS == {}
+    with pytest.raises(TypeError, match="no inherited setting"):
+
+        @dataclasses.dataclass
+        class Stray(PPOSettings):
+            DEFAULTS = {"no_such_setting": 1}  # noqa: RUF012
 
 
 def test_one_name_per_hyperparameter_and_the_old_names_still_read() -> None:
@@ -241,7 +267,7 @@ def test_cli_refuses_a_bad_setting_before_any_work(tmp_path, capsys) -> None:
     assert "lr (learning_rate) must be a number > 0, got nan" in capsys.readouterr().err
 
 
-def test_only_the_config_module_reads_toml() -> None:
+def test_only_the_settings_module_reads_toml() -> None:
     """The Python 3.10 fallback (tomli) lives in one place: no other module imports tomllib."""
     users = [
         p.relative_to(ROOT).as_posix()
@@ -249,7 +275,7 @@ def test_only_the_config_module_reads_toml() -> None:
         for p in (ROOT / folder).rglob("*.py")
         if "import tomllib" in p.read_text()
     ]
-    assert users == ["training/config.py"]
+    assert users == ["training/settings.py"]
 
 
 @settings(max_examples=40, deadline=None)

@@ -4,6 +4,7 @@ and resuming that reproduces the uninterrupted run's next update exactly."""
 from __future__ import annotations
 
 import csv
+import json
 import sys
 from pathlib import Path
 
@@ -416,3 +417,25 @@ def test_tampered_training_metadata_is_a_checkpoint_error(
     else:
         assert err.startswith(f"piquet train: {latest}: {field}"), err
     assert "Traceback" not in err
+
+
+GOLDEN_RUNS = {
+    "tiny": [],
+    "magnet": ["magnet=uniform", "magnet_coef=0.2", "ent_schedule=linear", "ent_coef_end=0"],
+    "partie": ["mode=partie", "critic=obs", "updates=1"],
+}
+
+
+@pytest.mark.parametrize("name", GOLDEN_RUNS)
+def test_golden_runs_keep_their_policies(tmp_path: Path, name: str) -> None:
+    """Refactoring pins: three tiny runs give the policies recorded before the settings moved
+    (``tests/golden/tiny_runs.json``, made at ``8bdae92``): the sum, the sum of squares and the
+    first weights, to float precision (another CPU's kernels may round differently)."""
+    golden = json.loads((Path(__file__).parent / "golden" / "tiny_runs.json").read_text())[name]
+    settings = [*TINY_RUN, "final_eval_deals=0", "torch_threads=1"]
+    assert train_cli(tmp_path, settings, *GOLDEN_RUNS[name]) == 0
+    model = ck.read_checkpoint(tmp_path / ck.POLICY_FILE).section("model")
+    flat = torch.cat([v.double().flatten() for _, v in sorted(model.items())])
+    assert float(flat.sum()) == pytest.approx(golden["sum"], rel=1e-5, abs=1e-6)
+    assert float((flat**2).sum()) == pytest.approx(golden["sumsq"], rel=1e-5)
+    assert [float(x) for x in flat[:4]] == pytest.approx(golden["first"], rel=1e-4, abs=1e-7)

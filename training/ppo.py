@@ -3,10 +3,17 @@ clipped-objective update over shuffled minibatches.
 
 The loop that calls them (collect, advantages, update, log, evaluate, checkpoint) is
 :mod:`piquet_training.trainer`; what a run saves to resume is :mod:`piquet_training.run_state`.
-Every hyperparameter is a field of :class:`~piquet_training.config.TrainConfig`.
+:func:`ppo_update` reads only :class:`PPOStep`: the update's settings (fields of
+:class:`~piquet_training.config.TrainConfig` of the same names) with this update's scheduled
+coefficients.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -14,8 +21,40 @@ import torch
 from piquet_agents.network import ActorCritic
 from piquet_training.collector import Rollout
 from piquet_training.compute import autocast
-from piquet_training.config import TrainConfig
 from piquet_training.magnet import Magnet, kl_to_magnet
+
+
+@dataclass(frozen=True)
+class PPOStep:
+    """What one PPO update reads: the clipped objective's settings and this update's entropy
+    bonus and magnet pull (their schedules' values, :func:`piquet_training.magnet.scheduled`).
+
+    >>> from piquet_training.config import TrainConfig
+    >>> PPOStep.of(TrainConfig(), ent_coef=0.01).num_minibatches
+    16
+    """
+
+    clip_coef: float = 0.2
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    update_epochs: int = 1
+    num_minibatches: int = 16
+    norm_adv: bool = True
+    clip_vloss: bool = False
+    target_kl: float = 0.0
+    ent_coef: float = 0.001
+    magnet_coef: float = 0.0
+
+    @classmethod
+    def of(cls, settings: Any, **coefficients: float) -> PPOStep:
+        """The step of a run's settings (a :class:`~piquet_training.config.TrainConfig`):
+        each field read by name, ``coefficients`` (``ent_coef``, ``magnet_coef``) as given."""
+        values = {
+            f.name: getattr(settings, f.name)
+            for f in dataclasses.fields(cls)
+            if hasattr(settings, f.name)
+        }
+        return cls(**{**values, **coefficients})
 
 
 def gae(
@@ -47,20 +86,27 @@ def ppo_update(
     batch: Rollout,
     advantages: np.ndarray,
     returns: np.ndarray,
-    cfg: TrainConfig,
+    step: PPOStep,
     rng: np.random.Generator,
     precision: str = "fp32",
     *,
-    ent_coef: float | None = None,
     magnet: Magnet | None = None,
-    magnet_coef: float = 0.0,
 ) -> dict[str, float]:
     """Clipped-PPO epochs over shuffled minibatches of one rollout; returns mean statistics.
     ``precision`` (``"fp32"`` or ``"bf16"``, :mod:`piquet_training.compute`) is that of the
-    forward passes and losses. ``ent_coef`` (default ``cfg.ent_coef``) weighs the entropy bonus
-    and ``magnet_coef`` the pull ``KL(pi || magnet)`` toward ``magnet`` (magnetic mirror descent,
-    :mod:`piquet_training.magnet`), both as this update's schedules set them."""
-    ent_coef = cfg.ent_coef if ent_coef is None else ent_coef
+    forward passes and losses. ``step.ent_coef`` weighs the entropy bonus and
+    ``step.magnet_coef`` the pull ``KL(pi || magnet)`` toward ``magnet`` (magnetic mirror
+    descent, :mod:`piquet_training.magnet`). (A whole run config in place of ``step`` still
+    works, deprecated: its fields are read as :meth:`PPOStep.of` reads them.)"""
+    if not isinstance(step, PPOStep):
+        warnings.warn(
+            "ppo_update takes a PPOStep (PPOStep.of(cfg, ent_coef=..., magnet_coef=...)), "
+            "not a whole run config",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        step = PPOStep.of(step)
+    ent_coef, magnet_coef = step.ent_coef, step.magnet_coef
     pull = magnet is not None and magnet_coef > 0
     dev = next(model.parameters()).device
 
@@ -74,11 +120,11 @@ def ppo_update(
     states = None if batch.states is None else tensor(batch.states)
     wide = None if batch.order is None else tensor(batch.order)  # where obs and states lie
     n = len(batch)
-    mb_size = max(1, n // cfg.num_minibatches)
+    mb_size = max(1, n // step.num_minibatches)
     model.train()
     sums: dict[str, float] = {}
     count = 0
-    for _epoch in range(cfg.update_epochs):
+    for _epoch in range(step.update_epochs):
         perm = torch.from_numpy(rng.permutation(n)).to(dev)
         kls = []
         for start in range(0, n, mb_size):
@@ -93,16 +139,16 @@ def ppo_update(
             ratio = log_ratio.exp()
             with torch.no_grad():
                 approx_kl = ((ratio - 1) - log_ratio).mean()  # the k3 estimator
-                clipfrac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
+                clipfrac = ((ratio - 1.0).abs() > step.clip_coef).float().mean()
             adv = adv_all[idx]
-            if cfg.norm_adv and len(idx) > 1:
+            if step.norm_adv and len(idx) > 1:
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(
-                -adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
+                -adv * ratio, -adv * ratio.clamp(1 - step.clip_coef, 1 + step.clip_coef)
             ).mean()
-            if cfg.clip_vloss:
+            if step.clip_vloss:
                 clipped = old_values[idx] + (value - old_values[idx]).clamp(
-                    -cfg.clip_coef, cfg.clip_coef
+                    -step.clip_coef, step.clip_coef
                 )
                 v_loss = (
                     0.5
@@ -111,7 +157,7 @@ def ppo_update(
             else:
                 v_loss = 0.5 * ((value - ret_all[idx]) ** 2).mean()
             entropy_loss = entropy.mean()
-            loss = pg_loss - ent_coef * entropy_loss + cfg.vf_coef * v_loss
+            loss = pg_loss - ent_coef * entropy_loss + step.vf_coef * v_loss
             if pull:
                 kl = kl_to_magnet(
                     logp_all.float(), magnet.log_probs(obs[at], masks[idx]), masks[idx]
@@ -120,7 +166,7 @@ def ppo_update(
                 sums["magnet_kl"] = sums.get("magnet_kl", 0.0) + kl.item()
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), step.max_grad_norm)
             optimizer.step()
             for key, val in (
                 ("policy_loss", pg_loss),
@@ -132,7 +178,7 @@ def ppo_update(
                 sums[key] = sums.get(key, 0.0) + val.item()
             count += 1
             kls.append(approx_kl.item())
-        if cfg.target_kl and np.mean(kls) > cfg.target_kl:
+        if step.target_kl and np.mean(kls) > step.target_kl:
             break
     model.eval()
     stats = {k: v / max(count, 1) for k, v in sums.items()}

@@ -48,7 +48,7 @@ from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.imitation import behaviour_clone, collect_demonstrations
 from piquet_training.magnet import Magnet, scheduled
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
-from piquet_training.ppo import gae, ppo_update
+from piquet_training.ppo import PPOStep, gae, ppo_update
 from piquet_training.run_log import Console, RunLogger, plot_learning_curve
 from piquet_training.run_state import restore_training_checkpoint, save_training_checkpoint
 from piquet_training.summary import update_row, write_summary
@@ -428,18 +428,10 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         )
         # update (the entropy bonus and the magnet's pull as their schedules set them)
         ent_coef, magnet_coef = _coefficients(cfg, c["update"])
+        step = PPOStep.of(cfg, ent_coef=ent_coef, magnet_coef=magnet_coef)
         stats = ppo_update(
-            run.model,
-            run.optimizer,
-            batch,
-            advantages,
-            returns,
-            cfg,
-            run.np_rng,
-            run.precision,
-            ent_coef=ent_coef,
-            magnet=run.magnet,
-            magnet_coef=magnet_coef,
+            run.model, run.optimizer, batch, advantages, returns, step, run.np_rng,
+            run.precision, magnet=run.magnet,
         )
         stats["ent_coef"] = ent_coef
         if run.magnet is not None:

@@ -1,9 +1,9 @@
 """The settings of an RLlib self-play run and the RLlib ``PPOConfig`` built from them.
 
 :class:`RLlibConfig` holds every setting (``piquet train --backend rllib`` flags and ``--set``
-keys). It is a :class:`~piquet_training.config.Settings` like the built-in trainer's
-:class:`~piquet_training.config.TrainConfig`: the same loader, checks and ``--show-config``
-format, and the same names for the same hyperparameters (RLlib's own names are accepted as
+keys). Like the built-in trainer's :class:`~piquet_training.config.TrainConfig` it derives from
+:class:`~piquet_training.config.PPOSettings`: the settings both share are declared once there (at
+RLlib's defaults here), read, checked and printed the same way (RLlib's own names are accepted as
 aliases). :func:`algo_config` is the one place they are translated to RLlib's names, building PPO
 on RLlib's current API stack over the piquet env (:mod:`piquet_training.rllib.env`) with the
 action-masking module (:mod:`piquet_training.rllib.module`) and the self-play league
@@ -20,23 +20,9 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from piquet_env.rewards import REWARDS
 from piquet_env.rules import Rules, make_rules
-from piquet_training.config import (
-    MODE,
-    OUTPUT_DIR,
-    RULES_PRESET,
-    WIDTHS,
-    ConfigError,
-    Rule,
-    Settings,
-    above,
-    at_least,
-    between,
-    integer,
-    one_of,
-    setting,
-)
+from piquet_training.config import PPOSettings
+from piquet_training.settings import ConfigError, Rule, between, integer, setting
 
 _CPUS = Rule(
     "empty (all) or an integer >= 1", lambda v: v is None or (isinstance(v, int) and v >= 1)
@@ -44,21 +30,24 @@ _CPUS = Rule(
 
 
 @dataclass
-class RLlibConfig(Settings):
+class RLlibConfig(PPOSettings):
     """Every setting of an RLlib self-play run (the CLI flags of ``piquet train --backend
-    rllib``)."""
+    rllib``): the shared :class:`~piquet_training.config.PPOSettings` at RLlib's defaults, and
+    RLlib's own."""
 
     NAME: ClassVar[str] = "RLlib config"
-
-    # --- run ---------------------------------------------------------------------------------
-    updates: int = setting(20, integer(1, 10_000_000), aliases=("iterations",))
-    """Training iterations (each samples ``train_batch_size`` env steps, then updates)."""
-    out_dir: str = setting("runs/rllib", OUTPUT_DIR)
-    """Directory for checkpoints, the exported policy and metrics."""
-    seed: int = setting(0, integer(0))
-    """Seeds torch on the driver and RLlib (env runners derive their env seeds from it)."""
-    checkpoint_every: int = setting(5, integer(1, 1_000_000))
-    """Write ``checkpoints/latest.safetensors`` every this many iterations (and at the end)."""
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "updates": 20,
+        "out_dir": "runs/rllib",
+        "checkpoint_every": 5,
+        "torch_threads": 1,
+        "mode": "deal",
+        "reward_scale": 0.01,
+        "learning_rate": 3e-4,
+        "gae_lambda": 0.95,
+        "ent_coef": 0.01,
+        "update_epochs": 4,
+    }
 
     # --- Ray ---------------------------------------------------------------------------------
     address: str | None = setting(None)
@@ -68,36 +57,14 @@ class RLlibConfig(Settings):
     """Env-runner actors sampling in parallel (0: sample on the driver)."""
     num_envs_per_env_runner: int = setting(8, integer(1, 100_000))
     """Environments each env runner steps together (one batched forward pass for all)."""
-    torch_threads: int = setting(1, integer(1, 1024), aliases=("learner_threads",))
-    """Torch threads of the learner on the driver (env runners get one each from Ray). More
-    than one pays only on an otherwise idle machine with spare cores."""
     num_cpus: int | None = setting(None, _CPUS)
     """CPUs of a local Ray instance (default: the machine's, at least ``num_env_runners``)."""
 
-    # --- env ---------------------------------------------------------------------------------
-    rules: str = setting("standard", RULES_PRESET)
-    """Rules preset with variants, e.g. ``"classic+normand"``."""
-    mode: str = setting("deal", MODE, aliases=("episode",))
-    """Episodes: ``"deal"`` (one deal each) or ``"partie"``."""
-    reward: str = setting("deal_points", one_of(*REWARDS))
-    """Env reward mode (:mod:`piquet_env.rewards`): ``"deal_points"``, ``"result"`` or
-    ``"win"``."""
-    reward_scale: float = setting(0.01, above(0))
-    """Factor on every reward (deal points are tens)."""
-
-    # --- network and PPO ---------------------------------------------------------------------
-    hidden: tuple[int, ...] = setting((256, 256), WIDTHS)
-    activation: str = setting("tanh", one_of("tanh", "relu"))
-    learning_rate: float = setting(3e-4, above(0), aliases=("lr",))
-    gamma: float = setting(1.0, between(0, 1, open_low=True))
-    gae_lambda: float = setting(0.95, between(0, 1), aliases=("lambda_",))
-    clip_coef: float = setting(0.2, above(0), aliases=("clip_param",))
-    ent_coef: float = setting(0.01, at_least(0), aliases=("entropy_coeff",))
-    vf_coef: float = setting(0.5, at_least(0), aliases=("vf_loss_coeff",))
-    max_grad_norm: float = setting(0.5, above(0), aliases=("grad_clip",))
+    # --- PPO (besides the shared settings) -----------------------------------------------------
     train_batch_size: int = setting(4000, integer(1, 100_000_000))
+    """Env steps sampled per iteration."""
     minibatch_size: int = setting(256, integer(1, 100_000_000))
-    update_epochs: int = setting(4, integer(1, 1000), aliases=("num_epochs",))
+    """Env steps per SGD minibatch (at most ``train_batch_size``)."""
 
     # --- self-play ---------------------------------------------------------------------------
     self_play_weight: float = setting(0.5, between(0, 1))
@@ -118,7 +85,9 @@ class RLlibConfig(Settings):
     """Free-form notes stored with checkpoints (a table)."""
 
     def check_together(self) -> None:
-        """A minibatch cannot be larger than the batch."""
+        """A run makes at least one iteration; a minibatch cannot be larger than the batch."""
+        if self.updates < 1:
+            raise ConfigError(f"{self.NAME}: updates must be at least 1, got {self.updates}")
         if self.minibatch_size > self.train_batch_size:
             raise ConfigError(
                 f"{self.NAME}: minibatch_size ({self.minibatch_size}) must be at most "
