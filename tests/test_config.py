@@ -310,3 +310,28 @@ def test_toml_round_trip(seed, lr, lam, hidden, mode, reward, rllib, tmp_path_fa
 def test_every_shipped_recipe_reads_and_validates(recipe: Path) -> None:
     cfg = load_toml(recipe, cls=TrainConfig).validate()
     assert cfg.out_dir == f"runs/{recipe.stem}"  # each recipe writes a run folder of its name
+
+
+def test_the_rllib_command_line_moved_and_its_old_name_still_reads() -> None:
+    """``piquet_training.rllib.cli`` moved to ``piquet_cli.train_rllib``: the old module's names
+    are the new ones, each read with a deprecation warning."""
+    import piquet_cli.train_rllib as new
+    import piquet_training.rllib.cli as old
+
+    with pytest.warns(DeprecationWarning, match="piquet_cli.train_rllib"):
+        assert old.build_config is new.build_config
+    with pytest.raises(AttributeError), pytest.warns(DeprecationWarning):
+        old.no_such_name  # noqa: B018
+
+
+def test_a_device_this_machine_lacks_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import torch
+
+    if torch.cuda.is_available():  # pragma: no cover - a machine with a GPU
+        pytest.skip("this machine has a CUDA device")
+    out = tmp_path / "run"
+    assert main(["train", "--device", "cuda", "--set", f"out_dir={out}"]) == 2
+    assert "device 'cuda': torch finds no CUDA device" in capsys.readouterr().err
+    assert not out.exists()

@@ -22,8 +22,8 @@ from ray.rllib.core.columns import Columns
 
 from piquet_agents import checkpoint as ck
 from piquet_agents.policy import MASKED_LOGIT, ActorCritic, PolicyAgent
+from piquet_cli import train_rllib as cli
 from piquet_env.piquet_v0 import env as piquet_env
-from piquet_training.rllib import cli
 from piquet_training.rllib.algo import RLlibConfig
 from piquet_training.rllib.env import make_env
 from piquet_training.rllib.league import (

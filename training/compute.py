@@ -27,14 +27,18 @@ PRECISIONS = ("auto", "fp32", "bf16")
 """Values of the ``precision`` setting."""
 
 
+class DeviceError(ValueError):
+    """A ``device`` setting this machine cannot serve (the message names it)."""
+
+
 def resolve_device(name: str) -> torch.device:
     """The torch device of setting ``device`` (``"auto"``: CUDA when available, else CPU); a
-    device this machine lacks is a ``ValueError`` naming it."""
+    device this machine lacks is a :class:`DeviceError` naming it."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r}: torch finds no CUDA device on this machine")
+        raise DeviceError(f"device {name!r}: torch finds no CUDA device on this machine")
     return device
 
 

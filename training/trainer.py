@@ -195,6 +195,7 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     """Seed everything; build the network, optimizer, opponent pool, collector and logger."""
     t_start = time.perf_counter()
     cfg.validate()
+    device = resolve_device(cfg.device)  # the one place (a DeviceError before anything is written)
     out_dir = Path(cfg.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.toml").write_text(to_toml(cfg))
@@ -205,7 +206,6 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     rules = make_rules(cfg.rules)
     enc = encoder_for(rules)
     state_size = enc.state_size if cfg.critic == "state" else 0
-    device = resolve_device(cfg.device)
     precision = resolve_precision(cfg.precision, device)
     model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size)
     model = model.to(device).eval()
@@ -228,7 +228,13 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         optimizer=optimizer,
         pool=pool,
         collector=make_collector(
-            cfg, rules, cfg.mode, np_rng, batched=cfg.collector == "vector", precision=precision
+            cfg,
+            rules,
+            cfg.mode,
+            np_rng,
+            batched=cfg.collector == "vector",
+            device=device,
+            precision=precision,
         ),
         np_rng=np_rng,
         logger=RunLogger(out_dir, tensorboard=cfg.tensorboard),
@@ -262,12 +268,13 @@ def make_collector(
     rng: np.random.Generator,
     *,
     batched: bool = False,
+    device: torch.device | None = None,
     precision: str = "fp32",
 ) -> Collector | VectorCollector:
     """The self-play collector of ``cfg`` for games in ``mode``: on the batched engine
-    (:class:`~piquet_training.vector_collector.VectorCollector`, its value pass in ``precision``)
-    when ``batched``, else one :class:`~piquet_env.game.Game` per game
-    (:class:`~piquet_training.collector.Collector`)."""
+    (:class:`~piquet_training.vector_collector.VectorCollector`, its value pass on ``device``,
+    the CPU by default, in ``precision``) when ``batched``, else one
+    :class:`~piquet_env.game.Game` per game (:class:`~piquet_training.collector.Collector`)."""
     kwargs: dict[str, Any] = dict(
         reward=cfg.reward,
         reward_scale=cfg.reward_scale,
@@ -281,7 +288,7 @@ def make_collector(
             mode,
             cfg.num_envs,
             rng,
-            device=resolve_device(cfg.device),
+            device=device or torch.device("cpu"),
             precision=precision,
             **kwargs,
         )
@@ -430,8 +437,15 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
         ent_coef, magnet_coef = _coefficients(cfg, c["update"])
         step = PPOStep.of(cfg, ent_coef=ent_coef, magnet_coef=magnet_coef)
         stats = ppo_update(
-            run.model, run.optimizer, batch, advantages, returns, step, run.np_rng,
-            run.precision, magnet=run.magnet,
+            run.model,
+            run.optimizer,
+            batch,
+            advantages,
+            returns,
+            step,
+            run.np_rng,
+            run.precision,
+            magnet=run.magnet,
         )
         stats["ent_coef"] = ent_coef
         if run.magnet is not None:

@@ -24,6 +24,7 @@ piquet_cli.common.CLIError: unknown rules preset 'bogus'; expected one of ...
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import re
@@ -33,8 +34,12 @@ import tempfile
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from piquet_env.rules import RULE_SETS, VARIANTS, Rules, make_rules
+
+if TYPE_CHECKING:  # the train extra may be absent: the env-only commands import this module
+    from piquet_training.settings import S
 
 
 class CLIError(ValueError):
@@ -362,3 +367,36 @@ def parse_specs(specs: Sequence[str], rules: Rules) -> None:
             raise CLIError(str(err)) from None
         except (OSError, ImportError) as err:
             raise CLIError(f"agent {spec!r}: {err}") from None
+
+
+def build_settings(
+    cls: type[S], args: argparse.Namespace, backend: str, *, flags: dict[str, Any] | None = None
+) -> S:
+    """A run's settings of class ``cls`` (either backend's): the resumed checkpoint's (on
+    ``--resume``, written by ``backend``, with ``out_dir`` the resumed run's folder) or the
+    defaults, then ``--config`` (a file or a shipped recipe's name), then each ``--set``, then
+    ``flags`` (a backend's own options); every value checked."""
+    from piquet_training.settings import apply_overrides, load_toml, replace_checked
+
+    resume = getattr(args, "resume", None)
+    if resume:
+        from piquet_agents.checkpoint import LATEST_FILE, read_checkpoint
+        from piquet_training.backends import check_resume
+
+        path = Path(resume)
+        ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
+        check_resume(ckpt, backend, resume)  # not a run of the other backend
+        saved = ckpt.meta.get("config", {})
+        cfg = cls.from_dict(saved, source=f"{resume} (its config)")
+        run_dir = path if path.is_dir() else path.parent.parent
+        cfg = dataclasses.replace(cfg, out_dir=str(run_dir))
+    else:
+        cfg = cls()
+    if getattr(args, "config", None):
+        from piquet_training.recipes import resolve_config
+
+        cfg = load_toml(resolve_config(args.config), base=cfg)
+    cfg = apply_overrides(cfg, getattr(args, "set", None) or [])
+    if flags:
+        cfg = replace_checked(cfg, flags, source="flags")
+    return cfg.validate()

@@ -10,7 +10,7 @@
     piquet train --device cuda                     # the networks on a GPU (games stay on CPU)
 
 ``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
-:mod:`piquet_training.trainer`) or ``rllib`` (Ray RLlib, :mod:`piquet_training.rllib.cli`, which
+:mod:`piquet_training.trainer`) or ``rllib`` (Ray RLlib, :mod:`piquet_cli.train_rllib`, which
 adds its own flags). Both read settings the same way (:mod:`piquet_training.config`: TOML,
 ``--set``, ``--rules``/``--variant``/``--seed``, the same names for the same hyperparameters,
 every value checked before any work starts) and print them the same way with ``--show-config``.
@@ -24,9 +24,13 @@ import types
 from pathlib import Path
 
 from piquet_agents.checkpoint import LATEST_FILE, POLICY_FILE
-from piquet_cli.common import CLIError, add_rules_arguments, check_output_path
-from piquet_training.backends import TORCH, check_resume
-from piquet_training.config import ConfigError, TrainConfig, apply_overrides, load_toml, to_toml
+from piquet_cli.common import CLIError, add_rules_arguments, build_settings, check_output_path
+from piquet_training.backends import TORCH
+from piquet_training.config import TrainConfig
+from piquet_training.settings import (
+    ConfigError,
+    to_toml,
+)
 
 BACKENDS = ("torch", "rllib")
 
@@ -34,32 +38,16 @@ BACKENDS = ("torch", "rllib")
 def _rllib_cli() -> types.ModuleType | None:
     """The RLlib backend's CLI module (importing it needs no Ray), or None if absent."""
     try:
-        from piquet_training.rllib import cli
+        from piquet_cli import train_rllib as cli
     except ImportError:  # pragma: no cover - a trimmed install without the RLlib backend
         return None
     return cli
 
 
 def build_config(args: argparse.Namespace) -> TrainConfig:
-    """The run's config: the checkpoint's (on ``--resume``, with ``out_dir`` the resumed run's
-    directory) or the default, then ``--config``, then each ``--set``; every value checked."""
-    if args.resume:
-        from piquet_agents.checkpoint import read_checkpoint
-
-        path = Path(args.resume)
-        ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
-        check_resume(ckpt, TORCH, args.resume)  # not a run of the other backend
-        saved = ckpt.meta.get("config", {})
-        cfg = TrainConfig.from_dict(saved, source=f"{args.resume} (its config)")
-        run_dir = path if path.is_dir() else path.parent.parent
-        cfg = dataclasses.replace(cfg, out_dir=str(run_dir))
-    else:
-        cfg = TrainConfig()
-    if args.config:
-        from piquet_training.recipes import resolve_config
-
-        cfg = load_toml(resolve_config(args.config), base=cfg)
-    cfg = apply_overrides(cfg, [*_shared_settings(args), *args.set]).validate()
+    """The built-in trainer's settings (:func:`piquet_cli.common.build_settings`), on
+    ``--device`` if given."""
+    cfg = build_settings(TrainConfig, args, TORCH)
     if getattr(args, "device", None):
         cfg = dataclasses.replace(cfg, device=args.device)
     check_output_path(cfg.out_dir, "out_dir", directory=True)
@@ -99,10 +87,10 @@ def _run(args: argparse.Namespace) -> int:
         print(listing())
         return 0
     rllib = _rllib_cli()
+    args.set = [*_shared_settings(args), *args.set]  # the same flags, the same settings
     if args.backend == "rllib":
         if rllib is None:  # pragma: no cover
             raise CLIError("the rllib backend is not installed")
-        args.set = [*_shared_settings(args), *args.set]  # the same flags, the same settings
         return rllib.run_rllib(args)
     stray = rllib.rllib_flags_given(args) if rllib is not None else []
     if stray:
@@ -116,14 +104,13 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if not args.resume:
         check_fresh_run_dir(cfg.out_dir, overwrite=args.overwrite)
-    from piquet_training.compute import resolve_device
+    from piquet_training.compute import DeviceError
     from piquet_training.trainer import train
 
     try:
-        resolve_device(cfg.device)
-    except ValueError as exc:
+        result = train(cfg, resume=args.resume)
+    except DeviceError as exc:  # raised by setup before anything is written
         raise CLIError(str(exc)) from None
-    result = train(cfg, resume=args.resume)
     own = f", {result.memory.text()} at the end" if result.memory else ""
     worker = result.worker_memory
     print(

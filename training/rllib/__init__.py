@@ -7,7 +7,8 @@
 - :mod:`piquet_training.rllib.league`: the league, ``main`` against frozen snapshots of itself;
 - :mod:`piquet_training.rllib.run`: the PPO config, run loop, checkpoints and
   :func:`~piquet_training.rllib.run.export_policy` to the ``PolicyAgent`` format;
-- :mod:`piquet_training.rllib.cli`: ``piquet train --backend rllib``.
+- :mod:`piquet_training.rllib.cli`: deprecated, ``piquet train --backend rllib``'s command line
+  is :mod:`piquet_cli.train_rllib`.
 
 Importing this package does not import Ray; its submodules do.
 """

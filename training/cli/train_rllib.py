@@ -1,0 +1,197 @@
+"""``piquet train --backend rllib``: PPO self-play on Ray RLlib, locally or on a Ray cluster.
+
+    piquet train --backend rllib --num-env-runners 2 --iterations 50 --out runs/rllib
+    piquet train --backend rllib --address auto --num-env-runners 16   # on an existing cluster
+    piquet train --backend rllib --set train_batch_size=8000 --set rules=classic+normand
+    piquet train --backend rllib --resume runs/rllib --iterations 100  # continue a run
+
+The same flags work as ``python -m piquet_cli.train_rllib ...`` (and, deprecated, as
+``python -m piquet_training.rllib.cli``). ``--set KEY=VALUE`` (and ``--config FILE.toml``) set any
+field of :class:`piquet_training.rllib.algo.RLlibConfig`. The run
+writes ``OUT/policy.safetensors``, which ``piquet eval``, ``ladder`` and ``play`` take as an agent
+spec, and ``OUT/checkpoints/latest.safetensors``, which ``--resume`` continues.
+
+``piquet train``'s parser registers these flags with :func:`add_rllib_arguments` and hands
+``--backend rllib`` runs to :func:`run_rllib`; both backends' settings are read by one
+:func:`piquet_cli.common.build_settings`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from piquet_cli.common import build_settings
+from piquet_training.backends import RLLIB
+from piquet_training.rllib.algo import RLlibConfig
+from piquet_training.settings import ConfigError, to_toml
+
+_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "--num-env-runners": (
+        "num_env_runners",
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "env-runner actors sampling in parallel (rllib backend; default 1)",
+        },
+    ),
+    "--num-envs-per-env-runner": (
+        "num_envs_per_env_runner",
+        {
+            "type": int,
+            "metavar": "M",
+            "help": "environments stepped by each env runner (default 8)",
+        },
+    ),
+    "--address": (
+        "address",
+        {
+            "metavar": "ADDRESS",
+            "help": "Ray cluster to join ('auto' or HOST:6379); "
+            "default: start a local Ray instance",
+        },
+    ),
+    "--num-cpus": (
+        "num_cpus",
+        {"type": int, "metavar": "N", "help": "CPUs of the local Ray instance (default: all)"},
+    ),
+    "--iterations": (
+        "updates",
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "RLlib training iterations (the setting updates; default 20)",
+        },
+    ),
+    "--out": ("out_dir", {"metavar": "DIR", "help": "output directory (default runs/rllib)"}),
+    "--eval-games": (
+        "_eval_games",
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "duplicate deal pairs against random and heuristic "
+            "after training (default 100; 0: none)",
+        },
+    ),
+}
+
+
+def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the RLlib backend's flags to ``parser`` (flags it already has are left alone)."""
+    group = parser.add_argument_group("rllib backend (--backend rllib)")
+    for flag, (dest, kwargs) in _FLAGS.items():
+        if flag not in parser._option_string_actions:
+            group.add_argument(flag, dest=f"rllib_{dest.lstrip('_')}", default=None, **kwargs)
+
+
+def rllib_flags_given(args: argparse.Namespace) -> list[str]:
+    """The RLlib-only flags set in ``args`` (for a trainer that ignores them to reject them)."""
+    return [
+        flag
+        for flag, (dest, _) in _FLAGS.items()
+        if getattr(args, f"rllib_{dest.lstrip('_')}", None) is not None
+    ]
+
+
+def build_config(args: argparse.Namespace) -> RLlibConfig:
+    """The run's settings (:func:`piquet_cli.common.build_settings`), the RLlib flags last."""
+    flags = {}
+    for dest, _ in _FLAGS.values():
+        value = getattr(args, f"rllib_{dest.lstrip('_')}", None)
+        if value is not None and not dest.startswith("_"):
+            flags[dest] = value
+    return build_settings(RLlibConfig, args, RLLIB, flags=flags)
+
+
+def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
+    from piquet_agents.policy import PolicyAgent
+    from piquet_training.evaluation.duplicate import evaluate
+
+    agent = PolicyAgent.load(policy)
+    for opponent in ("random", "heuristic"):
+        report = evaluate(agent, opponent, cfg.rules_obj, n, mode=cfg.mode, seed=cfg.seed)
+        print(report.summary())
+
+
+def run_rllib(args: argparse.Namespace) -> int:
+    """Run ``piquet train --backend rllib`` with parsed ``args``; return the exit status."""
+    from piquet_agents.checkpoint import CheckpointError
+
+    try:
+        cfg = build_config(args)
+    except (ConfigError, CheckpointError) as exc:
+        print(f"piquet train: {exc}", file=sys.stderr)
+        return 2
+    if getattr(args, "show_config", False):
+        print(to_toml(cfg), end="")
+        return 0
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print(
+            "piquet train: the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'",
+            file=sys.stderr,
+        )
+        return 2
+    from piquet_training.rllib.run import train
+
+    try:
+        result = train(cfg, resume=getattr(args, "resume", None))
+    except CheckpointError as exc:
+        print(f"piquet train: {exc}", file=sys.stderr)
+        return 2
+    except ConnectionError as exc:
+        print(
+            f"piquet train: cannot join the Ray cluster at {cfg.address!r} ({exc}). Is it up "
+            f"(ray status)? A cluster with token authentication also needs RAY_AUTH_MODE=token "
+            f"and its token (RAY_AUTH_TOKEN, or ~/.ray/auth_token) here.",
+            file=sys.stderr,
+        )
+        return 2
+    print(
+        f"{result.iterations} iterations, {result.env_steps:,} env steps; throughput with "
+        f"{cfg.num_env_runners} env runner(s) x {cfg.num_envs_per_env_runner} env(s): "
+        f"{result.steps_per_s:,.0f} env steps/s ({result.steady_steps_per_s:,.0f} after the "
+        f"first iteration); "
+        f"league: {len(result.snapshots)} snapshot(s); policy: {result.policy_path}"
+    )
+    eval_games = getattr(args, "rllib_eval_games", None)
+    eval_games = 100 if eval_games is None else eval_games
+    if eval_games > 0:
+        _evaluate(result.policy_path, cfg, eval_games)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The standalone parser of ``python -m piquet_cli.train_rllib``."""
+    p = argparse.ArgumentParser(
+        prog="python -m piquet_cli.train_rllib",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--config", metavar="FILE.toml", help="TOML file of RLlibConfig fields")
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override one RLlibConfig field (repeatable), e.g. --set learning_rate=1e-4",
+    )
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
+    p.add_argument(
+        "--show-config", action="store_true", help="print the effective settings as TOML and exit"
+    )
+    add_rllib_arguments(p)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m piquet_cli.train_rllib``."""
+    return run_rllib(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
