@@ -291,3 +291,20 @@ def test_a_sampled_target_samples_in_batch(tmp_path):
     pool.target_greedy = True
     best = vc._target_act(pool, obs, mask)
     assert (sampled != best).any() and len(set(sampled.tolist())) > len(set(best.tolist()))
+
+
+def test_with_critic_states_the_observations_are_read_from_them_not_stored_twice() -> None:
+    """A critic state seen from the acting seat begins with its observation: the collector
+    stores the states alone and the rollout's observations are a view of their first columns."""
+    rules = make_rules("standard")
+    col = VectorCollector(rules, "deal", 8, np.random.default_rng(3), record_states=True)
+    pool = OpponentPool(
+        ActorCritic(col.size, col.n_actions, (16,), state_size=col.state_size), {"self": 1.0}
+    )
+    roll = col.collect(8, pool)
+    assert "obs" not in col._raw.columns and "states" in col._raw.columns
+    obs, states = roll.wide()
+    assert np.array_equal(obs, states[:, : col.size])
+    assert np.shares_memory(roll.obs, roll.states)
+    plain = VectorCollector(rules, "deal", 8, np.random.default_rng(3), record_states=False)
+    assert "obs" in plain._raw.columns

@@ -218,15 +218,19 @@ class VectorCollector:
         self._target: ActorStack | None = None  # the pool's fixed target network, stacked
         self._target_of: ActorCritic | None = None
         columns: dict[str, tuple[tuple[int, ...], type]] = {
-            "obs": ((self.size,), np.float32),
             "masks": ((self.n_actions,), np.int8),
             "actions": ((), np.int64),
             "logprobs": ((), np.float32),
             "rewards": ((), np.float64),
             "keys": ((), np.int64),
         }
+        # A critic state seen from the acting seat begins with that seat's observation
+        # (ObservationEncoder.state_layout): with states recorded, the observations are read
+        # from them, the same numbers, and not stored twice (a third of the stores' bytes).
         if record_states:
             columns["states"] = ((self.state_size,), np.float32)
+        else:
+            columns["obs"] = ((self.size,), np.float32)
         self._raw = _RowStore(columns)  # in the order decisions were made
         self._last_rows = 0  # rows recorded by the last collection
         self.index_rows = index_rows
@@ -427,7 +431,8 @@ class VectorCollector:
         store, seat = self._raw, view.seat[g]
         store.reserve(g.size)
         rows = slice(store.n, store.n + g.size)
-        store["obs"][rows] = obs
+        if not self.record_states:  # else the states' first columns (see __init__)
+            store["obs"][rows] = obs
         store["masks"][rows] = view.mask[g]
         store["actions"][rows] = actions[g]
         store["logprobs"][rows] = logp
@@ -485,7 +490,7 @@ class VectorCollector:
         dones[:-1] = keys[1:] != keys[:-1]
         wide = raw if self.index_rows else dst  # the wide columns: indexed, or copied in order
         return Rollout(
-            obs=wide["obs"][:n],
+            obs=wide["states"][:n, : self.size] if self.record_states else wide["obs"][:n],
             masks=dst["masks"][:n],
             actions=dst["actions"][:n],
             logprobs=dst["logprobs"][:n],
