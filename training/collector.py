@@ -244,12 +244,14 @@ class Collector:
     def collect(
         self,
         n_games: int,
-        matchup: Callable[[np.random.Generator], Matchup],
+        matchup: Callable[[np.random.Generator], Matchup] | OpponentPool,
         num_envs: int | None = None,
     ) -> Rollout:
         """Play ``n_games`` complete games, ``num_envs`` at a time (default: the collector's);
-        each game's seats come from ``matchup(rng)``. Returns the recorded decisions as a
-        :class:`Rollout`."""
+        each game's seats come from ``matchup(rng)`` (an :class:`OpponentPool`: its
+        :meth:`~OpponentPool.matchup`). Returns the recorded decisions as a :class:`Rollout`."""
+        if isinstance(matchup, OpponentPool):
+            matchup = matchup.matchup
         num_envs = self.num_envs if num_envs is None else num_envs
         buf = _Buffer(self.encoder, self.record_states)
         stats = CollectionCounts()

@@ -105,7 +105,7 @@ class Run:
     model: ActorCritic
     optimizer: torch.optim.Optimizer
     pool: OpponentPool
-    collector: Collector | VectorCollector
+    collector: Collector
     np_rng: np.random.Generator
     logger: RunLogger
     console: Console
@@ -270,7 +270,7 @@ def make_collector(
     batched: bool = False,
     device: torch.device | None = None,
     precision: str = "fp32",
-) -> Collector | VectorCollector:
+) -> Collector:
     """The self-play collector of ``cfg`` for games in ``mode``: on the batched engine
     (:class:`~piquet_training.vector_collector.VectorCollector`, its value pass on ``device``,
     the CPU by default, in ``precision``) when ``batched``, else one
@@ -297,9 +297,7 @@ def make_collector(
 
 def collect(run: Run) -> Rollout:
     """One update's games: ``games_per_update`` complete games against the pool's opponents."""
-    if isinstance(run.collector, VectorCollector):
-        return run.collector.collect(run.cfg.games_per_update, run.pool)
-    return run.collector.collect(run.cfg.games_per_update, run.pool.matchup)
+    return run.collector.collect(run.cfg.games_per_update, run.pool)
 
 
 def start(run: Run, resume: str | Path | None) -> None:

@@ -168,11 +168,13 @@ class _View:
         return np.where(own, self.full[idx, size : 2 * size], self.full[idx, :size])
 
 
-class VectorCollector:
+class VectorCollector(Collector):
     """Plays batches of complete games on the batched engine and records rollouts.
 
-    Arguments as for :class:`~piquet_training.collector.Collector`; ``device`` is where the
-    networks run (their inputs are moved there and the actions back).
+    A :class:`~piquet_training.collector.Collector` (the same arguments, checked and held by it)
+    whose :meth:`collect` plays an opponent pool's games on the batched engine; the games against
+    agents that cannot act in batch it plays as its base class does, one game object each.
+    ``device`` is where the networks run (their inputs are moved there and the actions back).
     """
 
     def __init__(
@@ -191,9 +193,7 @@ class VectorCollector:
         precision: str = "fp32",
         index_rows: bool = True,
     ) -> None:
-        # The per-game collector plays the agents that cannot act in batch; it also checks the
-        # arguments the two share, and holds them.
-        self._games = Collector(
+        super().__init__(
             rules,
             mode,
             num_envs,
@@ -204,12 +204,9 @@ class VectorCollector:
             dense_reward=dense_reward,
             record_states=record_states,
         )
-        self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
-        self.reward, self.reward_scale, self.settle_weight = reward, reward_scale, settle_weight
-        self.dense_reward, self.record_states = dense_reward, record_states
         self.device = torch.device(device)
         self.precision = precision
-        self.encoder = enc = self._games.encoder
+        enc = self.encoder
         self.size, self.n_actions, self.state_size = enc.size, enc.n_actions, enc.state_size
         self._perm = enc.seat_permutation
         self._batches: dict[int, BatchGame] = {}
@@ -257,7 +254,7 @@ class VectorCollector:
             )
         return self._batches[n]
 
-    def collect(self, n_games: int, pool: OpponentPool) -> Rollout:
+    def collect(self, n_games: int, pool: OpponentPool) -> Rollout:  # type: ignore[override]
         """Play ``n_games`` complete games with opponents drawn from ``pool`` (its kinds and
         weights); return the learner's decisions as a :class:`Rollout`, whose wide columns are
         views of this collector's buffers: the next call overwrites them."""
@@ -298,7 +295,7 @@ class VectorCollector:
             seats = (learner, other) if rng.random() < 0.5 else (other, learner)
             return seats[0], seats[1], kind
 
-        return self._games.collect(n, matchup, num_envs=n)
+        return super().collect(n, matchup, num_envs=n)
 
     @torch.no_grad()
     def values(self, model: ActorCritic, rollout: Rollout, chunk: int = 16384) -> np.ndarray:
