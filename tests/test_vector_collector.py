@@ -272,25 +272,54 @@ def test_indexed_and_copied_rows_train_alike(tmp_path, monkeypatch):
 def test_a_sampled_target_samples_in_batch(tmp_path):
     """``opponent=PATH:sample``: the target network acts in the batch, sampling from its
     probabilities (not its most probable action)."""
+    import dataclasses
+
     from piquet_agents import checkpoint as ck
-    from piquet_training.trainer import fixed_opponent
+    from piquet_training.collector import resolve_opponent
 
     torch.manual_seed(0)
     net = ActorCritic(ENC.size, ENC.n_actions, (32,)).eval()
     ck.save_policy(tmp_path / "p.safetensors", net, RULES, {})
-    device = torch.device("cpu")
-    model, greedy = fixed_opponent(str(tmp_path / "p.safetensors"), RULES, device, 0)
-    assert greedy
-    model, greedy = fixed_opponent(f"{tmp_path / 'p.safetensors'}:sample", RULES, device, 0)
-    assert not greedy
-    pool = OpponentPool(net, {"target": 1.0}, target=(model, greedy))
+    greedy = resolve_opponent(str(tmp_path / "p.safetensors"), RULES)
+    assert greedy.greedy and greedy.batched
+    sampling = resolve_opponent(f"{tmp_path / 'p.safetensors'}:sample", RULES)
+    assert not sampling.greedy and sampling.batched
     vc = VectorCollector(RULES, "deal", 64, np.random.default_rng(0))
     obs = np.random.default_rng(1).random((2000, ENC.size)).astype(np.float32)
     mask = np.ones((2000, ENC.n_actions), dtype=np.int8)
-    sampled = vc._target_act(pool, obs, mask)
-    pool.target_greedy = True
-    best = vc._target_act(pool, obs, mask)
+    sampled = vc._network_act(sampling, obs, mask)
+    best = vc._network_act(dataclasses.replace(sampling, greedy=True), obs, mask)
     assert (sampled != best).any() and len(set(sampled.tolist())) > len(set(best.tolist()))
+
+
+def test_training_opponents_are_agent_specs_batched_where_they_can_be(tmp_path):
+    """Any agent spec is a training opponent (``opponents = "SPEC@WEIGHT,..."``): a policy and
+    the random agent act in the batch, any other agent one game object per game, and every
+    game is counted under its spec."""
+    from piquet_agents import checkpoint as ck
+    from piquet_training.collector import resolve_opponent
+
+    net = ActorCritic(ENC.size, ENC.n_actions, (16,)).eval()
+    ck.save_policy(tmp_path / "p.safetensors", net, RULES, {})
+    specs = {
+        "random": True,
+        "heuristic:seed=3": False,
+        "mcts:2": False,
+        str(tmp_path / "p.safetensors"): True,
+    }
+    opponents = {spec: resolve_opponent(spec, RULES, seed=1) for spec in specs}
+    assert {s: o.batched for s, o in opponents.items()} == specs
+    learner = ActorCritic(ENC.size, ENC.n_actions, (16,)).eval()
+    pool = OpponentPool(learner, dict.fromkeys(specs, 1.0), opponents=opponents)
+    assert pool.kinds == list(specs)
+    vc = VectorCollector(RULES, "deal", 16, np.random.default_rng(0))
+    played: list[str] = []
+    orig = vc._agent_games
+    vc._agent_games = lambda n, p, kind: (played.append(kind), orig(n, p, kind))[1]
+    roll = vc.collect(24, pool)
+    assert sorted(set(played)) == ["heuristic:seed=3", "mcts:2"]  # one game object each
+    assert set(roll.points) <= set(specs) and len(roll.points) >= 3
+    assert roll.games == 24
 
 
 def test_with_critic_states_the_observations_are_read_from_them_not_stored_twice() -> None:

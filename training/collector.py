@@ -21,8 +21,9 @@ the deal ends. Either way a deal's rewards sum to its point difference, and at a
 ``settle_weight`` times the settlement's remainder (the 100 for the partie, the rubicon) is added:
 with ``settle_weight = 1`` a partie's rewards sum to exactly ``result * reward_scale``.
 
-:class:`OpponentPool` chooses each game's opponent: the learner itself, a past snapshot, the
-heuristic or the random agent, with configured weights.
+:class:`OpponentPool` chooses each game's opponent: the learner itself, a past snapshot, or an
+:class:`Opponent` resolved from an agent spec (:func:`resolve_opponent`, through
+:func:`piquet_agents.make_agent`), with configured weights.
 """
 
 from __future__ import annotations
@@ -394,17 +395,82 @@ class Collector:
                 slot.pending[p] += reward
 
 
-class OpponentPool:
-    """Chooses each game's opponent for the learner: itself (both seats, parameter sharing), a
-    past snapshot, the heuristic, the random agent or a fixed ``target``, with the given weights.
+@dataclass(frozen=True)
+class Opponent:
+    """A training opponent resolved from an agent spec (:func:`resolve_opponent`).
 
-    Snapshots are frozen copies of the learner added with :meth:`add_snapshot`; the oldest is
-    dropped past ``size``. With an empty pool, snapshot games are self-play games. The
-    ``target`` (kind ``"target"``) is a frozen network with whether it plays greedily (else it
-    samples), or a factory of agents: the opponent an exploiter trains against.
+    It acts in batch where it can: a frozen ``network`` (a policy agent's, greedy or sampled as
+    the agent plays) or the ``random`` agent (sampled over the legal moves); any other agent is
+    played one game object per game, a new one from ``make()`` for each game (reseeded by the
+    collector at the game's start).
     """
 
-    KINDS = ("self", "snapshot", "heuristic", "random", "target")
+    spec: str
+    make: Callable[[], Agent] | None = None
+    """A new agent for a game (every opponent that is no network has one)."""
+    network: ActorCritic | None = None
+    greedy: bool = True
+    random: bool = False
+
+    def __post_init__(self) -> None:
+        if self.network is None and self.make is None:
+            raise ValueError(f"opponent {self.spec!r} needs a network or an agent factory")
+
+    @property
+    def batched(self) -> bool:
+        """Whether the batched collector plays it in passes over many games."""
+        return self.network is not None or self.random
+
+
+def resolve_opponent(
+    spec: str, rules: Rules, *, device: torch.device | str = "cpu", seed: int = 0
+) -> Opponent:
+    """The :class:`Opponent` of an agent spec (``random``, ``heuristic``, ``mcts:N``,
+    ``baseline``, a checkpoint path...), built by :func:`piquet_agents.make_agent`: a policy agent
+    becomes its frozen network on ``device``, the random agent acts in batch, any other agent is
+    made afresh for each game."""
+    from piquet_agents.policy import PolicyAgent
+    from piquet_agents.registry import make_agent
+    from piquet_env.agent import RandomAgent
+
+    agent = make_agent(spec, rules, seed=seed)
+    if isinstance(agent, PolicyAgent):
+        net = ActorCritic.from_arch(agent.model.arch())
+        net.load_state_dict(agent.model.state_dict())
+        net = net.to(device).eval().requires_grad_(False)
+        return Opponent(spec, network=net, greedy=agent.greedy)
+    if isinstance(agent, RandomAgent):
+        return Opponent(spec, RandomAgent, random=True)
+    return Opponent(spec, lambda: make_agent(spec, rules, seed=seed))
+
+
+def _default_opponents() -> dict[str, Opponent]:
+    """The heuristic and the random agent, under their names."""
+    from piquet_agents.heuristic import HeuristicAgent
+    from piquet_env.agent import RandomAgent
+
+    return {
+        "heuristic": Opponent("heuristic", HeuristicAgent),
+        "random": Opponent("random", RandomAgent, random=True),
+    }
+
+
+class OpponentPool:
+    """Chooses each game's opponent for the learner, with the given weights: ``"self"`` (the
+    learner in both seats, parameter sharing), ``"snapshot"`` (a past snapshot) or the label of
+    one of ``opponents`` (:class:`Opponent`; by default ``"heuristic"`` and ``"random"``).
+
+    Snapshots are frozen copies of the learner added with :meth:`add_snapshot`; the oldest is
+    dropped past ``size``. With an empty pool, snapshot games are self-play games. Kinds are drawn
+    in the order self, snapshot, then ``opponents``' order.
+
+    ``agent_factories`` (label to agent class or factory) and ``target`` (a network with whether
+    it plays greedily, or an agent factory, labelled ``"target"``) are the older ways of naming
+    opponents, still read.
+    """
+
+    LEARNER_KINDS = ("self", "snapshot")
+    """The kinds played by the learner's own networks."""
 
     def __init__(
         self,
@@ -413,33 +479,35 @@ class OpponentPool:
         size: int = 6,
         agent_factories: dict[str, Callable[[], Agent]] | None = None,
         target: tuple[ActorCritic, bool] | Callable[[], Agent] | None = None,
+        *,
+        opponents: dict[str, Opponent] | None = None,
     ) -> None:
-        unknown = set(weights) - set(self.KINDS)
+        if opponents is None:
+            opponents = _default_opponents()
+            if agent_factories is not None:
+                opponents = {
+                    k: Opponent(k, f, random=k == "random") for k, f in agent_factories.items()
+                }
+            if isinstance(target, tuple):
+                net, greedy = target
+                opponents["target"] = Opponent("target", network=net, greedy=bool(greedy))
+            elif target is not None:
+                opponents["target"] = Opponent("target", target)
+        self.opponents: dict[str, Opponent] = dict(opponents)
+        """The agent opponents by label (weighted or not)."""
+        known = (*self.LEARNER_KINDS, *self.opponents)
+        unknown = set(weights) - set(known)
         if unknown:
-            raise ValueError(f"unknown opponent kinds {sorted(unknown)}; expected {self.KINDS}")
+            raise ValueError(f"unknown opponent kinds {sorted(unknown)}; expected {known}")
         total = sum(weights.values())
         if total <= 0:
             raise ValueError("opponent weights must have a positive sum")
         self.learner, self.size = learner, size
-        self.kinds = [k for k in self.KINDS if weights.get(k, 0) > 0]
+        self.kinds = [k for k in known if weights.get(k, 0) > 0]
+        """The kinds drawn (positive weight), in draw order."""
         self.probs = np.array([weights[k] / total for k in self.kinds])
         self.snapshots: list[ActorCritic] = []
         self.snapshot_updates: list[int] = []
-        if agent_factories is None:
-            from piquet_agents.heuristic import HeuristicAgent
-            from piquet_env.agent import RandomAgent
-
-            agent_factories = {"heuristic": HeuristicAgent, "random": RandomAgent}
-        self.factories = dict(agent_factories)
-        if weights.get("target", 0) > 0 and target is None:
-            raise ValueError("opponent kind 'target' needs a target network or agent factory")
-        network = isinstance(target, tuple)
-        self.target_model: ActorCritic | None = target[0] if network else None  # type: ignore[index]
-        """The target when it is a network (acting in batch)."""
-        self.target_greedy: bool = bool(target[1]) if network else True  # type: ignore[index]
-        """Whether the target network plays its most probable action (else it samples)."""
-        if target is not None and not network:
-            self.factories["target"] = target  # type: ignore[assignment]
 
     def add_snapshot(self, update: int) -> None:
         """Freeze a copy of the learner's current weights into the pool."""
@@ -461,9 +529,9 @@ class OpponentPool:
         if kind == "snapshot":
             j = int(rng.integers(len(self.snapshots)))
             other = Seat(model=self.snapshots[j])
-        elif kind == "target" and self.target_model is not None:
-            other = Seat(model=self.target_model, greedy=self.target_greedy)
+        elif (opponent := self.opponents[kind]).network is not None:
+            other = Seat(model=opponent.network, greedy=opponent.greedy)
         else:
-            other = Seat(agent=self.factories[kind]())
+            other = Seat(agent=opponent.make())  # type: ignore[misc]
         seats = (learner, other) if rng.random() < 0.5 else (other, learner)
         return seats[0], seats[1], kind

@@ -188,6 +188,53 @@ AGENT_SPECS = Rule(
 )
 
 
+def weighted_specs(text: str) -> list[tuple[str, float]]:
+    """``[(spec, weight), ...]`` of an ``opponents`` setting (``"SPEC@WEIGHT,..."``); a
+    ``ValueError`` says what is malformed.
+
+    >>> weighted_specs("mcts:50@0.1, baseline:sample@0.25")
+    [('mcts:50', 0.1), ('baseline:sample', 0.25)]
+    """
+    out: list[tuple[str, float]] = []
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        spec, at, weight = item.rpartition("@")
+        if not at or not spec.strip():
+            raise ValueError(f"{item!r} is not SPEC@WEIGHT")
+        try:
+            value = float(weight)
+        except ValueError:
+            raise ValueError(f"{item!r}: the weight {weight!r} is not a number") from None
+        if not (value >= 0 and value < float("inf")):
+            raise ValueError(f"{item!r}: the weight must be a finite number >= 0")
+        spec = spec.strip()
+        if spec.lower() in ("heuristic", "random"):
+            raise ValueError(f"{item!r}: {spec} has its own setting, {spec.lower()}_weight")
+        if spec in (s for s, _ in out):
+            raise ValueError(f"{item!r}: {spec} is named twice")
+        out.append((spec, value))
+    return out
+
+
+def _weighted_problem(v: Any) -> str:
+    """Why ``v`` is not an ``opponents`` setting ("" if it is one)."""
+    if not isinstance(v, str):
+        return "a string"
+    try:
+        pairs = weighted_specs(v)
+    except ValueError as exc:
+        return str(exc)
+    return _specs_problem(",".join(s for s, _ in pairs)) if pairs else ""
+
+
+WEIGHTED_SPECS = Rule(
+    "empty or comma-separated SPEC@WEIGHT entries (an agent spec and its share of games)",
+    lambda v: not _weighted_problem(v),
+    _weighted_problem,
+)
+
+
 INIT_FROM = Rule(
     "empty or an existing checkpoint file or run directory",
     lambda v: isinstance(v, str) and (v == "" or Path(v).exists()),
@@ -262,6 +309,13 @@ class TrainConfig(PPOSettings):
     """Share of games against a past snapshot of the learner (self-play if the pool is empty)."""
     random_weight: float = setting(0.05, at_least(0))
     """Share of games against the random agent."""
+    opponents: str = setting("", WEIGHTED_SPECS)
+    """More opponents beside those above: comma-separated ``SPEC@WEIGHT`` entries, each an agent
+    spec (``mcts:50``, ``heuristic:seed=3``, ``baseline``, a checkpoint path...) and its share of
+    games, e.g. ``"baseline@0.1,mcts:50@0.05"``. A policy plays in batched passes as its agent
+    plays (greedily, or sampled with ``:sample``); the random agent in batch too; any other agent
+    one game object per game, at its own cost. (``heuristic`` and ``random`` have their own
+    weights above.)"""
     opponent: str = setting("", AGENT_SPEC_OR_NONE)
     """One fixed opponent for every game, an agent spec (empty: the pool above). The learner
     then trains to beat it alone, as an exploiter does (``piquet exploit``): a policy opponent
@@ -369,12 +423,20 @@ class TrainConfig(PPOSettings):
             return
         weights = (
             self.self_play_weight,
-            self.heuristic_weight,
             self.snapshot_weight,
-            self.random_weight,
+            *(w for _, w in self.agent_opponents()),
         )
         if sum(weights) <= 0:
             raise ConfigError(
                 f"{self.NAME}: at least one of self_play_weight, heuristic_weight, "
-                f"snapshot_weight and random_weight must be positive"
+                f"snapshot_weight, random_weight and the opponents' weights must be positive"
             )
+
+    def agent_opponents(self) -> list[tuple[str, float]]:
+        """The agent opponents of the pool as ``(spec, weight)``, in draw order: the heuristic,
+        the random agent, then ``opponents``' entries."""
+        return [
+            ("heuristic", self.heuristic_weight),
+            ("random", self.random_weight),
+            *weighted_specs(self.opponents),
+        ]

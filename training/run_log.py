@@ -89,9 +89,8 @@ class Console:
         cap = f"{cfg.time_budget_minutes:g} min" if cfg.time_budget_minutes else "none"
         weights = (
             ("self", cfg.self_play_weight),
-            ("heuristic", cfg.heuristic_weight),
             ("snapshot", cfg.snapshot_weight),
-            ("random", cfg.random_weight),
+            *cfg.agent_opponents(),
         )
         opponents = (
             f"{cfg.opponent} alone"

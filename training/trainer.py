@@ -26,6 +26,7 @@ from __future__ import annotations
 import random
 import resource
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +37,16 @@ import torch
 
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
-from piquet_agents.policy import PolicyAgent
-from piquet_agents.registry import make_agent
 from piquet_env.agent import Agent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules, make_rules
-from piquet_training.collector import Collector, OpponentPool, Rollout
+from piquet_training.collector import (
+    Collector,
+    Opponent,
+    OpponentPool,
+    Rollout,
+    resolve_opponent,
+)
 from piquet_training.compute import resolve_device, resolve_precision
 from piquet_training.config import TrainConfig, to_toml
 from piquet_training.evaluation.greedy import evaluate_policy
@@ -210,16 +215,8 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size)
     model = model.to(device).eval()
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
-    weights = {
-        "self": cfg.self_play_weight,
-        "snapshot": cfg.snapshot_weight,
-        "heuristic": cfg.heuristic_weight,
-        "random": cfg.random_weight,
-    }
-    target = None
-    if cfg.opponent:  # one fixed opponent, frozen: the exploiter's target
-        weights, target = {"target": 1.0}, fixed_opponent(cfg.opponent, rules, device, cfg.seed)
-    pool = OpponentPool(model, weights, size=cfg.pool_size, target=target)
+    weights, opponents = training_opponents(cfg, rules, device)
+    pool = OpponentPool(model, weights, size=cfg.pool_size, opponents=opponents)
     return Run(
         cfg=cfg,
         out_dir=out_dir,
@@ -246,19 +243,40 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     )
 
 
+def training_opponents(
+    cfg: TrainConfig, rules: Rules, device: torch.device
+) -> tuple[dict[str, float], dict[str, Opponent]]:
+    """The opponent pool's weights and opponents of a run, each opponent an agent spec resolved
+    by :func:`~piquet_training.collector.resolve_opponent`: ``opponent`` alone (labelled
+    ``"target"``, frozen: the exploiter's target), or self-play and snapshots beside
+    ``heuristic_weight``'s heuristic, ``random_weight``'s random agent and ``opponents``' specs."""
+    if cfg.opponent:
+        target = resolve_opponent(cfg.opponent, rules, device=device, seed=cfg.seed)
+        return {"target": 1.0}, {"target": target}
+    weights = {"self": cfg.self_play_weight, "snapshot": cfg.snapshot_weight}
+    opponents = {}
+    for spec, weight in cfg.agent_opponents():
+        opponents[spec] = resolve_opponent(spec, rules, device=device, seed=cfg.seed)
+        weights[spec] = weight
+    return weights, opponents
+
+
 def fixed_opponent(
     spec: str, rules: Rules, device: torch.device, seed: int
 ) -> tuple[ActorCritic, bool] | Callable[[], Agent]:
-    """The frozen opponent of ``TrainConfig.opponent``: a policy's network and whether it plays
-    greedily (played in batched passes, as the agent plays it: its most probable action, or
-    sampled from its probabilities with ``:sample``), else a factory of the agent (one instance,
-    reseeded by the collector at every game it starts)."""
-    agent = make_agent(spec, rules, seed=seed)
-    if isinstance(agent, PolicyAgent):
-        net = ActorCritic.from_arch(agent.model.arch())
-        net.load_state_dict(agent.model.state_dict())
-        return net.to(device).eval().requires_grad_(False), agent.greedy
-    return lambda: agent
+    """Deprecated (:func:`~piquet_training.collector.resolve_opponent` gives an
+    :class:`~piquet_training.collector.Opponent`): a policy's frozen network and whether it plays
+    greedily, else a factory of the agent."""
+    warnings.warn(
+        "fixed_opponent is deprecated: use piquet_training.collector.resolve_opponent",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    opponent = resolve_opponent(spec, rules, device=device, seed=seed)
+    if opponent.network is not None:
+        return opponent.network, opponent.greedy
+    assert opponent.make is not None
+    return opponent.make
 
 
 def make_collector(

@@ -4,10 +4,11 @@
 (complete games, each trajectory one seat of one game, the same rewards) but holds the games in a
 :class:`piquet_env.vector.BatchGame` and chooses every network move of a step in one forward pass
 per network: the learner (sampling), the pool's snapshots (all in one pass, their weights stacked:
-:class:`~piquet_agents.network.ActorStack`), and the random agent
-(:func:`piquet_env.vector.sample_legal`). Games against the heuristic agent, which cannot act in
-batch, are handed to a per-game :class:`~piquet_training.collector.Collector`, at a fraction of the
-batched games' speed (so the default pool gives them no weight).
+:class:`~piquet_agents.network.ActorStack`), the pool's opponents that act in batch (a policy's
+network; the random agent, :func:`piquet_env.vector.sample_legal`). Games against agents that
+cannot act in batch (the heuristic, a search) are played as the base
+:class:`~piquet_training.collector.Collector` plays them, one game object each, at a fraction of
+the batched games' speed (so the default pool gives them no weight).
 
 Each call deals ``n_games`` new games, one per slot, from a batch seed drawn from the collector's
 numpy RNG, and steps every slot until its game is over (a slot whose game ended gets
@@ -38,6 +39,7 @@ from piquet_env.vector import NO_ACTION, BatchGame, StepResult, sample_legal
 from piquet_training.collector import (
     CollectionCounts,
     Collector,
+    Opponent,
     OpponentPool,
     Rollout,
     Seat,
@@ -46,15 +48,8 @@ from piquet_training.compute import autocast
 
 __all__ = ["VectorCollector", "concat_rollouts"]
 
-_SELF, _SNAPSHOT, _HEURISTIC, _RANDOM, _TARGET = range(5)
-_KIND_CODES = {
-    "self": _SELF,
-    "snapshot": _SNAPSHOT,
-    "heuristic": _HEURISTIC,
-    "random": _RANDOM,
-    "target": _TARGET,
-}
-_LABELS = {code: kind for kind, code in _KIND_CODES.items()}
+_SELF, _SNAPSHOT = range(2)
+"""The codes of a slot's kind of game; the pool's opponent ``j`` is ``2 + j``."""
 
 
 def concat_rollouts(parts: list[Rollout]) -> Rollout:
@@ -129,8 +124,11 @@ class _Slots:
         learner_seat: np.ndarray,
         snap: np.ndarray,
         first: int,
+        labels: list[str],
     ) -> None:
         self.kinds, self.snap, self.first = kinds, snap, first
+        self.labels = labels
+        """Each kind code's label (self, snapshot, then the pool's opponents)."""
         self.ar = np.arange(n)
         self.recorded = np.zeros((n, 2), dtype=bool)
         """Which seats are the learner's (both in self-play)."""
@@ -212,8 +210,7 @@ class VectorCollector(Collector):
         self._batches: dict[int, BatchGame] = {}
         self._stack: ActorStack | None = None  # the pool's snapshots, stacked
         self._stack_of: list[ActorCritic] = []  # ... as they were when stacked
-        self._target: ActorStack | None = None  # the pool's fixed target network, stacked
-        self._target_of: ActorCritic | None = None
+        self._networks: dict[ActorCritic, ActorStack] = {}  # the opponents' networks, stacked
         columns: dict[str, tuple[tuple[int, ...], type]] = {
             "masks": ((self.n_actions,), np.int8),
             "actions": ((), np.int64),
@@ -259,19 +256,21 @@ class VectorCollector(Collector):
         weights); return the learner's decisions as a :class:`Rollout`, whose wide columns are
         views of this collector's buffers: the next call overwrites them."""
         rng = self.rng
-        codes = np.array([_KIND_CODES[k] for k in pool.kinds])
+        labels = [*pool.LEARNER_KINDS, *pool.opponents]
+        codes = np.array([labels.index(k) for k in pool.kinds])
         kinds = codes[rng.choice(len(codes), size=n_games, p=pool.probs)]
         kinds = np.where((kinds == _SNAPSHOT) & (not pool.snapshots), _SELF, kinds)
         learner_seat = (rng.random(n_games) < 0.5).astype(np.int8)
         snap = rng.integers(max(1, len(pool.snapshots)), size=n_games)
         parts = []
-        per_game = kinds == _HEURISTIC  # agents that cannot act in batch
-        if pool.target_model is None:
-            per_game |= kinds == _TARGET
-        for code, kind in ((_HEURISTIC, "heuristic"), (_TARGET, "target")):
-            n = int((per_game & (kinds == code)).sum())
-            if n:
-                parts.append(self._agent_games(n, pool, kind))
+        per_game = np.zeros(n_games, dtype=bool)  # agents that cannot act in batch
+        for code, (label, opponent) in enumerate(pool.opponents.items(), start=2):
+            if opponent.batched:
+                continue
+            mine = kinds == code
+            per_game |= mine
+            if mine.any():
+                parts.append(self._agent_games(int(mine.sum()), pool, label))
         keep = ~per_game
         kinds, learner_seat, snap = kinds[keep], learner_seat[keep], snap[keep]
         self._raw.n = 0
@@ -279,16 +278,17 @@ class VectorCollector(Collector):
         counts = CollectionCounts()
         for lo in range(0, len(kinds), self.num_envs):
             hi = lo + self.num_envs
-            self._play(pool, kinds[lo:hi], learner_seat[lo:hi], snap[lo:hi], lo, counts)
+            self._play(pool, kinds[lo:hi], learner_seat[lo:hi], snap[lo:hi], lo, counts, labels)
         parts.append(self._rollout(len(kinds), counts))
         out = concat_rollouts(parts)
         out.values = self.values(pool.learner, out)
         return out
 
     def _agent_games(self, n: int, pool: OpponentPool, kind: str) -> Rollout:
-        """``n`` games against the pool's agent of ``kind`` (the heuristic, or a target that is
-        no network), played one object per game."""
-        factory = pool.factories[kind]
+        """``n`` games against the pool's opponent labelled ``kind``, an agent that cannot act in
+        batch, played one game object each."""
+        factory = pool.opponents[kind].make
+        assert factory is not None  # an opponent that is no network has one
 
         def matchup(rng: np.random.Generator) -> tuple[Seat, Seat, str]:
             learner, other = Seat(model=pool.learner, record=True), Seat(agent=factory())
@@ -351,6 +351,7 @@ class VectorCollector(Collector):
         snap: np.ndarray,
         first: int,
         counts: CollectionCounts,
+        labels: list[str],
     ) -> None:
         """Play one game per slot until all are over; append the learner's decisions to the
         row store (trajectory keys numbered from game ``first``) and add to ``counts``.
@@ -361,7 +362,7 @@ class VectorCollector(Collector):
         n = len(kinds)
         batch = self._batch(n)
         out = batch.reset(int(self.rng.integers(2**63)))
-        slots = _Slots(n, kinds, learner_seat, snap, first)
+        slots = _Slots(n, kinds, learner_seat, snap, first, labels)
         full = np.empty((n, self.state_size), dtype=np.float32) if self.record_states else None
         while slots.live.any():
             if full is not None:
@@ -388,28 +389,32 @@ class VectorCollector(Collector):
         if g.size:
             actions[g], logp = self._sample(pool.learner, obs, view.mask[g])
         other = slots.live & ~learner
-        rand = np.flatnonzero(other & (slots.kinds == _RANDOM))
-        if rand.size:
-            actions[rand] = sample_legal(view.mask[rand], self.rng)
+        opponents = list(enumerate(pool.opponents.values(), start=2))
+        for code, opponent in opponents:
+            rand = np.flatnonzero(other & (slots.kinds == code)) if opponent.random else []
+            if len(rand):
+                actions[rand] = sample_legal(view.mask[rand], self.rng)
         h = np.flatnonzero(other & (slots.kinds == _SNAPSHOT))
         if h.size:
             actions[h] = self._snapshots_act(pool, slots.snap[h], view.obs(h), view.mask[h])
-        t = np.flatnonzero(other & (slots.kinds == _TARGET))
-        if t.size:
-            actions[t] = self._target_act(pool, view.obs(t), view.mask[t])
+        for code, opponent in opponents:
+            t = np.flatnonzero(other & (slots.kinds == code)) if opponent.network else []
+            if len(t):
+                actions[t] = self._network_act(opponent, view.obs(t), view.mask[t])
         return actions, logp, obs
 
-    def _target_act(self, pool: OpponentPool, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The fixed target network's actions, in float32 as its policy agent plays them
-        (greedy, or sampled: torch's generator, as the snapshots are; one stack of one network,
-        built once per target)."""
-        if self._target_of is not pool.target_model:
-            self._target = ActorStack([pool.target_model], torch.float32)
-            self._target_of = pool.target_model
+    def _network_act(self, opponent: Opponent, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """An opponent network's actions, in float32 as its policy agent plays them (greedy, or
+        sampled: torch's generator, as the snapshots are; one stack of one network, built once
+        per network)."""
+        net = opponent.network
+        if net not in self._networks:
+            self._networks[net] = ActorStack([net], torch.float32)
         dev = self.device
         which = torch.zeros(len(obs), dtype=torch.int64, device=dev)
         obs_t, mask_t = torch.from_numpy(obs).to(dev), torch.from_numpy(mask).to(dev)
-        return self._target.act(which, obs_t, mask_t, greedy=pool.target_greedy).cpu().numpy()
+        stack = self._networks[net]
+        return stack.act(which, obs_t, mask_t, greedy=opponent.greedy).cpu().numpy()
 
     def _record(
         self,
@@ -469,7 +474,7 @@ class VectorCollector(Collector):
             for p in (0, 1):
                 mine = (kinds == k) & slots.recorded[dg, p]
                 if mine.any():
-                    counts.points.setdefault(_LABELS[k], []).extend(diff[mine, p].tolist())
+                    counts.points.setdefault(slots.labels[k], []).extend(diff[mine, p].tolist())
 
     def _rollout(self, n_games: int, counts: CollectionCounts) -> Rollout:
         """The stored rows, trajectory by trajectory in time order, gathered into the output
