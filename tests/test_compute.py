@@ -159,3 +159,28 @@ def test_evaluation_runs_on_one_thread_and_restores_the_run_s(
         assert torch.get_num_threads() == 2 and "OMP_NUM_THREADS" not in os.environ
     finally:
         torch.set_num_threads(before)
+
+
+def test_an_update_reads_its_step_and_a_whole_config_still_works_deprecated() -> None:
+    """``ppo_update`` reads a PPOStep; handing it the run config (the older call) warns and
+    moves the weights exactly as the step made of that config does."""
+    model, _, out = _rollout(2)
+    adv, ret = gae(out.rewards, out.values, out.dones, 1.0, 0.8)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    cfg = TrainConfig(ent_coef=0.01, num_minibatches=4)
+    moved = []
+    for how in ("step", "config"):
+        model.load_state_dict(start)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-5)
+        rng = np.random.default_rng(0)
+        if how == "step":
+            ppo_update(model, opt, out, adv, ret, PPOStep.of(cfg), rng)
+        else:
+            with pytest.warns(DeprecationWarning, match="PPOStep"):
+                ppo_update(model, opt, out, adv, ret, cfg, rng)  # type: ignore[arg-type]
+        moved.append({k: v.clone() for k, v in model.state_dict().items()})
+    assert all(torch.equal(moved[0][k], moved[1][k]) for k in start)
+    assert not all(torch.equal(moved[0][k], start[k]) for k in start)
+    assert PPOStep.of(cfg, magnet_coef=0.3) == PPOStep(
+        ent_coef=0.01, num_minibatches=4, magnet_coef=0.3
+    )
