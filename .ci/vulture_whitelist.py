@@ -53,3 +53,6 @@ EVAL_KINDS  # piquet_training.run_log: eval.csv's kinds
 a_seat  # GameResult field (training/evaluation/duplicate.py)
 evaluations  # TrainResult field (training/trainer.py)
 summarize  # piquet_table.results: a summary of record documents (its doctest)
+fixed_opponent  # piquet_training.trainer: deprecated public name (resolve_opponent replaces it)
+# The dataclass machinery reads a class's annotations (piquet_training.settings: DEFAULTS)
+_.__annotations__

@@ -205,10 +205,7 @@ def test_the_backends_share_one_declaration_of_each_ppo_setting() -> None:
     assert differ == set(RLlibConfig.DEFAULTS) and len(differ) == 10
     assert TrainConfig.DEFAULTS == {}
     with pytest.raises(TypeError, match="no inherited setting"):
-
-        @dataclasses.dataclass
-        class Stray(PPOSettings):
-            DEFAULTS = {"no_such_setting": 1}  # noqa: RUF012
+        type("Stray", (PPOSettings,), {"DEFAULTS": {"no_such_setting": 1}})
 
 
 def test_one_name_per_hyperparameter_and_the_old_names_still_read() -> None:
