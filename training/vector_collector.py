@@ -36,6 +36,8 @@ import torch
 from piquet_agents.network import ActorCritic, ActorStack
 from piquet_env.rules import Rules
 from piquet_env.vector import NO_ACTION, BatchGame, StepResult, sample_legal
+from piquet_env.vector.deal import max_deals
+from piquet_env.vector.engine import MAX_DECISIONS_PER_DEAL
 from piquet_training.collector import (
     CollectionCounts,
     Collector,
@@ -226,7 +228,8 @@ class VectorCollector(Collector):
         else:
             columns["obs"] = ((self.size,), np.float32)
         self._raw = _RowStore(columns)  # in the order decisions were made
-        self._last_rows = 0  # rows recorded by the last collection
+        self._rows_per_game = MAX_DECISIONS_PER_DEAL * max_deals(rules, mode)
+        """Most rows one game can record (every decision of both seats, in self-play)."""
         self.index_rows = index_rows
         """Whether a rollout's wide columns (observations, critic states) stay in the recording
         order and are read through :attr:`Rollout.order` (else they are copied into trajectory
@@ -274,7 +277,10 @@ class VectorCollector(Collector):
         keep = ~per_game
         kinds, learner_seat, snap = kinds[keep], learner_seat[keep], snap[keep]
         self._raw.n = 0
-        self._raw.reserve(int(self._last_rows * 1.1), slack=0.0)  # last time's rows, and 10%
+        # Room for the most rows the games can record, made once: the pages of rows never
+        # written cost nothing, and the store never grows by a copy while the games run (a
+        # copy is the old and the new store at once: the first collection's peak).
+        self._raw.reserve(n_games * self._rows_per_game, slack=0.0)
         counts = CollectionCounts()
         for lo in range(0, len(kinds), self.num_envs):
             hi = lo + self.num_envs
@@ -484,7 +490,6 @@ class VectorCollector(Collector):
         order = np.argsort(raw["keys"][:n], kind="stable")
         dst.n = 0
         dst.reserve(n, slack=0.1)
-        self._last_rows = n
         for key in dst.columns:
             np.take(raw[key][:n], order, axis=0, out=dst[key][:n], mode="clip")  # unbuffered
         dones = np.ones(n, dtype=bool)
