@@ -24,7 +24,18 @@ observations of the determinized deal, so no player's choice is made knowing car
 The exchange is searched card by card like every other decision; a decision with one legal action
 is not searched.
 
-Spec: ``mcts:N:policy=PATH`` with the ``batch``, ``mix`` and ``margin`` options (see
+**Against a fixed opponent** (``opponent``, the spec option ``against=SPEC``) the search is an
+exploiter's: the other seat of every playout is played by that agent, as it plays (a policy's
+network in the same batched passes, greedy or sampled as its agent is; any other agent from its
+own observation of the determinized deal, one game at a time), so each action is weighed by what
+it wins against that opponent, and the policy is a learned best response to it (``piquet exploit
+--search N``: a search in the manner of Timbers et al.'s ISMCTS-BR, 2022, whose leaves are the
+exploiter's own playouts; the hidden cards are dealt uniformly among those consistent with what
+the searcher knows, not weighed by the opponent's reach). The playouts alone value a leaf then
+(``mix`` 1 by default): the exploiter's critic was trained on its own decisions, not the
+opponent's.
+
+Spec: ``mcts:N:policy=PATH`` with the ``batch``, ``mix``, ``margin`` and ``against`` options (see
 :mod:`piquet_agents.registry`). The docs' Results (the guided search) has the measurements behind
 this form, and behind the removal of the others tried (a tree search with the policy's priors,
 heuristic playouts, exchanges planned as whole discards): none gained on its policy.
@@ -41,7 +52,7 @@ import torch
 
 from piquet_agents.checkpoint import load_policy, read_checkpoint
 from piquet_agents.network import ActorCritic
-from piquet_env.agent import Turn
+from piquet_env.agent import Agent, Turn
 from piquet_env.game import Game, determinize
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
@@ -77,6 +88,7 @@ class GuidedSearchAgent:
         margin: float = 1.0,
         seed: int | None = None,
         name: str | None = None,
+        opponent: Agent | None = None,
     ) -> None:
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive int, got {iterations!r}")
@@ -104,6 +116,15 @@ class GuidedSearchAgent:
         self.name = name or f"mcts:{iterations}:policy"
         self.seed = seed
         self._rng = random.Random(seed)
+        self.opponent = opponent
+        """The agent that plays the other seat of every playout (``None``: the policy itself)."""
+        self._opponent_net: ActorCritic | None = None
+        self._opponent_greedy = True
+        self._gen = torch.Generator()
+        if opponent is not None and hasattr(opponent, "model") and hasattr(opponent, "greedy"):
+            self._opponent_net = opponent.model.eval()  # a policy agent: in the batched passes
+            self._opponent_greedy = bool(opponent.greedy)
+        self._gen.manual_seed(0 if seed is None else seed)
 
     @classmethod
     def load(cls, path: str | Path, iterations: int = 200, **kwargs: object) -> GuidedSearchAgent:
@@ -117,10 +138,13 @@ class GuidedSearchAgent:
         return cls(model, ckpt_rules, iterations, **kwargs)  # type: ignore[arg-type]
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed the determinizations (``None`` keeps the current stream)."""
+        """Reseed the determinizations, and the opponent (``None`` keeps the current streams)."""
         if seed is not None:
             self.seed = seed
             self._rng = random.Random(seed)
+            self._gen.manual_seed(seed)
+        if self.opponent is not None:
+            self.opponent.reset(seed)
 
     # ------------------------------------------------------------------ search
 
@@ -182,7 +206,7 @@ class GuidedSearchAgent:
             out[i] += mover_value if g.current_player == player else -mover_value
         if self.mix:
             played = [g.clone() for g in leaves]
-            self._policy_playouts(played)
+            self._policy_playouts(played, player)
             for i, g in zip(live, played):
                 outcome = (_diff(g, player, deal_index) - base) / UNIT
                 out[i] = (1 - self.mix) * out[i] + self.mix * outcome
@@ -213,17 +237,19 @@ class GuidedSearchAgent:
         return self.model.values(torch.from_numpy(read)).numpy()
 
     @torch.no_grad()
-    def _policy_playouts(self, games: list[Game]) -> None:
-        """Play each game (a determinized copy) to the end of its deal, both seats by the policy's
-        most probable action from their own observations: one forward pass per step for all the
-        games still playing; forced actions are applied without it."""
-        enc, m = self.enc, self.model
+    def _policy_playouts(self, games: list[Game], player: int = 0) -> None:
+        """Play each game (a determinized copy) to the end of its deal, every seat by the policy's
+        most probable action from its own observation, except ``player``'s opponent's when the
+        search has an :attr:`opponent`: one forward pass per network and step for all the games
+        still playing; forced actions are applied without it."""
+        enc = self.enc
         ends = [len(g.deal_scores) for g in games]
         live = list(range(len(games)))
         obs = np.empty((len(games), enc.size), np.float32)
         mask = np.empty((len(games), enc.n_actions), np.int8)
         while live:
-            asking, still = [], []
+            asking: dict[bool, list[int]] = {False: [], True: []}  # by whether the opponent acts
+            still = []
             for i in live:
                 g = games[i]
                 if _deal_over(g, ends[i]):
@@ -233,26 +259,36 @@ class GuidedSearchAgent:
                 if len(legal) == 1:
                     g.apply(legal[0])
                     continue
-                k = len(asking)
-                enc.encode_into(g, g.current_player, obs[k])
-                enc.action_mask_into(g, g.current_player, mask[k])
-                asking.append(i)
-            if asking:
-                k = len(asking)
-                actions, _, _ = m.act(
-                    torch.from_numpy(obs[:k]),
-                    torch.from_numpy(mask[:k]),
-                    greedy=True,
+                theirs = self.opponent is not None and g.current_player != player
+                if theirs and self._opponent_net is None:
+                    g.apply(int(self.opponent.act(Turn(g, g.current_player))))  # type: ignore[union-attr]
+                    continue
+                asking[theirs].append(i)
+            for theirs, rows in asking.items():
+                if not rows:
+                    continue
+                for k, i in enumerate(rows):
+                    g = games[i]
+                    enc.encode_into(g, g.current_player, obs[k])
+                    enc.action_mask_into(g, g.current_player, mask[k])
+                net = self._opponent_net if theirs else self.model
+                greedy = self._opponent_greedy if theirs else True
+                actions, _, _ = net.act(  # type: ignore[union-attr]
+                    torch.from_numpy(obs[: len(rows)]),
+                    torch.from_numpy(mask[: len(rows)]),
+                    greedy=greedy,
                     with_value=False,
+                    generator=None if greedy else self._gen,
                 )
-                for i, a in zip(asking, actions.tolist()):
+                for i, a in zip(rows, actions.tolist()):
                     games[i].apply(a)
             live = still
 
     def __repr__(self) -> str:
+        against = f", opponent={self.opponent.name!r}" if self.opponent is not None else ""
         return (
             f"GuidedSearchAgent(iterations={self.iterations}, batch={self.batch}, "
-            f"mix={self.mix}, margin={self.margin}, seed={self.seed!r})"
+            f"mix={self.mix}, margin={self.margin}, seed={self.seed!r}{against})"
         )
 
 

@@ -66,9 +66,12 @@ def _listed(items: list[str]) -> str:
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
 """Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
 sets."""
-GUIDED_OPTIONS = ("policy", "batch", "mix", "margin")
+GUIDED_OPTIONS = ("policy", "batch", "mix", "margin", "against")
 """Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
-:class:`~piquet_agents.guided_search.GuidedSearchAgent`), each its argument of that name."""
+:class:`~piquet_agents.guided_search.GuidedSearchAgent`), each its argument of that name but
+``against=SPEC`` (the last option: the rest of the spec is the agent's), the ``opponent`` that
+plays the other seat of the playouts: the search of an exploiter of that agent (``mix`` 1 unless
+given)."""
 REMOVED_GUIDED_OPTIONS = {
     "search": "the search is the flat one (search=tree gained nothing on its policy)",
     "playout": "the playouts are the policy's own (playout=heuristic gained nothing)",
@@ -164,7 +167,7 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
             )
         if key in kwargs:
             raise AgentSpecError(spec, f"option {key} given twice")
-        if key == "policy":
+        if key in ("policy", "against"):
             kwargs[key] = value.strip()
         elif key == "batch":
             kwargs[key] = _count(spec, f"option {key}", value, 1)
@@ -182,6 +185,13 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
         raise AgentSpecError(spec, f"policy: {exc}") from None
     if not os.path.exists(path):
         raise AgentSpecError(spec, f"policy: no checkpoint file or run directory at {path!r}")
+    if "against" in kwargs:
+        against = str(kwargs.pop("against"))
+        kwargs.setdefault("mix", 1.0)
+        try:
+            kwargs["opponent"] = make_agent(against, rules, seed=seed)
+        except AgentSpecError as exc:
+            raise AgentSpecError(spec, f"against: {exc}") from None
     try:
         return GuidedSearchAgent.load(path, iterations, rules=rules, seed=seed, name=spec, **kwargs)
     except ValueError as exc:  # CheckpointError, or a network of the wrong size
@@ -195,11 +205,16 @@ def guided_options(parts: list[str]) -> list[str]:
 
     >>> guided_options("mcts:9:policy=C:/runs/a:b:batch=8".split(":"))
     ['policy=C:/runs/a:b', 'batch=8']
+    >>> guided_options("mcts:9:policy=p.safetensors:against=heuristic:seed=3".split(":"))
+    ['policy=p.safetensors', 'against=heuristic:seed=3']
     """
     opts, out, i = parts[2:], [], 0
     while i < len(opts):
         key, sep, value = opts[i].partition("=")
         end = i + 1
+        if sep and key.strip().lower() == "against":  # the rest of the spec is the agent's
+            out.append(":".join(opts[i:]))
+            break
         if sep and key.strip().lower() == "policy":
             stop = next((j for j in range(i + 1, len(opts)) if _OPTION.match(opts[j])), len(opts))
             longer = range(len(opts), stop, -1)
@@ -461,7 +476,8 @@ KINDS: tuple[AgentKind, ...] = (
     AgentKind(
         "guided",
         "mcts:N:policy=PATH",
-        "the search guided by a policy; policy=baseline for the shipped one",
+        "the search guided by a policy; policy=baseline for the shipped one; :against=SPEC: "
+        "an exploiter's search against that agent",
         _is_guided,
         lambda spec, rules, seed: _parse_guided(spec, spec.split(":"), rules, seed),
     ),

@@ -208,3 +208,55 @@ def test_bad_arguments_are_named():
         GuidedSearchAgent(_net(rules, True), rules, 5, reward_scale=0.0)
     with pytest.raises(ValueError, match="network reads"):
         GuidedSearchAgent(_net(make_rules("standard+normand"), True), rules, 5)
+
+
+class _Spy(RandomAgent):
+    """A random agent that notes the seat of every decision it is asked for."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.asked: list[int] = []
+
+    def act(self, turn: Turn) -> int:
+        self.asked.append(turn.player)
+        return super().act(turn)
+
+
+def test_against_an_opponent_the_playouts_give_it_the_other_seat():
+    """An exploiter's search: in every playout the opponent plays the searcher's opponent's
+    seat (and only that seat), to the deal's end; without one the policy plays both."""
+    rules = make_rules("mini")
+    spy = _Spy(4)
+    agent = GuidedSearchAgent(_net(rules, True), rules, 6, mix=1.0, seed=0, opponent=spy)
+    starts = []
+    for seed in range(6):
+        g = Game(rules, seed=seed, mode="deal")
+        for _ in range(seed):
+            if not g.is_over:
+                g.apply(RandomAgent(seed).act(Turn(g, g.current_player)))
+        starts.append(g)
+    for player in (0, 1):
+        spy.asked.clear()
+        played = [g.clone() for g in starts]
+        agent._policy_playouts(played, player)
+        assert spy.asked and set(spy.asked) == {1 - player}
+        assert all(len(p.deal_scores) == len(s.deal_scores) + 1 for p, s in zip(played, starts))
+    # a whole deal with it: legal throughout, the opponent reseeded with the search
+    _play(Game(rules, seed=9, mode="deal"), [agent, RandomAgent(1)])
+    agent.reset(3)
+    assert spy.seed == 3
+
+
+def test_the_against_option_makes_an_exploiters_search(tmp_path):
+    rules = make_rules("mini")
+    path = ck.save_policy(tmp_path / "p.safetensors", _net(rules, True), rules, {})
+    agent = make_agent(f"mcts:8:policy={path}:against=heuristic:seed=3", rules, seed=0)
+    assert isinstance(agent, GuidedSearchAgent)
+    assert agent.opponent is not None and agent.opponent.name == "heuristic:seed=3"
+    assert agent.mix == 1.0  # the playouts alone, unless given
+    assert make_agent(f"mcts:8:policy={path}:mix=0.5:against=random", rules).mix == 0.5
+    policy = make_agent(f"mcts:8:policy={path}:against={path}:sample", rules, seed=0)
+    assert policy._opponent_net is not None and not policy._opponent_greedy  # in the batch
+    _play(Game(rules, seed=2, mode="deal"), [policy, RandomAgent(2)])
+    with pytest.raises(AgentSpecError, match="against: agent spec 'nobody'"):
+        make_agent(f"mcts:8:policy={path}:against=nobody", rules)
