@@ -14,6 +14,8 @@ sampling the talon (see :mod:`piquet_agents.heuristic`).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from piquet_env.cards import JOKER
 from piquet_env.combinations import RANK_MASKS, SET_RANKS, sequences
 
@@ -24,7 +26,6 @@ SEQUENCE_WORTH = {3: 1.2, 4: 2.8, 5: 14.0, 6: 16.0, 7: 17.0, 8: 18.0}
 TRIO_WORTH = (0.0, 0.0, 0.0, 1.2, 1.6, 2.0, 2.4, 2.8)
 """Expected points of a trio by rank index (only tens and above count)."""
 QUATORZE_WORTH = 13.5
-_RUNS = tuple(tuple(c.size for c in sequences(b)) for b in range(256))
 TRICK_WORTH = 2.0
 """Deal points a trick brings on average (the win, and often the next lead)."""
 LENGTH_WORTH = 0.8
@@ -58,16 +59,21 @@ def suit_tricks(byte: int) -> float:
     return tricks
 
 
+_LENGTHS = tuple(b.bit_count() for b in range(256))
+_RUN_WORTHS = tuple(tuple(SEQUENCE_WORTH[c.size] for c in sequences(b)) for b in range(256))
+"""The worths of each 8-bit suit mask's sequences, in the order :func:`sequences` gives them."""
+_SUIT_TRICKS = tuple(suit_tricks(b) for b in range(256))
+
+
 def declaration_value(hand: int) -> float:
     """Expected declaration points of a hand (point, sequences, sets), ignoring the opponent."""
     v = 0.0
     best_len = 0
     for s in range(4):
         byte = hand >> (8 * s) & 0xFF
-        n = byte.bit_count()
-        best_len = max(best_len, n)
-        for length in _RUNS[byte]:
-            v += SEQUENCE_WORTH[length]
+        best_len = max(best_len, _LENGTHS[byte])
+        for worth in _RUN_WORTHS[byte]:
+            v += worth
     v += POINT_WORTH[best_len]
     for r in SET_RANKS:
         k = (hand & RANK_MASKS[r]).bit_count()
@@ -80,14 +86,23 @@ def declaration_value(hand: int) -> float:
 
 def trick_value(hand: int) -> float:
     """Expected trick points of a hand (the joker counts as one sure trick)."""
-    t = sum(suit_tricks(hand >> (8 * s) & 0xFF) for s in range(4))
+    t = (
+        _SUIT_TRICKS[hand & 0xFF]
+        + _SUIT_TRICKS[hand >> 8 & 0xFF]
+        + _SUIT_TRICKS[hand >> 16 & 0xFF]
+        + _SUIT_TRICKS[hand >> 24 & 0xFF]
+    )
     if hand >> JOKER & 1:
         t += 1.0
     return TRICK_WORTH * t
 
 
+@lru_cache(maxsize=1 << 17)
 def hand_value(hand: int) -> float:
-    """Declarations plus tricks, in expected deal points (see the module docstring)."""
+    """Declarations plus tricks, in expected deal points (see the module docstring).
+
+    Cached: the heuristic's exchange values the same hands at each of its steps.
+    """
     return declaration_value(hand) + trick_value(hand)
 
 

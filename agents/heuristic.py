@@ -32,13 +32,15 @@ True
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from functools import lru_cache
 
 from piquet_agents.hand_value import greedy_discards, hand_value
 from piquet_agents.heuristic_play import choose_card
 from piquet_env import combinations as combos
 from piquet_env.agent import Turn
 from piquet_env.cards import cards_of
-from piquet_env.game import Game, Phase, determinize
+from piquet_env.game import Game, Phase, determinize_hand
 
 EXCHANGE_SAMPLES = 24
 """Talon draws sampled to value each possible number of cards to exchange."""
@@ -53,15 +55,38 @@ def exchange_plan(game: Game, player: int, rng: random.Random) -> list[int]:
 
     Cards already discarded in this exchange (a seat taken over part-way) come first in the plan.
     """
+    _, hi = game.exchange_limits(player)
+    return _plan(game, player, talon_draws(_unseen(game, player), hi, rng))
+
+
+def talon_draws(pool: list[int], k: int, rng: random.Random) -> list[list[int]]:
+    """:data:`EXCHANGE_SAMPLES` draws of ``k`` cards from ``pool`` (shuffled in place)."""
+    draws = []
+    for _ in range(EXCHANGE_SAMPLES):
+        rng.shuffle(pool)
+        draws.append(pool[:k])
+    return draws
+
+
+@lru_cache(maxsize=1024)
+def _seeded_draws(key: str, pool: tuple[int, ...], k: int) -> tuple[tuple[int, ...], ...]:
+    """:func:`talon_draws` with ``random.Random(key)``, cached: an exchange of several steps asks
+    for the same draws at each."""
+    return tuple(map(tuple, talon_draws(list(pool), k, random.Random(key))))
+
+
+def _unseen(game: Game, player: int) -> list[int]:
+    """The cards of the pack neither in ``player``'s hand nor among his discards, in pack order."""
+    full = game.hands[player] | game.discards[player]
+    return [c for c in game.rules.pack if not full >> c & 1]
+
+
+def _plan(game: Game, player: int, draws: Sequence[Sequence[int]]) -> list[int]:
+    """:func:`exchange_plan`, the talon's cards sampled as ``draws``."""
     full = game.hands[player] | game.discards[player]
     lo, hi = game.exchange_limits(player)
     done = cards_of(game.discards[player])
     order = [*done, *greedy_discards(game.hands[player], hi - len(done))]
-    pool = [c for c in game.rules.pack if not full >> c & 1]
-    draws = []
-    for _ in range(EXCHANGE_SAMPLES):
-        rng.shuffle(pool)
-        draws.append(pool[:hi])
     best_k, best_v = max(lo, len(done)), -1e9
     for k in range(best_k, hi + 1):
         kept = full
@@ -87,10 +112,9 @@ def should_declare(game: Game, player: int, rng: random.Random) -> bool:
     mine = combos.best(cat, game.hands[player])
     if mine is None:
         return False
-    o = 1 - player
     beaten = 0
     for _ in range(DECLARE_SAMPLES):
-        theirs = combos.best(cat, determinize(game, player, rng).hands[o])
+        theirs = combos.best(cat, determinize_hand(game, player, rng))
         beaten += theirs is not None and theirs.key > mine.key
     return beaten < SINK_THRESHOLD * DECLARE_SAMPLES
 
@@ -118,10 +142,13 @@ class HeuristicAgent:
             self.seed = int(seed)
 
     def _rng(self, game: Game, player: int) -> random.Random:
+        return random.Random(self._key(game, player))
+
+    def _key(self, game: Game, player: int) -> str:
         # Stateless: derived from the seed and what the player holds, so the plan of a multi-step
         # exchange stays the same from one step to the next.
         full = game.hands[player] | game.discards[player]
-        return random.Random(f"{self.seed}/{full}/{game.phase}/{game.decl_step}")
+        return f"{self.seed}/{full}/{game.phase}/{game.decl_step}"
 
     def action_probabilities(self, turn: Turn) -> dict[int, float]:
         """The heuristic as a policy: its one action at 1 (its choices are a function of its
@@ -138,7 +165,9 @@ class HeuristicAgent:
         if game.phase == Phase.PLAY:
             return choose_card(game, p, legal)
         if game.phase == Phase.EXCHANGE:
-            plan = exchange_plan(game, p, self._rng(game, p))
+            _, hi = game.exchange_limits(p)
+            draws = _seeded_draws(self._key(game, p), tuple(_unseen(game, p)), hi)
+            plan = _plan(game, p, draws)
             for c in plan:
                 if game.hands[p] >> c & 1:
                     return c

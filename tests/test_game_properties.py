@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 
 from piquet_env import combinations as combos
 from piquet_env.cards import JOKER, SUIT_MASKS, parse_card
-from piquet_env.game import Game, Phase, determinize, opponent_known, replay, to_json
+from piquet_env.game import (
+    Game,
+    Phase,
+    determinize,
+    determinize_hand,
+    opponent_known,
+    replay,
+    to_json,
+)
 from piquet_env.game import scoring as sc
 from piquet_env.rules import all_presets
 
@@ -187,6 +195,21 @@ def test_determinize_keeps_what_the_player_knows(rules, seed, steps, who):
         assert d.legal_actions() == g.legal_actions()
     assert not d.events and d.record is False
     random_play(d, random.Random(seed))  # the sample is a playable game
+
+
+@settings(max_examples=300, deadline=None)
+@given(presets, seeds, st.integers(0, 60), st.integers(0, 1))
+def test_determinize_hand_is_the_hand_determinize_deals(rules, seed, steps, who):
+    """The hand-only sampler draws as :func:`determinize` does: the same opponent's hand, and
+    the generator left in the same state (so a caller may use either)."""
+    rng = random.Random(seed)
+    g = Game(rules, seed=seed, mode="deal")
+    if not random_moves(g, rng, steps):
+        return
+    a, b = random.Random(seed + 3), random.Random(seed + 3)
+    for _ in range(3):
+        assert determinize_hand(g, who, a) == determinize(g, who, b).hands[1 - who]
+    assert a.getstate() == b.getstate()
 
 
 def test_determinize_respects_declared_bests():

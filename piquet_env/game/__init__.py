@@ -2,12 +2,14 @@
 
 - :mod:`.state`: :class:`Game`, the one place that mutates game state.
 - :mod:`.scoring`: pure scoring (trick points, repique, capot, settlement) and :class:`DealScore`.
-- :mod:`.knowledge`: what a player knows; :func:`determinize` for search agents.
+- :mod:`.knowledge`: what a player knows; :func:`determinize` (and its
+  opponent's hand alone, :func:`determinize_hand`) for search agents.
 - :mod:`.record`: the JSON event log, game records on disk and :func:`replay`.
 """
 
 from piquet_env.game.knowledge import (
     determinize,
+    determinize_hand,
     hidden_cards,
     opponent_known,
     opponent_unplaced,
@@ -49,6 +51,7 @@ __all__ = [
     "check_deal",
     "check_record",
     "determinize",
+    "determinize_hand",
     "hidden_cards",
     "load_events",
     "load_record",

@@ -18,6 +18,7 @@ his best; a won category scores the same).
 from __future__ import annotations
 
 import random
+from typing import NamedTuple
 
 from piquet_env import combinations as combos
 from piquet_env.cards import JOKER, CardMask, cards_of
@@ -64,11 +65,11 @@ def hidden_cards(game: Game, player: int) -> CardMask:
     return everywhere & ~(opponent_known(game, player) | talon_known(game, player))
 
 
-def _consistent(game: Game, sample: Game, opp: int) -> bool:
-    """Whether the opponent's sampled hand agrees with his declarations and scores."""
-    if sample.phase == Phase.EXCHANGE:
+def _consistent(game: Game, hand: CardMask, opp: int) -> bool:
+    """Whether ``hand``, a sampled hand of the opponent, agrees with his declarations and scores."""
+    if game.phase == Phase.EXCHANGE:
         return True
-    hand = sample.hands[opp] | sample.played[opp]
+    hand |= game.played[opp]
     for cat in combos.CATEGORIES:
         if not game.decided[cat][opp]:
             continue
@@ -90,23 +91,51 @@ def determinize(game: Game, player: int, rng: random.Random, max_tries: int = 10
     does (very rare), the last sample is returned, which still honours the counts, the known cards,
     the carte blanche and the voids.
     """
+    return _apply(game, 1 - player, _sample(game, player, rng, max_tries))
+
+
+def determinize_hand(game: Game, player: int, rng: random.Random, max_tries: int = 100) -> CardMask:
+    """The opponent's hand in ``determinize(game, player, rng, max_tries)``, without copying the
+    game: the same draws from ``rng``, so the two agree and leave ``rng`` in the same state."""
+    return _sample(game, player, rng, max_tries).hand
+
+
+class _Sample(NamedTuple):
+    """One dealing of the hidden cards: the opponent's new hand, where each hidden card went, his
+    discards, the unseen talon slots' cards, and the seed of the copy's future deals."""
+
+    hand: CardMask
+    mapping: dict[int, int]
+    hidden_hand: CardMask
+    discards: list[int]
+    talon: list[int]
+    talon_slots: list[int]
+    deal_seed: int
+
+
+def _sample(game: Game, player: int, rng: random.Random, max_tries: int) -> _Sample:
+    """Deal the hidden cards until the opponent's hand agrees with his declarations and scores
+    (at most ``max_tries`` times; the last dealing otherwise)."""
     if max_tries < 1:
         raise ValueError(f"max_tries must be at least 1, got {max_tries}")
     o = 1 - player
     hidden_hand = game.hands[o] & ~opponent_known(game, player)
+    known = game.hands[o] & ~hidden_hand
     seen = game.seen_talon[player]
     talon_slots = [i for i, c in enumerate(game.talon) if not seen >> c & 1]
     pool = cards_of(hidden_hand) + cards_of(game.discards[o]) + [game.talon[i] for i in talon_slots]
     slots = (hidden_hand.bit_count(), game.discards[o].bit_count(), len(talon_slots))
     voids, unplaced = game.voids[o], opponent_unplaced(game, player)
-    sample = game
     for _ in range(max_tries):
         hand, discards, talon = _deal_hidden(pool, slots, voids, unplaced, rng)
         mapping = dict(zip(pool, hand + discards + talon))
-        sample = _apply(game, o, mapping, hidden_hand, discards, talon, talon_slots, rng)
-        if _consistent(game, sample, o):
+        deal_seed = rng.getrandbits(64)
+        new_hand = known
+        for c in cards_of(hidden_hand):
+            new_hand |= 1 << mapping[c]
+        if _consistent(game, new_hand, o):
             break
-    return sample
+    return _Sample(new_hand, mapping, hidden_hand, discards, talon, talon_slots, deal_seed)
 
 
 def _deal_hidden(
@@ -147,33 +176,21 @@ def _remap(mask: int, mapping: dict[int, int]) -> int:
     return out
 
 
-def _apply(
-    game: Game,
-    o: int,
-    mapping: dict[int, int],
-    hidden_hand: int,
-    discards: list[int],
-    talon_cards: list[int],
-    talon_slots: list[int],
-    rng: random.Random,
-) -> Game:
+def _apply(game: Game, o: int, sample: _Sample) -> Game:
+    """The copy of ``game`` in which the hidden cards lie as ``sample`` dealt them."""
     g = game.clone()
     g.record = False
     g.events = []
     g._preset = []
-    g._rng = random.Random(rng.getrandbits(64))  # future deals unknown to the player
-    known = g.hands[o] & ~hidden_hand
-    new_hand = 0
-    for c in cards_of(hidden_hand):
-        new_hand |= 1 << mapping[c]
-    g.hands[o] = known | new_hand
-    g.discards[o] = sum(1 << c for c in discards)
+    g._rng = random.Random(sample.deal_seed)  # future deals unknown to the player
+    g.hands[o] = sample.hand
+    g.discards[o] = sum(1 << c for c in sample.discards)
     talon = list(g.talon)
-    for i, c in zip(talon_slots, talon_cards):
+    for i, c in zip(sample.talon_slots, sample.talon):
         talon[i] = c
     g.talon = talon
-    g.seen_talon[o] = _remap(g.seen_talon[o], mapping)
-    g.dealt[o] = _remap(g.dealt[o], mapping)
+    g.seen_talon[o] = _remap(g.seen_talon[o], sample.mapping)
+    g.dealt[o] = _remap(g.dealt[o], sample.mapping)
     if g.phase != Phase.EXCHANGE:
         post = g.hands[o] | g.played[o]
         g.best[o] = [combos.best(cat, post) for cat in combos.CATEGORIES]
