@@ -5,6 +5,7 @@ leaderboard is made from the checked-in files (docs/results/benchmark/)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from piquet_training.benchmark_protocol import (
     SEARCH_SKIP,
     SELF_SKIP,
     BenchmarkError,
+    Match,
     Protocol,
 )
 from piquet_training.evaluation.duplicate import evaluate
@@ -120,12 +122,68 @@ def test_a_search_is_not_exploited_and_itself_is_not_played(tmp_path: Path) -> N
 
 def test_a_work_folder_in_use_is_refused(heuristic_result: dict, tmp_path: Path) -> None:
     (tmp_path / "exploit" / "exploiter" / "checkpoints").mkdir(parents=True)
-    with pytest.raises(BenchmarkError, match="holds an exploiter run already"):
+    with pytest.raises(BenchmarkError, match="holds a benchmark run already"):
         run_benchmark("random", tmp_path, protocol=tiny_protocol(), echo=False)
-    with pytest.raises(BenchmarkError, match="holds no exploiter run to continue"):
+    with pytest.raises(BenchmarkError, match="holds no matches or exploiter run to continue"):
         run_benchmark("random", tmp_path / "new", protocol=tiny_protocol(), echo=False, resume=True)
     with pytest.raises(BenchmarkError, match="agent spec 'alphazero'"):
         run_benchmark("alphazero", tmp_path, protocol=tiny_protocol(), echo=False)
+
+
+class Killed(Exception):
+    """Stands for a kill in the middle of a match."""
+
+
+def test_a_stopped_match_continues_to_the_same_games(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after its first chunk, a match continued with --resume gives the games of one
+    played in one go; the chunk being played when the kill came is played again."""
+    import piquet_training.benchmark as bench
+    import piquet_training.benchmark_work as work
+
+    protocol = dataclasses.replace(tiny_protocol(), matches=(Match("random", 5, 2026),))
+
+    def run(agent: str, where: str, **kwargs) -> dict:
+        return run_benchmark(
+            agent, tmp_path / where, protocol=protocol, echo=False, exploit_it=False, **kwargs
+        )
+
+    played = run("heuristic", "h")["matches"]["random"]  # in one chunk
+    monkeypatch.setattr(work, "CHUNK_PAIRS", 2)
+    real = bench.play_games
+
+    def killed_at_pair_2(*args, start: int = 0, **kwargs):
+        if start >= 2:
+            raise Killed
+        return real(*args, start=start, **kwargs)
+
+    monkeypatch.setattr(bench, "play_games", killed_at_pair_2)
+    with pytest.raises(Killed):
+        run("heuristic", "w")
+    path = tmp_path / "w" / "matches" / "random.jsonl"
+    assert len(path.read_text().splitlines()) == 2  # the header and pairs 0-1
+    with pytest.raises(BenchmarkError, match="holds a benchmark run already"):
+        run("heuristic", "w")
+    monkeypatch.setattr(bench, "play_games", real)
+    with path.open("a") as f:
+        f.write('{"start": 2, "minutes": 0.1, "ga')  # a write cut short by the kill
+    resumed = run("heuristic", "w", resume=True)["matches"]["random"]
+    assert resumed["points_per_deal"] == played["points_per_deal"] and resumed["pairs"] == 5
+    assert len(path.read_text().splitlines()) == 4  # pairs 0-1, 2-3, 4
+    # a file of another match, or a damaged one, is refused naming it
+    with pytest.raises(BenchmarkError, match="its games are of another match"):
+        run("heuristic:seed=3", "w", resume=True)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0], lines[2], lines[1]]) + "\n")
+    with pytest.raises(BenchmarkError, match="line 2: expected both games of pairs 0 onwards"):
+        run("heuristic", "w", resume=True)
+    path.write_text("[1, 2]\n")
+    with pytest.raises(BenchmarkError, match="not a benchmark match file"):
+        run("heuristic", "w", resume=True)
+    # --overwrite plays the matches afresh
+    again = run("heuristic", "w", overwrite=True)["matches"]["random"]
+    assert again["points_per_deal"] == played["points_per_deal"]
 
 
 @pytest.mark.parametrize(

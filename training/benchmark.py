@@ -48,11 +48,25 @@ from piquet_training.benchmark_protocol import (
     SEARCH_SKIP,
     SELF_SKIP,
     BenchmarkError,
+    Match,
     Protocol,
     is_search,
 )
+from piquet_training.benchmark_work import (
+    check_work_dir,
+    exploiter_held,
+    match_file,
+    played_match,
+)
 from piquet_training.config import ConfigError
-from piquet_training.evaluation.duplicate import AgentLike, MatchReport, evaluate
+from piquet_training.evaluation.duplicate import (
+    AgentLike,
+    GameResult,
+    MatchReport,
+    evaluate,
+    play_games,
+    report,
+)
 from piquet_training.exploit import Edge, ExploitError, exploit, exploit_config
 
 
@@ -153,20 +167,6 @@ def run_info(command: str, minutes: float = 0.0) -> dict[str, Any]:
     }
 
 
-def check_work_dir(work_dir: Path, *, resume: bool, overwrite: bool) -> None:
-    """Refuse a work folder that holds an exploiter run, unless ``resume`` (continue it) or
-    ``overwrite`` (replace it); ``resume`` needs one there."""
-    run = work_dir / "exploit" / "exploiter"
-    held = (run / "checkpoints").is_dir()
-    if resume and not held:
-        raise BenchmarkError(f"--resume: {work_dir} holds no exploiter run to continue")
-    if held and not (resume or overwrite):
-        raise BenchmarkError(
-            f"{work_dir} holds an exploiter run already: continue it with --resume, replace it "
-            "with --overwrite, or give another --work folder"
-        )
-
-
 def run_benchmark(
     spec: str,
     work_dir: str | os.PathLike,
@@ -200,8 +200,7 @@ def run_benchmark(
     if exploit_it is None:
         exploit_it = not is_search(spec)
     skip_reason = "" if exploit_it else (SEARCH_SKIP if is_search(spec) else "--no-exploit")
-    if exploit_it and protocol.exploit.env_steps:
-        check_work_dir(work, resume=resume, overwrite=overwrite)
+    check_work_dir(work, resume=resume, overwrite=overwrite)
     files = [{"name": os.path.basename(f), "sha256": _sha256(f)} for f in spec_files(spec, rules)]
     matches: dict[str, Any] = {}
     for m in protocol.matches:
@@ -210,9 +209,8 @@ def run_benchmark(
             if echo:
                 print(f"  {spec} vs {m.opponent}: {SELF_SKIP}", flush=True)
             continue
-        t = time.perf_counter()
-        rep = benchmark_match(spec, m.opponent, protocol, workers, progress)
-        matches[m.opponent] = match_entry(rep, (time.perf_counter() - t) / 60)
+        rep, minutes = _played_match(spec, m, protocol, work, files, workers, progress)
+        matches[m.opponent] = match_entry(rep, minutes)
         if echo:
             p = rep.points
             print(
@@ -232,6 +230,50 @@ def run_benchmark(
         "exact_nashconv": None,  # not in version 1 (benchmark_file: {"rules", "value", "command"})
         "run": info,
     }
+
+
+def _played_match(
+    spec: str,
+    m: Match,
+    protocol: Protocol,
+    work: Path,
+    files: list[dict[str, str]],
+    workers: int,
+    progress: bool,
+) -> tuple[MatchReport, float]:
+    """The protocol's match ``m`` of ``spec``, continued from and recorded in the work folder
+    (:mod:`piquet_training.benchmark_work`): its report and the minutes its pairs took."""
+    rules = make_rules(protocol.rules)
+    vr = "baseline" if protocol.variance_reduction else None
+    header = {
+        "agent": spec,
+        "files": files,
+        "opponent": m.opponent,
+        "rules": protocol.rules,
+        "mode": protocol.mode,
+        "seed": m.seed,
+        "pairs": m.pairs,
+        "variance_reduction": vr,
+    }
+
+    def play(start: int, n: int) -> list[GameResult]:
+        return play_games(
+            spec, m.opponent, rules, n, protocol.mode, m.seed, workers,
+            start=start, variance_reduction=vr,
+        )  # fmt: skip
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=m.pairs, desc=f"{spec} vs {m.opponent}", unit="pair", smoothing=0.05)
+    try:
+        path = match_file(work, m.opponent)
+        games, minutes = played_match(path, header, m.pairs, play, bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    return report(games, spec, m.opponent, rules, protocol.mode, m.seed, vr or ""), minutes
 
 
 def _sha256(path: str) -> str:
@@ -285,7 +327,7 @@ def _exploit(
         out,
         pairs=budget.eval_pairs,
         reference=reference,
-        resume=resume,
+        resume=resume and exploiter_held(work),
         workers=workers,
         echo=echo,
     )

@@ -6,7 +6,7 @@
     piquet benchmark runs/piquet/policy.safetensors --name my-policy --out my-policy.json
     piquet benchmark py:my_agent.py:make --out mine.json --workers 2
     piquet benchmark mcts:100 --out mcts100.json          # a search: not exploited
-    piquet benchmark baseline --out b.json --resume       # continue a stopped exploiter
+    piquet benchmark baseline --out b.json --resume       # continue a stopped run
     piquet benchmark --show-protocol                      # the protocol, as the file holds it
     piquet benchmark --check docs/results/benchmark/*.json   # what the leaderboard accepts
 
@@ -120,7 +120,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--work",
         metavar="DIR",
-        help="folder of the exploiter's run (default: runs/benchmark-NAME)",
+        help="folder of the run's matches and exploiter (default: runs/benchmark-NAME)",
     )
     p.add_argument(
         "--workers",
@@ -135,8 +135,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="measure the exploitability bound, or not (default: yes, except for searches)",
     )
-    p.add_argument("--resume", action="store_true", help="continue the exploiter run in --work")
-    p.add_argument("--overwrite", action="store_true", help="replace an exploiter run in --work")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --work: its matches' pairs and its exploiter",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace the run in --work")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     p.add_argument(
         "--protocol",
