@@ -92,7 +92,7 @@ def test_bench_usage_names_the_target_as_its_required_message_does(capsys):
     assert rc == 0
     assert out.startswith("usage: piquet bench [-h]") and "TARGET" in out.split("\n\n")[0]
     description = out.split("\n\n")[1]
-    assert description.startswith("Measure speed with random legal play")
+    assert description.startswith("Measure speed: the engines with random legal play")
 
 
 def test_the_same_rules_error_is_worded_the_same_in_every_command(capsys, tmp_path):
@@ -343,6 +343,22 @@ def test_bench_vector_prints_the_batch_beside_engine_and_env(capsys):
     assert all(int(r[-3].replace(",", "")) > 0 for r in rows)
     assert "bare engine, same play" in out and "env(), same play" in out
     assert "100,000 parallel games add" in out
+
+
+def test_bench_agents_prints_each_agent_beside_the_engine(capsys):
+    argv = ["bench", "agents", "--agents", "random", "heuristic", "--seconds", "0.2", "--seed", "3"]
+    rc, out, err = _run(argv, capsys)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("agents on one core (standard, single deals")
+    assert lines[1].split()[:3] == ["engine", "(random", "moves)"]
+    for line, name in zip(lines[2:4], ("random", "heuristic")):
+        words = line.split()
+        assert words[0] == name and float(words[1].replace(",", "")) > 0
+        assert "decisions/s" in line and "deals/s" in line
+    assert out.rstrip().endswith("(repeat with --seed 3)")
+    rc, _, err = _run(["bench", "agents", "--agents", "alphazero"], capsys)
+    assert rc == 2 and err.startswith("piquet bench: --agents: agent spec 'alphazero'")
 
 
 def test_bench_vector_refuses_a_batch_size_of_zero(capsys):

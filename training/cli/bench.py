@@ -1,10 +1,12 @@
-"""``piquet bench engine|env|vector``: speed with random legal play, printed (the measurements
-live in :mod:`piquet_env.testing.env_speed` and :mod:`piquet_env.testing.batch_speed`).
+"""``piquet bench engine|env|vector|agents``: speed, printed (the measurements live in
+:mod:`piquet_env.testing.env_speed`, :mod:`piquet_env.testing.batch_speed` and
+:mod:`piquet_agents.speed`).
 
 ``engine`` plays random legal parties through the pure engine and prints decisions/s and deals/s;
 ``env`` plays through the PettingZoo env and prints agent-steps/s and the memory of 1,000 envs;
 ``vector`` plays the batched engine at batch sizes 256 to 16,384 on one and two threads and two
-processes, beside the engine and ``env()`` in the same run. Each target is one entry of
+processes, beside the engine and ``env()`` in the same run; ``agents`` times each agent playing
+itself, beside the engine in the same run. Each target is one entry of
 :data:`TARGETS`.
 """
 
@@ -14,6 +16,7 @@ import argparse
 from collections.abc import Callable
 
 from piquet_cli.common import (
+    CLIError,
     add_rules_arguments,
     add_seed_argument,
     positive,
@@ -22,24 +25,29 @@ from piquet_cli.common import (
 )
 from piquet_env.testing.env_speed import bench_engine, bench_env, print_env_report
 
+AGENTS = ("random", "heuristic", "mcts:100")
+"""``--agents``' default: :data:`piquet_agents.speed.AGENTS` (named here, as :data:`SIZES`)."""
 SIZES = (256, 1024, 4096, 16384)
 """``--sizes``' default: :data:`piquet_env.testing.batch_speed.SIZES` (named here so that the
 command starts without importing the batched engine)."""
 
 DESCRIPTION = """\
-Measure speed with random legal play.
+Measure speed: the engines with random legal play, and the agents.
 
   engine  the pure engine on one core: decisions/s and deals/s
   env     the PettingZoo env on one core: agent-steps/s, and the memory of 1,000 live envs
   vector  the batched engine: agent-steps/s at batch sizes 256 to 16,384 on one and two
           threads and two processes, beside the engine and env() in the same run, and the
           memory of 100,000 parallel games
+  agents  the agents on one core, each playing itself: decisions/s and deals/s, beside the
+          engine in the same run
 
 examples:
   piquet bench engine --seconds 5
   piquet bench env --rules classic --variant normand --seconds 8
   piquet bench vector --seconds 3
   piquet bench vector --sizes 4096 16384 --seconds 2
+  piquet bench agents --agents heuristic mcts:100 --seconds 10
 """
 
 
@@ -85,10 +93,23 @@ def _vector(args: argparse.Namespace) -> None:
     print(f"  seed {args.seed} (repeat with --seed {args.seed})")
 
 
+def _agents(args: argparse.Namespace) -> None:
+    from piquet_agents.registry import AgentSpecError
+    from piquet_agents.speed import bench_agents, print_agents_report
+
+    try:
+        res = bench_agents(rules_from_args(args), args.agents, args.seconds, args.seed)
+    except AgentSpecError as exc:
+        raise CLIError(f"--agents: {exc}") from None
+    print_agents_report(res)
+    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+
+
 TARGETS: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {
     "engine": (_engine, "the pure engine"),
     "env": (_env, "the PettingZoo env"),
     "vector": (_vector, "the batched engine"),
+    "agents": (_agents, "the agents"),
 }
 """Bench target name -> (function printing its report, one-line description)."""
 
@@ -108,7 +129,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet bench``."""
     p = sub.add_parser(
         "bench",
-        help="measure engine, environment or batched-engine speed",
+        help="measure the speed of the engine, the environment, the batched engine or the agents",
         description=DESCRIPTION,
     )
     p.add_argument(
@@ -141,5 +162,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=list(SIZES),
         metavar="N",
         help="vector: the batch sizes to measure (default: " + " ".join(map(str, SIZES)) + ")",
+    )
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        default=list(AGENTS),
+        metavar="SPEC",
+        help="agents: the agent specs to measure (default: " + " ".join(AGENTS) + ")",
     )
     p.set_defaults(func=run)
