@@ -72,6 +72,15 @@ def bench_agents(
     return {"rules": rules.name, "seed": seed, "results": totals}
 
 
+def _times(x: float) -> str:
+    """A ratio as ``1.3x`` or ``3,978x``.
+
+    >>> _times(1.31), _times(3977.6)
+    ('1.3x', '3,978x')
+    """
+    return f"{x:.1f}x" if x < 10 else f"{x:,.0f}x"
+
+
 def print_agents_report(res: dict[str, Any]) -> None:
     """Print :func:`bench_agents`' measurements, one line per agent, the engine first."""
     print(f"agents on one core ({res['rules']}, single deals, each agent against itself):")
@@ -83,5 +92,5 @@ def print_agents_report(res: dict[str, Any]) -> None:
         print(
             f"  {name:<22} {t['decisions_per_s']:>12,.1f} decisions/s "
             f"{t['deals_per_s']:>9,.2f} deals/s  ({t['deals']:,.0f} deals; "
-            f"the engine is {engine / t['decisions_per_s']:,.0f}x faster)"
+            f"the engine is {_times(engine / t['decisions_per_s'])} faster)"
         )
