@@ -369,6 +369,25 @@ def parse_specs(specs: Sequence[str], rules: Rules) -> None:
             raise CLIError(f"agent {spec!r}: {err}") from None
 
 
+def add_settings_arguments(
+    p: argparse.ArgumentParser, *, config_metavar: str, config_help: str, example: str
+) -> None:
+    """``--config``, ``--set``, ``--resume`` and ``--show-config``: where a run's settings come
+    from, as :func:`build_settings` reads them (both training backends' parsers)."""
+    p.add_argument("--config", metavar=config_metavar, help=config_help)
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help=f"override one setting (repeatable), e.g. --set {example}",
+    )
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
+    p.add_argument(
+        "--show-config", action="store_true", help="print the effective settings as TOML and exit"
+    )
+
+
 def build_settings(
     cls: type[S], args: argparse.Namespace, backend: str, *, flags: dict[str, Any] | None = None
 ) -> S:

@@ -24,7 +24,13 @@ import types
 from pathlib import Path
 
 from piquet_agents.checkpoint import LATEST_FILE, POLICY_FILE
-from piquet_cli.common import CLIError, add_rules_arguments, build_settings, check_output_path
+from piquet_cli.common import (
+    CLIError,
+    add_rules_arguments,
+    add_settings_arguments,
+    build_settings,
+    check_output_path,
+)
 from piquet_training.backends import TORCH
 from piquet_training.config import TrainConfig
 from piquet_training.settings import (
@@ -128,21 +134,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="train a policy by self-play (PPO) and evaluate it",
         description=__doc__,
     )
-    p.add_argument(
-        "--config",
-        metavar="FILE.toml|NAME",
-        help="TOML file of config fields, or the name of a shipped recipe (long, wide, classic: "
-        "--list-configs)",
+    add_settings_arguments(
+        p,
+        config_metavar="FILE.toml|NAME",
+        config_help="TOML file of config fields, or the name of a shipped recipe (long, wide, "
+        "classic: --list-configs)",
+        example="updates=10",
     )
     p.add_argument("--list-configs", action="store_true", help="list the shipped recipes and exit")
-    p.add_argument(
-        "--set",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override one config field (repeatable), e.g. --set updates=10",
-    )
-    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
     p.add_argument(
         "--overwrite",
         action="store_true",
@@ -161,9 +160,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=BACKENDS,
         default="torch",
         help="training backend: torch (built in) or rllib (needs Ray RLlib)",
-    )
-    p.add_argument(
-        "--show-config", action="store_true", help="print the effective config as TOML and exit"
     )
     p.add_argument(
         "--device",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_cli.common import build_settings
+from piquet_cli.common import add_settings_arguments, build_settings
 from piquet_training.backends import RLLIB
 from piquet_training.rllib.algo import RLlibConfig
 from piquet_training.settings import ConfigError, to_toml
@@ -172,17 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--config", metavar="FILE.toml", help="TOML file of RLlibConfig fields")
-    p.add_argument(
-        "--set",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override one RLlibConfig field (repeatable), e.g. --set learning_rate=1e-4",
-    )
-    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (or a checkpoint file)")
-    p.add_argument(
-        "--show-config", action="store_true", help="print the effective settings as TOML and exit"
+    add_settings_arguments(
+        p,
+        config_metavar="FILE.toml",
+        config_help="TOML file of RLlibConfig fields",
+        example="learning_rate=1e-4",
     )
     add_rllib_arguments(p)
     return p
