@@ -56,10 +56,10 @@ def exchange_plan(game: Game, player: int, rng: random.Random) -> list[int]:
     Cards already discarded in this exchange (a seat taken over part-way) come first in the plan.
     """
     _, hi = game.exchange_limits(player)
-    return _plan(game, player, talon_draws(_unseen(game, player), hi, rng))
+    return _plan(game, player, _talon_draws(_unseen(game, player), hi, rng))
 
 
-def talon_draws(pool: list[int], k: int, rng: random.Random) -> list[list[int]]:
+def _talon_draws(pool: list[int], k: int, rng: random.Random) -> list[list[int]]:
     """:data:`EXCHANGE_SAMPLES` draws of ``k`` cards from ``pool`` (shuffled in place)."""
     draws = []
     for _ in range(EXCHANGE_SAMPLES):
@@ -70,9 +70,9 @@ def talon_draws(pool: list[int], k: int, rng: random.Random) -> list[list[int]]:
 
 @lru_cache(maxsize=1024)
 def _seeded_draws(key: str, pool: tuple[int, ...], k: int) -> tuple[tuple[int, ...], ...]:
-    """:func:`talon_draws` with ``random.Random(key)``, cached: an exchange of several steps asks
+    """:func:`_talon_draws` with ``random.Random(key)``, cached: an exchange of several steps asks
     for the same draws at each."""
-    return tuple(map(tuple, talon_draws(list(pool), k, random.Random(key))))
+    return tuple(map(tuple, _talon_draws(list(pool), k, random.Random(key))))
 
 
 def _unseen(game: Game, player: int) -> list[int]:

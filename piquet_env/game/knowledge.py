@@ -106,7 +106,6 @@ class _Sample(NamedTuple):
 
     hand: CardMask
     mapping: dict[int, int]
-    hidden_hand: CardMask
     discards: list[int]
     talon: list[int]
     talon_slots: list[int]
@@ -135,7 +134,7 @@ def _sample(game: Game, player: int, rng: random.Random, max_tries: int) -> _Sam
             new_hand |= 1 << mapping[c]
         if _consistent(game, new_hand, o):
             break
-    return _Sample(new_hand, mapping, hidden_hand, discards, talon, talon_slots, deal_seed)
+    return _Sample(new_hand, mapping, discards, talon, talon_slots, deal_seed)
 
 
 def _deal_hidden(
