@@ -8,17 +8,19 @@ A result file is one JSON object (:func:`~piquet_training.benchmark.run_benchmar
   spec loads, with its SHA-256: a policy's weights, an external agent's module);
 - ``matches``: per opponent, either ``{"skipped": REASON}`` or ``pairs``, ``points_per_deal``
   (``mean``, ``ci_low``, ``ci_high``: the agent's points per deal over the opponent, 95%),
-  ``p``, ``win_rate`` (the same three, Wilson) and ``minutes``;
+  ``p``, ``win_rate`` (the same three, Wilson) and ``minutes`` (its pairs' playing time, summed
+  over the sittings of a run continued with ``--resume``);
 - ``exploit``: either ``{"skipped": REASON}`` or ``env_steps``, ``pairs``, ``edge`` (the
   exploiter's points per deal over the agent: the lower bound, with ``p``), ``reference``,
   ``reference_edge`` and ``gain_over_reference`` (``null`` where there is no reference),
-  ``minutes`` and ``config`` (the exploiter's training settings);
+  ``minutes`` (of the last sitting) and ``config`` (the exploiter's training settings);
 - ``exact_nashconv``: ``null`` (not measured), or ``{"rules", "value", "command"}``: the exact
   NashConv of the agent on a small exactly solved preset (``rules``) and the command that
   computed it. Protocol version 1 does not measure it (the preset does not exist yet), so every
   version-1 file holds ``null``, and the leaderboard shows "—";
 - ``run``: ``date``, ``command``, ``package_version``, ``commit`` and ``dirty`` (``null`` off a
-  checkout), ``python``, ``torch``, ``machine`` and ``minutes``.
+  checkout), ``python``, ``torch``, ``machine`` and ``minutes``, all of the sitting that wrote
+  the file (the last one of a run continued with ``--resume``).
 
 :func:`read_result` reads a file as untrusted input and checks every field
 (:class:`ResultFileError` names the file and the field); with ``official=True`` (the
