@@ -1,6 +1,6 @@
 """``piquet bench engine|env|vector|agents``: speed, printed (the measurements live in
 :mod:`piquet_env.testing.env_speed`, :mod:`piquet_env.testing.batch_speed` and
-:mod:`piquet_agents.speed`).
+:mod:`piquet_cli.agent_speed`).
 
 ``engine`` plays random legal parties through the pure engine and prints decisions/s and deals/s;
 ``env`` plays through the PettingZoo env and prints agent-steps/s and the memory of 1,000 envs;
@@ -26,7 +26,7 @@ from piquet_cli.common import (
 from piquet_env.testing.env_speed import bench_engine, bench_env, print_env_report
 
 AGENTS = ("random", "heuristic", "mcts:100")
-"""``--agents``' default: :data:`piquet_agents.speed.AGENTS` (named here, as :data:`SIZES`)."""
+"""``--agents``' default: :data:`piquet_cli.agent_speed.AGENTS` (named here, as :data:`SIZES`)."""
 SIZES = (256, 1024, 4096, 16384)
 """``--sizes``' default: :data:`piquet_env.testing.batch_speed.SIZES` (named here so that the
 command starts without importing the batched engine)."""
@@ -95,7 +95,7 @@ def _vector(args: argparse.Namespace) -> None:
 
 def _agents(args: argparse.Namespace) -> None:
     from piquet_agents.registry import AgentSpecError
-    from piquet_agents.speed import bench_agents, print_agents_report
+    from piquet_cli.agent_speed import bench_agents, print_agents_report
 
     try:
         res = bench_agents(rules_from_args(args), args.agents, args.seconds, args.seed)
