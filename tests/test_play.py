@@ -244,7 +244,10 @@ def test_a_failed_save_falls_back_and_says_where(tmp_path: Path) -> None:
     fallback.parent.rmdir()
 
 
-def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
+def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path, capsys) -> None:
+    """In process (the command's own ``main``): each refusal exits 2 before any game starts."""
+    from piquet_cli import main
+
     junk = tmp_path / "junk.safetensors"
     junk.write_text("not a checkpoint")
     for args, reason in [
@@ -258,9 +261,13 @@ def test_unknown_opponent_and_rules_are_clear_errors(tmp_path: Path) -> None:
         (["--delay", "1"], "add --player SPEC"),
         (["--step"], "add --player SPEC"),
     ]:
-        res = run_piquet("play", *args)
-        assert res.returncode == 2, (args, res.stderr)
-        assert reason in res.stderr and "Traceback" not in res.stderr, (args, res.stderr)
+        try:
+            rc = main(["play", *args])
+        except SystemExit as exc:  # argparse's own refusals
+            rc = exc.code
+        err = capsys.readouterr().err
+        assert rc == 2, (args, err)
+        assert reason in err, (args, err)
 
 
 def test_undecodable_input_is_bad_input_not_a_crash() -> None:

@@ -44,7 +44,7 @@ def _random_steps(batch: BatchGame, k: int, seed: int = 0):
 def test_single_deals_match_game(preset):
     rep = compare(
         preset,
-        games=2000,
+        games=1000,
         batch=256,
         mode="deal",
         reward=REWARDS[PRESETS.index(preset) % 3],
@@ -52,7 +52,7 @@ def test_single_deals_match_game(preset):
         seed=1,
     )
     assert rep.differences == []
-    assert rep.games == 2000 and rep.deals == 2000
+    assert rep.games == 1000 and rep.deals == 1000
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=IDS)
