@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from piquet_agents.checkpoint import Checkpoint, CheckpointError
+if TYPE_CHECKING:  # torch: not imported to build the command line's parsers
+    from piquet_agents.checkpoint import Checkpoint
 
 TORCH = "torch"
 """The built-in trainer's ``--backend`` name."""
@@ -39,11 +40,14 @@ def check_resume(ckpt: Checkpoint, backend: str, resume: str | Path) -> None:
     :data:`RLLIB`): a run of the other backend says which command continues it; a policy file
     says it holds no training state.
 
+    >>> from piquet_agents.checkpoint import Checkpoint
     >>> check_resume(Checkpoint({}, {"trainer": "rllib"}), "torch", "r.safetensors")
     Traceback (most recent call last):
     ...
     piquet_agents.checkpoint.CheckpointError: r.safetensors is a training checkpoint of ...
     """
+    from piquet_agents.checkpoint import CheckpointError
+
     if backend not in _NAMES:
         raise ValueError(f"backend must be one of {', '.join(_NAMES)}, got {backend!r}")
     wrote = trainer_of(ckpt.meta)

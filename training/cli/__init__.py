@@ -60,13 +60,17 @@ def _add_unavailable(
         p.set_defaults(func=functools.partial(_unavailable, reason))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered; the commands of a module that needs
-    a missing extra (the environment alone installed) are listed, and say what to install."""
+    a missing extra (the environment alone installed) are listed, and say what to install. With
+    ``command`` (one of the subcommands), only the module of that command is imported and
+    registered: ``piquet play`` need not import torch for ``piquet train``'s parser."""
     parser = Parser(prog="piquet", description="Piquet: engine, agents, training.")
     parser.add_argument("--version", action="version", version=f"piquet {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (commands, needs, extra) in COMMANDS.items():
+        if command is not None and command not in commands:
+            continue
         reason = missing(needs, extra)
         if reason:
             _add_unavailable(sub, commands, reason, extra)
@@ -77,9 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``piquet`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed
+    typed = list(sys.argv[1:] if argv is None else argv)
+    known = {c for commands, _, _ in COMMANDS.values() for c in commands}
+    # the command's own parser alone where the first word names one (the top-level parser has no
+    # option that takes a value): the others' imports (torch, for most) are not paid for
+    parser = build_parser(typed[0] if typed and typed[0] in known else None)
+    args = parser.parse_args(typed)
+    args.argv = typed  # the command as typed
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

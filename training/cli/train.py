@@ -23,7 +23,6 @@ import dataclasses
 import types
 from pathlib import Path
 
-from piquet_agents.checkpoint import LATEST_FILE, POLICY_FILE
 from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
@@ -78,6 +77,8 @@ def _shared_settings(args: argparse.Namespace) -> list[str]:
 def check_fresh_run_dir(out_dir: str | Path, *, overwrite: bool) -> None:
     """Refuse to start a run in a folder that holds one already (its checkpoint or policy),
     unless ``overwrite``: a second ``piquet train`` must not silently replace the first."""
+    from piquet_agents.checkpoint import LATEST_FILE, POLICY_FILE  # torch: not for --help
+
     held = [name for name in (LATEST_FILE, POLICY_FILE) if (Path(out_dir) / name).exists()]
     if held and not overwrite:
         raise CLIError(
