@@ -145,3 +145,23 @@ def test_no_runtime_module_imports_the_harnesses(name):
         if t.startswith("piquet_env.testing") and not name.startswith("piquet_cli")
     )
     assert not harness, f"{name} imports {harness}"
+
+
+def test_the_commands_without_a_network_start_without_torch():
+    """``piquet play``, ``replay``, ``serve`` and ``bench`` build their own parser alone: none
+    imports torch to start (it costs 2-3 s a start); every parser together does (``piquet
+    --help``), which shows the check can fail."""
+    pytest.importorskip("torch")
+    code = (
+        "import sys\n"
+        "from piquet_cli import build_parser\n"
+        "for command in ('play', 'replay', 'serve', 'bench'):\n"
+        "    build_parser(command)\n"
+        "print('torch' in sys.modules)\n"
+        "build_parser()\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT / "tests"
+    )
+    assert out.stdout.split() == ["False", "True"], out.stdout + out.stderr
