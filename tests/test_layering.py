@@ -91,6 +91,13 @@ def test_no_import_cycles():
             visit(node)
 
 
+def _fresh_python(code: str) -> subprocess.CompletedProcess:
+    """``code`` run in a fresh interpreter (nothing imported yet), from tests/."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT / "tests"
+    )
+
+
 def test_env_and_gym_adapter_load_no_agent_or_training_module():
     code = (
         "import sys, gymnasium\n"
@@ -101,9 +108,7 @@ def test_env_and_gym_adapter_load_no_agent_or_training_module():
         "             ('agents', 'training', 'piquet_agents', 'piquet_training', 'torch'))\n"
         "print(bad)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT / "tests"
-    )
+    out = _fresh_python(code)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
@@ -161,7 +166,5 @@ def test_the_commands_without_a_network_start_without_torch():
         "build_parser()\n"
         "print('torch' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT / "tests"
-    )
+    out = _fresh_python(code)
     assert out.stdout.split() == ["False", "True"], out.stdout + out.stderr
