@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from piquet_agents.registry import spec_files
 from piquet_cli import main
 from piquet_env.rules import STANDARD
 from piquet_training.benchmark import benchmark_match, run_benchmark, same_agent
@@ -91,6 +94,10 @@ def test_a_run_writes_what_the_checks_accept(heuristic_result: dict) -> None:
     assert d["matches"]["random"]["pairs"] == 3 and d["matches"]["random"]["p"] <= 1
     assert d["exploit"]["env_steps"] >= 1200 and d["exploit"]["pairs"] == 6
     assert d["exploit"]["reference"] == "baseline" and d["exploit"]["gain_over_reference"]
+    (baseline,) = spec_files("baseline", STANDARD)
+    config = d["exploit"]["config"]
+    assert "out_dir" not in config and config["init_from"] == os.path.basename(baseline)
+    assert config["init_from_sha256"] == hashlib.sha256(Path(baseline).read_bytes()).hexdigest()
     assert d["exact_nashconv"] is None
     assert d["run"]["command"] == "x" and d["run"]["package_version"]
     with pytest.raises(ResultFileError, match="protocol: not the settings of protocol version 1"):

@@ -341,8 +341,19 @@ def _exploit(
         "reference_edge": _edge(res.reference),
         "gain_over_reference": _edge(res.gain),
         "minutes": round((time.perf_counter() - t) / 60, 2),
-        "config": {k: v for k, v in cfg.to_dict().items() if k != "out_dir"},
+        "config": _portable_config(cfg.to_dict()),
     }
+
+
+def _portable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The exploiter's settings as the result file records them: without the work folder, and
+    its starting weights by file name and SHA-256 instead of this machine's path."""
+    config = {k: v for k, v in config.items() if k != "out_dir"}
+    if config.get("init_from"):
+        path = config["init_from"]
+        config["init_from"] = os.path.basename(path)
+        config["init_from_sha256"] = _sha256(path)
+    return config
 
 
 def command_line(argv: list[str]) -> str:

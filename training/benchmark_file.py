@@ -13,7 +13,9 @@ A result file is one JSON object (:func:`~piquet_training.benchmark.run_benchmar
 - ``exploit``: either ``{"skipped": REASON}`` or ``env_steps``, ``pairs``, ``edge`` (the
   exploiter's points per deal over the agent: the lower bound, with ``p``), ``reference``,
   ``reference_edge`` and ``gain_over_reference`` (``null`` where there is no reference),
-  ``minutes`` (of the last sitting) and ``config`` (the exploiter's training settings);
+  ``minutes`` (of the last sitting) and ``config`` (the exploiter's training settings, its
+  starting weights as ``init_from``, a file name, and ``init_from_sha256``; files written
+  before 2026-12-03 hold the starting weights' path on the machine that ran them instead);
 - ``exact_nashconv``: ``null`` (not measured), or ``{"rules", "value", "command"}``: the exact
   NashConv of the agent on a small exactly solved preset (``rules``) and the command that
   computed it. Protocol version 1 does not measure it (the preset does not exist yet), so every
