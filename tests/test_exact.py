@@ -325,6 +325,11 @@ def test_eval_and_ladder_print_the_exact_expectation(tiny, tmp_path, capsys):
     assert main(["ladder", "heuristic:seed=0", "random", "--rules", TINY, "--deals", "50",
                  "--exact", "--no-progress", "--out", str(tmp_path / "lad")]) == 0  # fmt: skip
     assert "exact ratings" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "lad" / "ladder.json").read_text())["exact"]
+    assert saved["ratings"] == pytest.approx(ratings)
+    assert saved["matrix"]["random"]["heuristic:seed=0"] == pytest.approx(-truth)
+    assert set(saved["holds"]) == {"heuristic:seed=0", "random"}
+    assert all(isinstance(v, bool) for v in saved["holds"].values())
     assert main(["eval", "mcts:5", "random", "--rules", TINY, "--exact"]) == 2
     assert main(["eval", "random", "random", "--exact"]) == 2
 

@@ -201,28 +201,31 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
     )
     print(res.summary())
     if args.exact:
-        _print_exact_ladder(res, rules, args.seed)
+        res.exact = _print_exact_ladder(res, rules, args.seed)
     json_path, png_path = write_ladder(res, out)
     print(f"ladder written to {json_path} and {png_path}")
     return 0
 
 
-def _print_exact_ladder(res: LadderResult, rules: Rules, seed: int) -> None:
+def _print_exact_ladder(res: LadderResult, rules: Rules, seed: int) -> dict:
     """The exact ratings beside the ladder's (``--exact``), and whether each interval holds its
-    agent's exact rating."""
+    agent's exact rating; return them for ``ladder.json``
+    (:attr:`~piquet_training.evaluation.ladder_data.LadderData.exact`)."""
     from piquet_training.evaluation.ladder_stats import Z95
     from piquet_training.exact import exact_ratings
 
     exact = exact_ratings(res.agents, rules, seed=seed)
+    exact["holds"] = {}
     print("exact ratings (points per deal against an average agent of the ladder):")
     for agent in sorted(res.agents, key=lambda a: -exact["ratings"][a]):
         rating, se = res.points[agent]
         truth = exact["ratings"][agent]
-        held = abs(rating - truth) <= Z95 * se
+        held = exact["holds"][agent] = bool(abs(rating - truth) <= Z95 * se)
         print(
             f"  {agent:<28} exact {truth:+.3f}; the ladder's {rating:+.3f} ± {Z95 * se:.3f} "
             f"({'holds it' if held else 'misses it'})"
         )
+    return exact
 
 
 def _print_match(m: MatchReport) -> None:

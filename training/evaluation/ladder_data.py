@@ -54,6 +54,10 @@ class LadderData:
     """The pair counts at which a neighbours' match is judged
     (:func:`~piquet_training.evaluation.ladder_stats.looks`): ``[M]`` for a plain extension to M
     pairs, ``[M, 2M, 4M, ..., MAX]`` when doubling up to MAX."""
+    exact: dict | None = None
+    """Where computed (``piquet ladder --exact``, rules small enough): the exact head-to-head
+    ``matrix`` and ``ratings`` (:func:`~piquet_training.exact.exact_ratings`) and, per agent,
+    whether the ladder's 95% interval ``holds`` its exact rating."""
 
     @property
     def neighbour_alpha(self) -> float:
@@ -124,7 +128,8 @@ class LadderData:
         return out
 
     def to_dict(self) -> dict:
-        """JSON-serializable form: the table, the matrices and every match report."""
+        """JSON-serializable form: the table, the matrices and every match report (and
+        ``exact``, where computed)."""
         return {
             "agents": self.agents,
             "rules": self.rules,
@@ -145,7 +150,7 @@ class LadderData:
                 [None if c is None else list(c) for c in row] for row in self.interval_matrix()
             ],
             "matches": [m.to_dict() for m in self.matches],
-        }
+        } | ({"exact": self.exact} if self.exact is not None else {})
 
     def write_json(self, path: str | os.PathLike) -> None:
         """Write :meth:`to_dict` as JSON to ``path``."""
