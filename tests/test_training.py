@@ -18,7 +18,7 @@ from piquet_cli import main
 from piquet_env.agent import RandomAgent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, Rules, make_rules
-from piquet_training.collector import Collector, OpponentPool, Seat
+from piquet_training.collector import Collector, Opponent, OpponentPool, Seat
 from piquet_training.config import TrainConfig, apply_overrides, load_toml, to_toml
 from piquet_training.imitation import discounted_returns
 from piquet_training.ppo import gae
@@ -151,7 +151,8 @@ def test_rollout_rewards_add_up_to_the_game_result(mode: str, dense: bool, rules
 
 def test_learner_against_an_agent_records_only_its_own_seat() -> None:
     model = tiny_model()
-    pool = OpponentPool(model, {"random": 1.0}, agent_factories={"random": RandomAgent})
+    random_agent = Opponent("random", RandomAgent, random=True)
+    pool = OpponentPool(model, {"random": 1.0}, opponents={"random": random_agent})
     col = Collector(STANDARD, "deal", num_envs=4, rng=np.random.default_rng(2))
     roll = col.collect(6, pool.matchup)
     assert roll.games == 6 and roll.dones.sum() == 6
@@ -177,7 +178,7 @@ def test_collector_refuses_bad_arguments(kwargs: dict, message: str) -> None:
 
 def test_opponent_pool_keeps_the_newest_snapshots() -> None:
     model = tiny_model()
-    pool = OpponentPool(model, {"self": 1.0, "snapshot": 1.0}, size=2, agent_factories={})
+    pool = OpponentPool(model, {"self": 1.0, "snapshot": 1.0}, size=2, opponents={})
     for update in (1, 2, 3):
         pool.add_snapshot(update)
     assert pool.snapshot_updates == [2, 3]
@@ -185,7 +186,17 @@ def test_opponent_pool_keeps_the_newest_snapshots() -> None:
         model.value_head.bias.add_(1.0)
     assert not torch.equal(pool.snapshots[-1].value_head.bias, model.value_head.bias)
     with pytest.raises(ValueError, match="unknown opponent kinds"):
-        OpponentPool(model, {"bots": 1.0}, agent_factories={})
+        OpponentPool(model, {"bots": 1.0}, opponents={})
+
+
+def test_the_pools_older_arguments_still_work_and_warn() -> None:
+    model = tiny_model()
+    with pytest.warns(DeprecationWarning, match="pass opponents="):
+        pool = OpponentPool(model, {"random": 1.0}, agent_factories={"random": RandomAgent})
+    assert list(pool.opponents) == ["random"] and pool.opponents["random"].random
+    with pytest.warns(DeprecationWarning, match="pass opponents="):
+        pool = OpponentPool(model, {"target": 1.0}, target=(model, False))
+    assert pool.opponents["target"].network is model and not pool.opponents["target"].greedy
 
 
 # ---------------------------------------------------------------------------- end to end

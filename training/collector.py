@@ -28,6 +28,7 @@ with ``settle_weight = 1`` a partie's rewards sum to exactly ``result * reward_s
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -466,7 +467,7 @@ class OpponentPool:
 
     ``agent_factories`` (label to agent class or factory) and ``target`` (a network with whether
     it plays greedily, or an agent factory, labelled ``"target"``) are the older ways of naming
-    opponents, still read.
+    opponents: still read, deprecated (a ``DeprecationWarning``) for ``opponents``.
     """
 
     LEARNER_KINDS = ("self", "snapshot")
@@ -482,6 +483,13 @@ class OpponentPool:
         *,
         opponents: dict[str, Opponent] | None = None,
     ) -> None:
+        if agent_factories is not None or target is not None:
+            warnings.warn(
+                "OpponentPool(agent_factories=, target=) is deprecated: pass opponents= "
+                "(label to Opponent; resolve_opponent(spec, rules) makes one from an agent spec)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         if opponents is None:
             opponents = _default_opponents()
             if agent_factories is not None:
