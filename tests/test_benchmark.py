@@ -15,8 +15,14 @@ import pytest
 
 from piquet_agents.registry import spec_files
 from piquet_cli import main
-from piquet_env.rules import STANDARD
-from piquet_training.benchmark import benchmark_match, run_benchmark, same_agent
+from piquet_env.rules import STANDARD, make_rules
+from piquet_training.benchmark import (
+    benchmark_match,
+    exact_nashconv,
+    run_benchmark,
+    same_agent,
+    upgrade_result,
+)
 from piquet_training.benchmark_file import (
     ResultFileError,
     check_result,
@@ -25,7 +31,9 @@ from piquet_training.benchmark_file import (
     runs_table,
 )
 from piquet_training.benchmark_protocol import (
+    EXACT_SEARCH_SKIP,
     PROTOCOL,
+    PROTOCOL_V1,
     SEARCH_SKIP,
     SELF_SKIP,
     BenchmarkError,
@@ -33,6 +41,7 @@ from piquet_training.benchmark_protocol import (
     Protocol,
 )
 from piquet_training.evaluation.duplicate import evaluate
+from piquet_training.exact import exact_report
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results" / "benchmark"
@@ -59,13 +68,20 @@ VERSION_1 = {
         "settings": {"torch_threads": 1, "learning_rate": 0.0003},
     },
 }
-"""Protocol version 1 as its files hold it. A change to the protocol is a new version: this
-test fails until the version is raised and this copy follows."""
+"""Protocol version 1 as its files hold it, frozen."""
+VERSION_2 = {**VERSION_1, "version": 2, "exact": {"rules": "mini", "seed": 0}}
+"""Version 2, the current one: version 1 and the exact NashConv under ``mini``. A change to the
+protocol is a new version: this test fails until the version is raised and this copy follows."""
+EXACT_RULES = "mini[suits=2,ranks=3,hand_size=2]"
+"""A mini of 6 cards, two each: its exact figures take seconds."""
 
 
-def tiny_protocol() -> Protocol:
-    """Version 1's shape at a budget of seconds (3 pairs a match, mcts:5, 1,200 env steps)."""
-    d = copy.deepcopy(VERSION_1)
+def tiny_protocol(version: int = 2) -> Protocol:
+    """The current version's shape at a budget of seconds (3 pairs a match, mcts:5, 1,200 env
+    steps, the exact NashConv on a 6-card mini); ``version=1``: version 1's."""
+    d = copy.deepcopy(VERSION_1 if version == 1 else VERSION_2)
+    if version > 1:
+        d["exact"]["rules"] = EXACT_RULES
     for m in d["matches"]:
         m["pairs"] = 3
     d["matches"][2]["opponent"] = "mcts:5"
@@ -81,9 +97,10 @@ def heuristic_result(tmp_path_factory) -> dict:
     return run_benchmark("heuristic", work, protocol=tiny_protocol(), echo=False, command="x")
 
 
-def test_version_1_is_frozen() -> None:
-    assert PROTOCOL.to_dict() == VERSION_1
+def test_the_versions_are_frozen() -> None:
+    assert PROTOCOL.to_dict() == VERSION_2 and PROTOCOL_V1.to_dict() == VERSION_1
     assert Protocol.from_dict(PROTOCOL.to_dict()) == PROTOCOL
+    assert Protocol.from_dict(PROTOCOL_V1.to_dict()) == PROTOCOL_V1
 
 
 def test_a_run_writes_what_the_checks_accept(heuristic_result: dict) -> None:
@@ -98,10 +115,26 @@ def test_a_run_writes_what_the_checks_accept(heuristic_result: dict) -> None:
     config = d["exploit"]["config"]
     assert "out_dir" not in config and config["init_from"] == os.path.basename(baseline)
     assert config["init_from_sha256"] == hashlib.sha256(Path(baseline).read_bytes()).hexdigest()
-    assert d["exact_nashconv"] is None
+    truth = exact_report("heuristic", make_rules(EXACT_RULES), seed=0).figures.nash_conv
+    assert d["exact_nashconv"] == {
+        "rules": EXACT_RULES,
+        "value": truth,
+        "command": f"piquet exploit heuristic --rules '{EXACT_RULES}' --exact --seed 0",
+    }
+    assert truth > 0
     assert d["run"]["command"] == "x" and d["run"]["package_version"]
-    with pytest.raises(ResultFileError, match="protocol: not the settings of protocol version 1"):
+    with pytest.raises(ResultFileError, match="protocol: not the settings of protocol version 2"):
         check_result(d)
+
+
+def test_what_the_exact_rules_cannot_measure_is_said(tmp_path: Path) -> None:
+    """A search has no exact probabilities; a policy of the standard rules does not play mini;
+    version 1 measures nothing."""
+    protocol = tiny_protocol()
+    assert exact_nashconv("mcts:5", protocol) == {"skipped": EXACT_SEARCH_SKIP}
+    skipped = exact_nashconv("baseline", protocol)["skipped"]
+    assert skipped.startswith(f"the agent does not play {EXACT_RULES}: ")
+    assert exact_nashconv("random", tiny_protocol(1)) is None
 
 
 def test_the_matches_are_the_protocols_own(heuristic_result: dict) -> None:
@@ -121,6 +154,7 @@ def test_a_search_is_not_exploited_and_itself_is_not_played(tmp_path: Path) -> N
     protocol = tiny_protocol()
     d = run_benchmark("mcts:5", tmp_path, protocol=protocol, echo=False)
     assert d["exploit"] == {"skipped": SEARCH_SKIP}
+    assert d["exact_nashconv"] == {"skipped": EXACT_SEARCH_SKIP}
     assert d["matches"]["mcts:5"] == {"skipped": SELF_SKIP}
     assert not (tmp_path / "exploit").exists()
     assert same_agent("baseline", str(ROOT / "agents" / "baseline" / "baseline.safetensors"))
@@ -220,10 +254,11 @@ def test_a_bad_protocol_names_its_field(change, message: str) -> None:
 
 
 def official(heuristic: dict) -> dict:
-    """A result file of protocol version 1 made from the tiny run's fields (its numbers are the
+    """A result file of the current protocol made from the tiny run's fields (its numbers are the
     tiny run's: what is checked here is the form)."""
     d = copy.deepcopy(heuristic)
     d["protocol"] = PROTOCOL.to_dict()
+    d["exact_nashconv"]["rules"] = "mini"
     d["matches"] = {"mcts:100" if k == "mcts:5" else k: v for k, v in d["matches"].items()}
     for m in PROTOCOL.matches:
         if "pairs" in d["matches"][m.opponent]:
@@ -237,7 +272,7 @@ def official(heuristic: dict) -> dict:
     [
         (lambda d: d.pop("run"), "the file: missing run"),
         (lambda d: d.update(extra=1), "the file: unknown extra"),
-        (lambda d: d["protocol"].update(version=2), "protocol.version: 2, where this package's"),
+        (lambda d: d["protocol"].update(version=3), "protocol.version: 3, where this package's"),
         (lambda d: d["matches"].pop("random"), "matches: missing random"),
         (lambda d: d["matches"]["random"].update(pairs=499), "the protocol plays 500, got 499"),
         (
@@ -255,12 +290,18 @@ def official(heuristic: dict) -> dict:
             lambda d: d.update(exact_nashconv={"rules": "mini", "value": -1, "command": "c"}),
             "exact_nashconv.value: expected a number in",
         ),
+        (lambda d: d.update(exact_nashconv=None), "exact_nashconv: expected an object, got null"),
+        (lambda d: d["exact_nashconv"].update(rules="mini[suits=2]"), "the protocol measures mini"),
+        (
+            lambda d: d["exact_nashconv"].update(upgraded_from={"version": 1, "sha256": "0"}),
+            "upgraded_from.sha256: expected 64 hex digits",
+        ),
         (lambda d: d["run"].update(date="1 Dec"), "run.date: expected YYYY-MM-DD"),
     ],
 )
 def test_a_result_file_that_is_not_one_is_refused(heuristic_result, change, message) -> None:
     d = official(heuristic_result)
-    check_result(copy.deepcopy(d))  # the form of a version-1 file passes
+    check_result(copy.deepcopy(d))  # the form of a current file passes
     change(d)
     with pytest.raises(ResultFileError, match=message):
         check_result(d, "f.json")
@@ -283,20 +324,28 @@ def test_the_leaderboard_ranks_the_files_and_shows_what_is_not_measured(
     b["matches"]["baseline"]["points_per_deal"] = {"mean": 5.0, "ci_low": 4.0, "ci_high": 6.0}
     b["exploit"] = {"skipped": SEARCH_SKIP}
     b["exact_nashconv"] = {"rules": "mini", "value": 0.125, "command": "piquet exploit --exact"}
+    a["exact_nashconv"] = {"skipped": "the agent does not play mini: ..."}
     for name, d in (("a.json", a), ("b.json", b)):
         (tmp_path / name).write_text(json.dumps(d))
     table = leaderboard(sorted(tmp_path.glob("*.json")), link="results/benchmark/")
     rows = table.splitlines()
     assert rows[0].startswith("| rank | agent | vs `random` | vs `heuristic` | vs `mcts:100`")
-    assert "exact NashConv (small preset)" in rows[0] and "20 M env steps" in rows[0]
+    assert "exact NashConv (`mini`)" in rows[0] and "20 M env steps" in rows[0]
     assert rows[2].startswith("| 1 | `better` |") and "+5.00 [+4.00, +6.00]" in rows[2]
     assert "not measured (a search)" in rows[2] and "| 0.125 |" in rows[2]
     assert rows[3].startswith("| 2 | `heuristic` |") and "0 (itself)" in rows[3]
-    assert "| — |" in rows[3] and "[a.json](results/benchmark/a.json)" in rows[3]
+    assert "| not measured (does not play it) |" in rows[3]
+    assert "[a.json](results/benchmark/a.json)" in rows[3]
     assert "`x`" in runs_table([tmp_path / "a.json"])
+    assert "| not measured in the run |" in runs_table([tmp_path / "a.json"])
+    b["exact_nashconv"]["upgraded_from"] = {"version": 1, "sha256": "ab" * 32}
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert "measured by `--upgrade` of the version-1 file `abababababab`" in runs_table(
+        [tmp_path / "b.json"]
+    )
 
 
-def test_the_checked_in_results_are_protocol_version_1_files() -> None:
+def test_the_checked_in_results_are_files_of_the_current_protocol() -> None:
     files = sorted(RESULTS.glob("*.json"))
     for f in files:
         d = read_result(f)
@@ -306,21 +355,21 @@ def test_the_checked_in_results_are_protocol_version_1_files() -> None:
 
 def test_the_command(heuristic_result, tmp_path: Path, capsys) -> None:
     assert main(["benchmark", "--show-protocol"]) == 0
-    assert json.loads(capsys.readouterr().out) == VERSION_1
+    assert json.loads(capsys.readouterr().out) == VERSION_2
     good = tmp_path / "good.json"
     good.write_text(json.dumps(official(heuristic_result)))
     assert main(["benchmark", "--check", str(good)]) == 0
-    assert "heuristic, protocol version 1: ok" in capsys.readouterr().out
+    assert "heuristic, protocol version 2: ok" in capsys.readouterr().out
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(heuristic_result))  # the tiny protocol's: no leaderboard row
     assert main(["benchmark", "--check", str(bad)]) == 2
-    assert "protocol: not the settings of protocol version 1" in capsys.readouterr().err
+    assert "protocol: not the settings of protocol version 2" in capsys.readouterr().err
     assert main(["benchmark", "heuristic"]) == 2
     assert "give the result file: --out FILE.json" in capsys.readouterr().err
     assert main(["benchmark", "--out", str(tmp_path / "x.json")]) == 2
     assert "name the agent to benchmark" in capsys.readouterr().err
     proto = tmp_path / "p.json"
-    proto.write_text(json.dumps({**VERSION_1, "mode": "game"}))
+    proto.write_text(json.dumps({**VERSION_2, "mode": "game"}))
     assert main(["benchmark", "random", "--out", "x.json", "--protocol", str(proto)]) == 2
     assert f"--protocol {proto}.mode: expected one of" in capsys.readouterr().err
 
@@ -335,3 +384,41 @@ def test_the_command_runs_a_protocol_file(tmp_path: Path, capsys) -> None:
     d = read_result(out, official=False)
     assert d["agent"]["name"] == "five" and d["exploit"] == {"skipped": SEARCH_SKIP}
     assert d["run"]["command"].startswith("piquet benchmark mcts:5 --protocol")
+
+
+def test_a_version_1_file_is_upgraded_by_the_exact_nashconv_alone(tmp_path: Path, capsys) -> None:
+    """The matches and the bound are kept as they are; the exact NashConv is measured and the
+    old file named; a file whose agent's files changed, or a version that changes more, is
+    refused."""
+    v1, v2 = tiny_protocol(1), tiny_protocol()
+    old = run_benchmark(
+        "random", tmp_path / "w", protocol=v1, echo=False, exploit_it=False, command="x"
+    )
+    assert old["exact_nashconv"] is None and old["protocol"]["version"] == 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    new = upgrade_result(path, source=v1, target=v2)
+    assert check_result(json.loads(json.dumps(new)), official=False) == new
+    assert {k: v for k, v in new.items() if k not in ("protocol", "exact_nashconv")} == {
+        k: v for k, v in old.items() if k not in ("protocol", "exact_nashconv")
+    }
+    assert new["protocol"] == v2.to_dict()
+    truth = exact_report("random", make_rules(EXACT_RULES), seed=0).figures.nash_conv
+    assert new["exact_nashconv"]["value"] == truth
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert new["exact_nashconv"]["upgraded_from"] == {"version": 1, "sha256": sha}
+    with pytest.raises(BenchmarkError, match="not a file of protocol version 2"):
+        upgrade_result(path, source=v2, target=v2)
+    more = dataclasses.replace(v2, mode="partie")
+    with pytest.raises(BenchmarkError, match="changes more than the exact NashConv"):
+        upgrade_result(path, source=v1, target=more)
+    changed = copy.deepcopy(old)
+    changed["agent"]["files"] = [{"name": "x.safetensors", "sha256": "0" * 64}]
+    path.write_text(json.dumps(changed))
+    with pytest.raises(BenchmarkError, match="its files are not those the file was made with"):
+        upgrade_result(path, source=v1, target=v2)
+    # the command upgrades files of version 1 as this package runs it, only
+    assert main(["benchmark", "--upgrade", str(path), "--out", str(tmp_path / "n.json")]) == 2
+    assert "not a file of protocol version 1" in capsys.readouterr().err
+    assert main(["benchmark", "--upgrade", str(path)]) == 2
+    assert "give the upgraded file: --out" in capsys.readouterr().err

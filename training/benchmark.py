@@ -21,10 +21,14 @@ result file's content (:mod:`piquet_training.benchmark_file` reads, checks and t
 agent against an opponent that is the same agent (``baseline`` against ``baseline``) is not
 played: it is 0 by symmetry, and the file says so.
 
-The protocol itself, as data, is :mod:`piquet_training.benchmark_protocol`. The exact NashConv on
-the small exactly solved preset is not part of version 1: the result file
-keeps a place for it (``exact_nashconv``, :mod:`piquet_training.benchmark_file`), absent until it
-is measured.
+- **exact** (version 2 on): the agent's exact NashConv under the small, exactly solved ``mini``
+  rules (the agent's spec built for them; :func:`exact_nashconv`), the ground truth the bound
+  above can only approach. A search (no exact move probabilities) or an agent that does not
+  play ``mini`` (a policy trained for other rules) is not measured, and the file says why.
+
+The protocol itself, as data, is :mod:`piquet_training.benchmark_protocol`. :func:`upgrade_result`
+brings a version-1 file to version 2 by measuring the exact NashConv alone: the rest of version 2
+is version 1's.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import datetime
 import hashlib
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import time
@@ -44,7 +49,9 @@ import piquet_env
 from piquet_agents.registry import make_agent, spec_files
 from piquet_env.rules import make_rules
 from piquet_training.benchmark_protocol import (
+    EXACT_SEARCH_SKIP,
     PROTOCOL,
+    PROTOCOL_V1,
     SEARCH_SKIP,
     SELF_SKIP,
     BenchmarkError,
@@ -221,15 +228,92 @@ def run_benchmark(
     bound: dict[str, Any] = {"skipped": skip_reason}
     if exploit_it:
         bound = _exploit(spec, rules, protocol, work, resume, workers, echo, progress)
+    exact = exact_nashconv(spec, protocol, echo=echo)
     info["minutes"] = round((time.perf_counter() - t0) / 60, 2)
     return {
         "protocol": protocol.to_dict(),
         "agent": {"name": name or spec, "spec": spec, "files": files},
         "matches": matches,
         "exploit": bound,
-        "exact_nashconv": None,  # not in version 1 (benchmark_file: {"rules", "value", "command"})
+        "exact_nashconv": exact,
         "run": info,
     }
+
+
+def exact_nashconv(spec: str, protocol: Protocol = PROTOCOL, echo: bool = False) -> Any:
+    """The ``exact_nashconv`` block of the result file: ``None`` where the protocol does not
+    measure it (version 1); ``{"skipped": REASON}`` for a search or an agent that does not play
+    the protocol's exact rules; else ``{"rules", "value", "command"}``, the agent's exact
+    NashConv under those rules and the command that gives the same figure."""
+    if protocol.exact is None:
+        return None
+    if is_search(spec):
+        return {"skipped": EXACT_SEARCH_SKIP}
+    from piquet_env.exact.policy import ExactPolicyError
+    from piquet_training.exact import exact_report
+
+    name, seed = protocol.exact.rules, protocol.exact.seed
+    rules = make_rules(name)
+    try:
+        make_agent(spec, rules, seed=seed)
+    except ValueError as exc:
+        return {"skipped": f"the agent does not play {name}: {exc}"}
+    if echo:
+        print(f"  {spec}: the exact NashConv under {name}...", flush=True)
+    try:
+        figures = exact_report(spec, rules, seed=seed).figures
+    except ExactPolicyError as exc:
+        return {"skipped": f"no exact move probabilities under {name}: {exc}"}
+    if echo:
+        print(f"  {spec}: exact NashConv {figures.nash_conv:.4f} under {name}", flush=True)
+    command = (
+        f"piquet exploit {shlex.quote(spec)} --rules {shlex.quote(name)} --exact --seed {seed}"
+    )
+    return {"rules": name, "value": figures.nash_conv, "command": command}
+
+
+def upgrade_result(
+    path: str | os.PathLike,
+    *,
+    source: Protocol = PROTOCOL_V1,
+    target: Protocol = PROTOCOL,
+    echo: bool = False,
+) -> dict[str, Any]:
+    """A result file of protocol ``source`` (version 1) brought to ``target`` (version 2), whose
+    only addition is the exact NashConv: it is measured for the file's agent, everything else is
+    kept, and ``exact_nashconv.upgraded_from`` names the file's version and SHA-256. The agent's
+    files must be the very ones the file was made with (their SHA-256); a :class:`BenchmarkError`
+    says what does not fit."""
+    from piquet_training.benchmark_file import ResultFileError, read_result
+
+    try:
+        d = read_result(path, official=False)
+    except ResultFileError as exc:
+        raise BenchmarkError(str(exc)) from None
+    if d["protocol"] != source.to_dict():
+        raise BenchmarkError(
+            f"{path}: not a file of protocol version {source.version} as this package runs it"
+        )
+    if dataclasses.replace(target, version=source.version, exact=None) != source:
+        raise BenchmarkError(
+            f"protocol version {target.version} changes more than the exact NashConv: "
+            "run it anew (piquet benchmark AGENT)"
+        )
+    spec = d["agent"]["spec"]
+    rules = make_rules(target.rules)
+    try:
+        now = {os.path.basename(f): _sha256(f) for f in spec_files(spec, rules)}
+    except ValueError as exc:
+        raise BenchmarkError(f"{path}: agent {spec!r}: {exc}") from None
+    then = {f["name"]: f["sha256"] for f in d["agent"]["files"]}
+    if now != then:
+        raise BenchmarkError(
+            f"{path}: agent {spec!r}: its files are not those the file was made with "
+            f"(SHA-256 then {then}, now {now})"
+        )
+    exact = exact_nashconv(spec, target, echo=echo)
+    exact["upgraded_from"] = {"version": source.version, "sha256": _sha256(str(path))}
+    return {**d, "protocol": target.to_dict(), "exact_nashconv": exact}
 
 
 def _played_match(
@@ -358,6 +442,4 @@ def _portable_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def command_line(argv: list[str]) -> str:
     """The command ``piquet ARGV`` as a shell would take it, for the result file."""
-    import shlex
-
     return "piquet " + shlex.join(argv)

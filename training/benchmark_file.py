@@ -16,10 +16,11 @@ A result file is one JSON object (:func:`~piquet_training.benchmark.run_benchmar
   ``minutes`` (of the last sitting) and ``config`` (the exploiter's training settings, its
   starting weights as ``init_from``, a file name, and ``init_from_sha256``; files written
   before 2026-12-03 hold the starting weights' path on the machine that ran them instead);
-- ``exact_nashconv``: ``null`` (not measured), or ``{"rules", "value", "command"}``: the exact
-  NashConv of the agent on a small exactly solved preset (``rules``) and the command that
-  computed it. Protocol version 1 does not measure it (the preset does not exist yet), so every
-  version-1 file holds ``null``, and the leaderboard shows "—";
+- ``exact_nashconv``: ``{"rules", "value", "command"}``, the exact NashConv of the agent under
+  the protocol's small exactly solved rules (``mini``) and a command that gives the same figure,
+  or ``{"skipped": REASON}`` (a search; an agent that does not play those rules); with
+  ``upgraded_from`` (``version``, ``sha256``) where a file of an earlier version was brought up
+  to this one by measuring it alone. Version 1 does not measure it: its files hold ``null``;
 - ``run``: ``date``, ``command``, ``package_version``, ``commit`` and ``dirty`` (``null`` off a
   checkout), ``python``, ``torch``, ``machine`` and ``minutes``, all of the sitting that wrote
   the file (the last one of a run continued with ``--resume``).
@@ -41,7 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from piquet_env.untrusted import UntrustedError, json_kind, parse_json, read_regular_file
-from piquet_training.benchmark_protocol import PROTOCOL, SEARCH_SKIP, BenchmarkError, Protocol
+from piquet_training.benchmark_protocol import (
+    EXACT_SEARCH_SKIP,
+    PROTOCOL,
+    SEARCH_SKIP,
+    BenchmarkError,
+    Protocol,
+)
 
 MAX_BYTES = 1 << 20
 """The largest result file read (a real one is about 5 kB)."""
@@ -49,6 +56,8 @@ TOP_KEYS = frozenset({"protocol", "agent", "matches", "exploit", "exact_nashconv
 """The keys of a result file."""
 NASHCONV_KEYS = frozenset({"rules", "value", "command"})
 """The keys of ``exact_nashconv`` where it is measured."""
+UPGRADE_KEYS = frozenset({"version", "sha256"})
+"""The keys of ``exact_nashconv.upgraded_from``."""
 RUN_KEYS = frozenset(
     {"date", "command", "package_version", "commit", "dirty", "python", "torch", "machine"}
     | {"minutes"}
@@ -173,11 +182,7 @@ def check_result(data: object, where: str = "result", official: bool = True) -> 
         c.estimate(entry["win_rate"], f"{field}.win_rate", rate=True)
         c.number(entry["minutes"], f"{field}.minutes", 0.0)
     _check_exploit(c, d["exploit"], protocol)
-    if d["exact_nashconv"] is not None:
-        n = c.table(d["exact_nashconv"], "exact_nashconv", NASHCONV_KEYS)
-        c.text(n["rules"], "exact_nashconv.rules")
-        c.number(n["value"], "exact_nashconv.value", 0.0)
-        c.text(n["command"], "exact_nashconv.command")
+    _check_exact(c, d["exact_nashconv"], protocol)
     _check_run(c, d["run"])
     return d
 
@@ -210,6 +215,33 @@ def _check_exploit(c: _Check, e: object, protocol: Any) -> None:
     c.number(e["minutes"], "exploit.minutes", 0.0)
     if not isinstance(e["config"], dict):
         raise c.fail("exploit.config", f"expected an object, got {_kind(e['config'])}")
+
+
+def _check_exact(c: _Check, n: object, protocol: Protocol) -> None:
+    """``exact_nashconv``: ``null`` where the protocol does not measure it (version 1), else
+    measured under the protocol's exact rules or skipped, with ``upgraded_from`` where a file of
+    an earlier version was brought up to it."""
+    if protocol.exact is None:
+        if n is not None:
+            version = protocol.version
+            raise c.fail("exact_nashconv", f"protocol version {version} does not measure it")
+        return
+    if not isinstance(n, dict):
+        raise c.fail("exact_nashconv", f"expected an object, got {_kind(n)}")
+    if "upgraded_from" in n:
+        u = c.table(n["upgraded_from"], "exact_nashconv.upgraded_from", UPGRADE_KEYS)
+        c.integer(u["version"], "exact_nashconv.upgraded_from.version", 1)
+        if not isinstance(u["sha256"], str) or not _SHA.fullmatch(u["sha256"]):
+            raise c.fail("exact_nashconv.upgraded_from.sha256", "expected 64 hex digits")
+        n = {k: v for k, v in n.items() if k != "upgraded_from"}
+    if c.skipped(n, "exact_nashconv"):
+        return
+    n = c.table(n, "exact_nashconv", NASHCONV_KEYS)
+    if n["rules"] != protocol.exact.rules:
+        want = protocol.exact.rules
+        raise c.fail("exact_nashconv.rules", f"the protocol measures {want}, got {n['rules']!r}")
+    c.number(n["value"], "exact_nashconv.value", 0.0)
+    c.text(n["command"], "exact_nashconv.command")
 
 
 def _check_run(c: _Check, r: object) -> None:
@@ -262,7 +294,13 @@ def _exploit_cell(e: dict[str, Any]) -> str:
 
 
 def _nashconv_cell(n: dict[str, Any] | None) -> str:
-    return "—" if n is None else f"{n['value']:.4g}"
+    if n is None:
+        return "—"
+    if "skipped" in n:
+        if n["skipped"] == EXACT_SEARCH_SKIP:
+            return "not measured (a search)"
+        return "not measured (does not play it)"
+    return f"{n['value']:.4g}"
 
 
 def _sort_key(d: dict[str, Any], last: str) -> float:
@@ -280,7 +318,8 @@ def leaderboard(paths: Sequence[str | os.PathLike], link: str = "") -> str:
     steps = PROTOCOL.exploit.env_steps
     head = ["rank", "agent", *(f"vs `{m.opponent}`" for m in PROTOCOL.matches)]
     head += [f"exploitability, lower bound ({steps / 1e6:g} M env steps)"]
-    head += ["exact NashConv (small preset)", "run", "file"]
+    head += [f"exact NashConv (`{PROTOCOL.exact.rules}`)" if PROTOCOL.exact else "exact NashConv"]
+    head += ["run", "file"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for rank, (path, d) in enumerate(results, 1):
         run = d["run"]
@@ -316,18 +355,38 @@ def protocol_table() -> str:
             f"`{e.reference}`'s edge on the same deals beside it",
         ),
         ("not exploited", SEARCH_SKIP.replace("mcts:100", "`mcts:100`")),
-        ("exact NashConv", "not in version 1: `exact_nashconv` is `null`, shown as —"),
+        (
+            "exact NashConv",
+            f"the agent's, by full traversal under `{p.exact.rules}` (its plans seeded "
+            f"{p.exact.seed}): `piquet exploit AGENT --rules {p.exact.rules} --exact`; not for "
+            "a search or an agent that does not play those rules (the file says why)"
+            if p.exact
+            else "not measured",
+        ),
     ]
     lines = ["| setting | version " + str(p.version) + " |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines) + "\n"
 
 
+def _exact_origin(n: dict[str, Any] | None) -> str:
+    """How a file's exact NashConv came, for the runs table."""
+    if n is None:
+        return "—"
+    what = "not measured" if "skipped" in n else "measured"
+    if "upgraded_from" in n:
+        u = n["upgraded_from"]
+        return f"{what} by `--upgrade` of the version-{u['version']} file `{u['sha256'][:12]}`"
+    return f"{what} in the run"
+
+
 def runs_table(paths: Sequence[str | os.PathLike]) -> str:
-    """How each result file was made, as a Markdown table: the command, date, commit, machine and
-    the minutes of each part."""
+    """How each result file was made, as a Markdown table: the command, date, commit, machine,
+    the minutes of each part, and how its exact NashConv came (in the run, or by ``--upgrade``
+    of a file of an earlier version)."""
     head = ["agent", "command", "date, commit", "machine"]
     head += [f"`{m.opponent}` (min)" for m in PROTOCOL.matches] + ["exploit (min)", "total (min)"]
+    head += ["exact NashConv"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for p in paths:
         d = read_result(p)
@@ -340,5 +399,6 @@ def runs_table(paths: Sequence[str | os.PathLike]) -> str:
             cells.append("—" if "skipped" in entry else f"{entry['minutes']:.1f}")
         e = d["exploit"]
         cells += ["—" if "skipped" in e else f"{e['minutes']:.1f}", f"{run['minutes']:.1f}"]
+        cells.append(_exact_origin(d["exact_nashconv"]))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """The benchmark protocol as data: what a result depends on, its version, and its checks.
 
-:data:`PROTOCOL` is version 1 (:mod:`piquet_training.benchmark` runs it, explained there);
+:data:`PROTOCOL` is version 2, :data:`PROTOCOL_V1` the one before (:mod:`piquet_training.benchmark`
+runs it, explained there);
 :meth:`Protocol.from_dict` reads the ``protocol`` block of a result file or a ``--protocol``
 file, every value checked (:class:`BenchmarkError` naming the field).
 """
@@ -53,6 +54,16 @@ class ExploitBudget:
 
 
 @dataclass(frozen=True)
+class ExactMeasure:
+    """The exact NashConv's setting (version 2 on): the agent's exact exploitability under the
+    small, exactly solvable ``rules`` (the agent's spec built for those rules, its plans seeded
+    with ``seed``), by full traversal (:func:`~piquet_training.exact.exact_report`)."""
+
+    rules: str = "mini"
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class Protocol:
     """Everything a benchmark result depends on (see the module docstring); :data:`PROTOCOL` is
     the one results are compared under."""
@@ -63,10 +74,12 @@ class Protocol:
     rules: str = "standard"
     mode: str = "deal"
     variance_reduction: bool = False
+    exact: ExactMeasure | None = None
+    """The exact NashConv's setting; ``None`` in version 1, which does not measure it."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``protocol`` block of a result file."""
-        return {
+        """The ``protocol`` block of a result file (``exact`` from version 2 on)."""
+        out = {
             "name": PROTOCOL_NAME,
             "version": self.version,
             "rules": self.rules,
@@ -75,12 +88,17 @@ class Protocol:
             "matches": [dataclasses.asdict(m) for m in self.matches],
             "exploit": dataclasses.asdict(self.exploit),
         }
+        if self.exact is not None:
+            out["exact"] = dataclasses.asdict(self.exact)
+        return out
 
     @classmethod
     def from_dict(cls, d: object, where: str = "protocol") -> Protocol:
         """A protocol from its :meth:`to_dict` form, every value checked; :class:`BenchmarkError`
         naming the field that is wrong."""
-        d = _table(d, where, PROTOCOL_KEYS)
+        version = d.get("version") if isinstance(d, dict) else None
+        exact_kept = isinstance(version, int) and not isinstance(version, bool) and version >= 2
+        d = _table(d, where, PROTOCOL_KEYS | ({"exact"} if exact_kept else set()))
         if d["name"] != PROTOCOL_NAME:
             raise BenchmarkError(f"{where}.name: expected {PROTOCOL_NAME!r}, got {d['name']!r}")
         matches = d["matches"]
@@ -126,6 +144,7 @@ class Protocol:
             rules=d["rules"],
             mode=d["mode"],
             variance_reduction=d["variance_reduction"],
+            exact=_exact_measure(d["exact"], f"{where}.exact") if exact_kept else None,
         )
         out.exploit_config_base()  # the settings are checked here too
         return out
@@ -151,7 +170,7 @@ class Protocol:
             raise BenchmarkError(str(exc)) from None
 
 
-PROTOCOL = Protocol(
+PROTOCOL_V1 = Protocol(
     version=1,
     matches=(
         Match("random", pairs=500, seed=2026),
@@ -169,16 +188,26 @@ PROTOCOL = Protocol(
         settings={"torch_threads": 1, "learning_rate": LEARNING_RATE},
     ),
 )
-"""Version 1 of the protocol. Sized so that the whole of it takes about 20 minutes for a policy
-on a free core of the project's 2-core machine (the exploiter's 20 M env steps most of it, the
-500 pairs against ``mcts:100`` 5 to 7 minutes; more on a busy machine: docs/results/benchmark.md);
-a search takes longer in its matches and is not exploited (:func:`is_search`)."""
+"""Version 1 of the protocol (2026-12-01). Sized so that the whole of it takes about 20 minutes
+for a policy on a free core of the project's 2-core machine (the exploiter's 20 M env steps most
+of it, the 500 pairs against ``mcts:100`` 5 to 7 minutes; more on a busy machine:
+docs/results/benchmark.md); a search takes longer in its matches and is not exploited
+(:func:`is_search`)."""
+
+PROTOCOL = dataclasses.replace(PROTOCOL_V1, version=2, exact=ExactMeasure("mini", seed=0))
+"""Version 2 (2026-12-03), the current one: version 1 and the exact NashConv of the agent under
+the ``mini`` rules (about 5 minutes, most of it the tree; a search, or an agent that does not play
+``mini``, is not measured and the file says why). A version-1 file is brought to version 2 by
+measuring that alone (:func:`~piquet_training.benchmark.upgrade_result`): everything else is the
+same."""
 
 SEARCH_SKIP = (
     "a search: an exploiter plays it one game at a time at the search's own cost (12 M env steps "
     "against mcts:100 would take 35-55 CPU-hours), so protocol version 1 does not exploit searches"
 )
 """Why the exploitability bound of a search is not measured (the result file says it)."""
+EXACT_SEARCH_SKIP = "a search: its moves have no exact probabilities to traverse"
+"""Why the exact NashConv of a search is not measured (the result file says it)."""
 SELF_SKIP = "the agent itself: 0 by symmetry, not played"
 """Why a match against the same agent is not played (the result file says it)."""
 
@@ -189,6 +218,19 @@ PROTOCOL_KEYS = frozenset(
 """The keys of a ``protocol`` block."""
 BUDGET_KEYS = frozenset(f.name for f in dataclasses.fields(ExploitBudget))
 """The keys of its ``exploit`` block."""
+
+
+def _exact_measure(d: object, where: str) -> ExactMeasure:
+    """The ``exact`` block, its rules small enough to traverse; else :class:`BenchmarkError`."""
+    from piquet_env.exact import TreeError, check_size
+
+    d = _table(d, where, {"rules", "seed"})
+    rules = _text(d["rules"], f"{where}.rules")
+    try:
+        check_size(make_rules(rules))
+    except (ValueError, TreeError) as exc:
+        raise BenchmarkError(f"{where}.rules: {exc}") from None
+    return ExactMeasure(rules, _count(d["seed"], f"{where}.seed", 0))
 
 
 def _table(d: object, where: str, want: set[str] | frozenset[str]) -> dict:

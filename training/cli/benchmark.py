@@ -9,10 +9,13 @@
     piquet benchmark baseline --out b.json --resume       # continue a stopped run
     piquet benchmark --show-protocol                      # the protocol, as the file holds it
     piquet benchmark --check docs/results/benchmark/*.json   # what the leaderboard accepts
+    piquet benchmark --upgrade old.json --out new.json    # a version-1 file to version 2
 
 The protocol plays the agent against random, heuristic, mcts:100 and baseline on fixed duplicate
 deals and bounds its exploitability with an exploiter of a fixed budget (not for searches);
-``--protocol FILE`` runs a changed protocol instead (its file is not a leaderboard row).
+and measures its exact NashConv under the small ``mini`` rules (version 2; not for searches);
+``--protocol FILE`` runs a changed protocol instead (its file is not a leaderboard row), and
+``--upgrade OLD.json --out NEW.json`` brings a version-1 file to version 2.
 Unlike ``piquet bench`` (the engine's speed), this measures an agent's strength.
 """
 
@@ -31,7 +34,7 @@ from piquet_cli.common import (
     write_or_fall_back,
 )
 from piquet_env.untrusted import UntrustedError, parse_json, read_regular_file
-from piquet_training.benchmark import command_line, run_benchmark
+from piquet_training.benchmark import command_line, run_benchmark, upgrade_result
 from piquet_training.benchmark_file import ResultFileError, check_result, read_result
 from piquet_training.benchmark_protocol import PROTOCOL, BenchmarkError, Protocol
 
@@ -42,7 +45,7 @@ def default_work(name: str) -> Path:
 
 
 def _protocol(path: str | None) -> Protocol:
-    """The protocol of ``--protocol FILE`` (a ``protocol`` block as JSON), or version 1's."""
+    """The protocol of ``--protocol FILE`` (a ``protocol`` block as JSON), or the current one."""
     if path is None:
         return PROTOCOL
     try:
@@ -68,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
                 raise CLIError(str(exc)) from None
             print(f"{path}: {d['agent']['name']}, protocol version {d['protocol']['version']}: ok")
         return 0
+    if args.upgrade:
+        return _upgrade(args)
     if not args.agent:
-        raise CLIError("name the agent to benchmark (or --show-protocol, --check FILE)")
+        raise CLIError("name the agent to benchmark (or --show-protocol, --check, --upgrade)")
     if not args.out:
         raise CLIError("give the result file: --out FILE.json")
     out = check_output_path(args.out, "--out")
@@ -104,6 +109,24 @@ def run(args: argparse.Namespace) -> int:
 
     written = write_or_fall_back(out, write, "--out", "benchmark")
     print(f"result written to {written} ({result['run']['minutes']:.1f} min)")
+    return 0
+
+
+def _upgrade(args: argparse.Namespace) -> int:
+    """``--upgrade OLD.json --out NEW.json``: a version-1 file brought to the current version by
+    measuring what the new version adds (:func:`~piquet_training.benchmark.upgrade_result`)."""
+    if args.agent or args.protocol:
+        raise CLIError("--upgrade takes the file alone (the agent and protocol are in it)")
+    if not args.out:
+        raise CLIError("give the upgraded file: --out FILE.json (it may be the same file)")
+    out = check_output_path(args.out, "--out")
+    try:
+        result = upgrade_result(args.upgrade, echo=True)
+    except BenchmarkError as exc:
+        raise CLIError(str(exc)) from None
+    check_result(result, "the upgraded result")
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"{args.upgrade} -> {out}: protocol version {PROTOCOL.version}")
     return 0
 
 
@@ -156,5 +179,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="FILE",
         help="check result files as the leaderboard does, and exit",
+    )
+    p.add_argument(
+        "--upgrade",
+        metavar="FILE",
+        help="bring a version-1 result file to the current version (measuring the exact NashConv "
+        "alone: the rest of the protocol is unchanged); write it to --out",
     )
     p.set_defaults(func=run)
