@@ -230,6 +230,24 @@ def test_a_stopped_match_continues_to_the_same_games(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
+        (lambda d: d.pop("exact"), "protocol: missing exact"),
+        (lambda d: d["exact"].update(rules="standard"), "protocol.exact.rules: 'standard' is too"),
+        (lambda d: d["exact"].update(seed=-1), "protocol.exact.seed: expected an integer"),
+        (lambda d: d["exact"].update(x=1), "protocol.exact: unknown x"),
+    ],
+)
+def test_a_bad_exact_block_names_its_field(change, message: str) -> None:
+    d = copy.deepcopy(VERSION_2)
+    change(d)
+    with pytest.raises(BenchmarkError, match=message):
+        Protocol.from_dict(d)
+    with pytest.raises(BenchmarkError, match="protocol: unknown exact"):
+        Protocol.from_dict({**VERSION_1, "exact": {"rules": "mini", "seed": 0}})
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
         (lambda d: d.update(name="other"), "protocol.name: expected 'piquet-benchmark'"),
         (lambda d: d.update(version=0), "protocol.version: expected an integer of at least 1"),
         (lambda d: d.update(rules="bogus"), "protocol.rules: unknown rules preset 'bogus'"),
