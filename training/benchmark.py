@@ -208,7 +208,7 @@ def run_benchmark(
         exploit_it = not is_search(spec)
     skip_reason = "" if exploit_it else (SEARCH_SKIP if is_search(spec) else "--no-exploit")
     check_work_dir(work, resume=resume, overwrite=overwrite)
-    files = [{"name": os.path.basename(f), "sha256": _sha256(f)} for f in spec_files(spec, rules)]
+    files = agent_files(spec, rules)
     matches: dict[str, Any] = {}
     for m in protocol.matches:
         if same_agent(spec, m.opponent, protocol.rules):
@@ -302,10 +302,10 @@ def upgrade_result(
     spec = d["agent"]["spec"]
     rules = make_rules(target.rules)
     try:
-        now = {os.path.basename(f): _sha256(f) for f in spec_files(spec, rules)}
+        now = agent_files(spec, rules)
     except ValueError as exc:
         raise BenchmarkError(f"{path}: agent {spec!r}: {exc}") from None
-    then = {f["name"]: f["sha256"] for f in d["agent"]["files"]}
+    then = d["agent"]["files"]
     if now != then:
         raise BenchmarkError(
             f"{path}: agent {spec!r}: its files are not those the file was made with "
@@ -358,6 +358,12 @@ def _played_match(
         if bar is not None:
             bar.close()
     return report(games, spec, m.opponent, rules, protocol.mode, m.seed, vr or ""), minutes
+
+
+def agent_files(spec: str, rules: Any) -> list[dict[str, str]]:
+    """The files ``spec`` loads under ``rules``, each ``{"name", "sha256"}``: the result file's
+    ``agent.files``."""
+    return [{"name": os.path.basename(f), "sha256": _sha256(f)} for f in spec_files(spec, rules)]
 
 
 def _sha256(path: str) -> str:
