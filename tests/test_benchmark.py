@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import hashlib
 import json
 import os
@@ -299,7 +300,14 @@ def official(heuristic: dict) -> dict:
         ),
         (lambda d: d["matches"]["random"].update(p=2), r"matches\['random'\].p: expected a number"),
         (lambda d: d["matches"]["random"]["win_rate"].update(ci_high=1.5), "win_rate.ci_high"),
-        (lambda d: d["matches"]["heuristic"].update(skipped=""), "skipped: expected a non-empty"),
+        (
+            lambda d: d["matches"]["heuristic"].update(skipped=" "),
+            "skipped: expected a non-empty string, got a blank string",
+        ),
+        (
+            lambda d: d["run"].update(command=7),
+            "run.command: expected a non-empty string, got number",
+        ),
         (lambda d: d["exploit"].update(env_steps=5), "exploit.env_steps: 5, short of the budget"),
         (lambda d: d["exploit"].update(reference=None), "null, but a reference's edge is given"),
         (lambda d: d["agent"]["files"].append({"name": "x", "sha256": "00"}), "64 hex digits"),
@@ -361,6 +369,16 @@ def test_the_leaderboard_ranks_the_files_and_shows_what_is_not_measured(
     assert "measured by `--upgrade` of the version-1 file `abababababab`" in runs_table(
         [tmp_path / "b.json"]
     )
+    upgrade = {**b["run"], "date": "2026-12-04", "commit": "abc1234", "dirty": False}
+    b["exact_nashconv"]["upgraded_from"]["run"] = upgrade
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert "by `--upgrade` (2026-12-04, `abc1234`) of the version-1 file" in runs_table(
+        [tmp_path / "b.json"]
+    )
+    upgrade["date"] = "4 Dec"
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    with pytest.raises(ResultFileError, match="upgraded_from.run.date: expected YYYY-MM-DD"):
+        runs_table([tmp_path / "b.json"])
 
 
 def test_the_checked_in_results_are_files_of_the_current_protocol() -> None:
@@ -415,7 +433,7 @@ def test_a_version_1_file_is_upgraded_by_the_exact_nashconv_alone(tmp_path: Path
     assert old["exact_nashconv"] is None and old["protocol"]["version"] == 1
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
-    new = upgrade_result(path, source=v1, target=v2)
+    new = upgrade_result(path, source=v1, target=v2, command="piquet benchmark --upgrade old")
     assert check_result(json.loads(json.dumps(new)), official=False) == new
     assert {k: v for k, v in new.items() if k not in ("protocol", "exact_nashconv")} == {
         k: v for k, v in old.items() if k not in ("protocol", "exact_nashconv")
@@ -424,7 +442,10 @@ def test_a_version_1_file_is_upgraded_by_the_exact_nashconv_alone(tmp_path: Path
     truth = exact_report("random", make_rules(EXACT_RULES), seed=0).figures.nash_conv
     assert new["exact_nashconv"]["value"] == truth
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    assert new["exact_nashconv"]["upgraded_from"] == {"version": 1, "sha256": sha}
+    origin = new["exact_nashconv"]["upgraded_from"]
+    assert {k: origin[k] for k in ("version", "sha256")} == {"version": 1, "sha256": sha}
+    assert origin["run"]["command"] == "piquet benchmark --upgrade old"
+    assert origin["run"]["date"] == datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     with pytest.raises(BenchmarkError, match="not a file of protocol version 2"):
         upgrade_result(path, source=v2, target=v2)
     more = dataclasses.replace(v2, mode="partie")

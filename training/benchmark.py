@@ -277,11 +277,13 @@ def upgrade_result(
     *,
     source: Protocol = PROTOCOL_V1,
     target: Protocol = PROTOCOL,
+    command: str = "piquet benchmark --upgrade",
     echo: bool = False,
 ) -> dict[str, Any]:
     """A result file of protocol ``source`` (version 1) brought to ``target`` (version 2), whose
     only addition is the exact NashConv: it is measured for the file's agent, everything else is
-    kept, and ``exact_nashconv.upgraded_from`` names the file's version and SHA-256. The agent's
+    kept, and ``exact_nashconv.upgraded_from`` names the file's version and SHA-256 and holds the
+    upgrade's own ``run`` block (its ``command``, date, commit, minutes). The agent's
     files must be the very ones the file was made with (their SHA-256); a :class:`BenchmarkError`
     says what does not fit."""
     from piquet_training.benchmark_file import ResultFileError, read_result
@@ -311,8 +313,12 @@ def upgrade_result(
             f"{path}: agent {spec!r}: its files are not those the file was made with "
             f"(SHA-256 then {then}, now {now})"
         )
+    started = time.monotonic()
+    run = run_info(command)
     exact = exact_nashconv(spec, target, echo=echo)
-    exact["upgraded_from"] = {"version": source.version, "sha256": _sha256(str(path))}
+    run["minutes"] = round((time.monotonic() - started) / 60, 2)
+    origin = {"version": source.version, "sha256": _sha256(str(path)), "run": run}
+    exact["upgraded_from"] = origin
     return {**d, "protocol": target.to_dict(), "exact_nashconv": exact}
 
 

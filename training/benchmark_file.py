@@ -19,8 +19,9 @@ A result file is one JSON object (:func:`~piquet_training.benchmark.run_benchmar
 - ``exact_nashconv``: ``{"rules", "value", "command"}``, the exact NashConv of the agent under
   the protocol's small exactly solved rules (``mini``) and a command that gives the same figure,
   or ``{"skipped": REASON}`` (a search; an agent that does not play those rules); with
-  ``upgraded_from`` (``version``, ``sha256``) where a file of an earlier version was brought up
-  to this one by measuring it alone. Version 1 does not measure it: its files hold ``null``;
+  ``upgraded_from`` (``version``, ``sha256``, and ``run``, the upgrade's own ``run`` block, in
+  files upgraded since 2026-12-03) where a file of an earlier version was brought up to this
+  one by measuring it alone. Version 1 does not measure it: its files hold ``null``;
 - ``run``: ``date``, ``command``, ``package_version``, ``commit`` and ``dirty`` (``null`` off a
   checkout), ``python``, ``torch``, ``machine`` and ``minutes``, all of the sitting that wrote
   the file (the last one of a run continued with ``--resume``).
@@ -57,7 +58,8 @@ TOP_KEYS = frozenset({"protocol", "agent", "matches", "exploit", "exact_nashconv
 NASHCONV_KEYS = frozenset({"rules", "value", "command"})
 """The keys of ``exact_nashconv`` where it is measured."""
 UPGRADE_KEYS = frozenset({"version", "sha256"})
-"""The keys of ``exact_nashconv.upgraded_from``."""
+"""The keys of ``exact_nashconv.upgraded_from``, besides ``run`` (the upgrade's own ``run``
+block, written since 2026-12-03's second sitting: the files upgraded before lack it)."""
 RUN_KEYS = frozenset(
     {"date", "command", "package_version", "commit", "dirty", "python", "torch", "machine"}
     | {"minutes"}
@@ -93,7 +95,8 @@ class _Check:
 
     def text(self, v: object, field: str) -> str:
         if not isinstance(v, str) or not v.strip():
-            raise self.fail(field, f"expected a non-empty string, got {_kind(v)}")
+            got = "a blank string" if isinstance(v, str) else _kind(v)
+            raise self.fail(field, f"expected a non-empty string, got {got}")
         return v
 
     def number(self, v: object, field: str, low: float = -math.inf, high: float = math.inf):
@@ -229,10 +232,14 @@ def _check_exact(c: _Check, n: object, protocol: Protocol) -> None:
     if not isinstance(n, dict):
         raise c.fail("exact_nashconv", f"expected an object, got {_kind(n)}")
     if "upgraded_from" in n:
-        u = c.table(n["upgraded_from"], "exact_nashconv.upgraded_from", UPGRADE_KEYS)
-        c.integer(u["version"], "exact_nashconv.upgraded_from.version", 1)
+        u, where = n["upgraded_from"], "exact_nashconv.upgraded_from"
+        keys = UPGRADE_KEYS | ({"run"} if isinstance(u, dict) and "run" in u else set())
+        u = c.table(u, where, keys)
+        c.integer(u["version"], f"{where}.version", 1)
         if not isinstance(u["sha256"], str) or not _SHA.fullmatch(u["sha256"]):
-            raise c.fail("exact_nashconv.upgraded_from.sha256", "expected 64 hex digits")
+            raise c.fail(f"{where}.sha256", "expected 64 hex digits")
+        if "run" in u:
+            _check_run(c, u["run"], f"{where}.run")
         n = {k: v for k, v in n.items() if k != "upgraded_from"}
     if c.skipped(n, "exact_nashconv"):
         return
@@ -244,17 +251,17 @@ def _check_exact(c: _Check, n: object, protocol: Protocol) -> None:
     c.text(n["command"], "exact_nashconv.command")
 
 
-def _check_run(c: _Check, r: object) -> None:
-    r = c.table(r, "run", RUN_KEYS)
+def _check_run(c: _Check, r: object, field: str = "run") -> None:
+    r = c.table(r, field, RUN_KEYS)
     if not isinstance(r["date"], str) or not _DATE.fullmatch(r["date"]):
-        raise c.fail("run.date", f"expected YYYY-MM-DD, got {r['date']!r}")
+        raise c.fail(f"{field}.date", f"expected YYYY-MM-DD, got {r['date']!r}")
     for key in ("command", "package_version", "python", "torch", "machine"):
-        c.text(r[key], f"run.{key}")
+        c.text(r[key], f"{field}.{key}")
     if r["commit"] is not None:
-        c.text(r["commit"], "run.commit")
+        c.text(r["commit"], f"{field}.commit")
     if r["dirty"] is not None and not isinstance(r["dirty"], bool):
-        raise c.fail("run.dirty", f"expected true, false or null, got {r['dirty']!r}")
-    c.number(r["minutes"], "run.minutes", 0.0)
+        raise c.fail(f"{field}.dirty", f"expected true, false or null, got {r['dirty']!r}")
+    c.number(r["minutes"], f"{field}.minutes", 0.0)
 
 
 def read_result(path: str | os.PathLike, official: bool = True) -> dict[str, Any]:
@@ -369,6 +376,13 @@ def protocol_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _date_commit(run: dict[str, Any]) -> str:
+    """A ``run`` block's date and commit, ``2026-12-03, `abc1234` (with changes)``."""
+    if not run["commit"]:
+        return run["date"]
+    return f"{run['date']}, `{run['commit']}`" + (" (with changes)" if run["dirty"] else "")
+
+
 def _exact_origin(n: dict[str, Any] | None) -> str:
     """How a file's exact NashConv came, for the runs table."""
     if n is None:
@@ -376,7 +390,10 @@ def _exact_origin(n: dict[str, Any] | None) -> str:
     what = "not measured" if "skipped" in n else "measured"
     if "upgraded_from" in n:
         u = n["upgraded_from"]
-        return f"{what} by `--upgrade` of the version-{u['version']} file `{u['sha256'][:12]}`"
+        when = f" ({_date_commit(u['run'])})" if "run" in u else ""
+        return (
+            f"{what} by `--upgrade`{when} of the version-{u['version']} file `{u['sha256'][:12]}`"
+        )
     return f"{what} in the run"
 
 
@@ -391,9 +408,8 @@ def runs_table(paths: Sequence[str | os.PathLike]) -> str:
     for p in paths:
         d = read_result(p)
         run = d["run"]
-        commit = f", `{run['commit']}`" + (" (with changes)" if run["dirty"] else "")
         cells = [f"`{d['agent']['name']}`", f"`{run['command']}`"]
-        cells += [run["date"] + (commit if run["commit"] else ""), run["machine"]]
+        cells += [_date_commit(run), run["machine"]]
         for m in PROTOCOL.matches:
             entry = d["matches"][m.opponent]
             cells.append("—" if "skipped" in entry else f"{entry['minutes']:.1f}")

@@ -121,7 +121,7 @@ def _upgrade(args: argparse.Namespace) -> int:
         raise CLIError("give the upgraded file: --out FILE.json (it may be the same file)")
     out = check_output_path(args.out, "--out")
     try:
-        result = upgrade_result(args.upgrade, echo=True)
+        result = upgrade_result(args.upgrade, command=command_line(args.argv), echo=True)
     except BenchmarkError as exc:
         raise CLIError(str(exc)) from None
     check_result(result, "the upgraded result")
