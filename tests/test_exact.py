@@ -291,6 +291,26 @@ def test_exact_every_needs_small_rules():
     TrainConfig(exact_every=5, rules="mini").validate()
 
 
+def test_measuring_exactly_does_not_change_what_is_trained(tmp_path):
+    """``exact_every`` only reads the network: the same seed trains the same weights with it on
+    and off (so a run's exact learning curve is that of the run without it)."""
+    pytest.importorskip("torch")
+    import torch
+    from safetensors.torch import load_file
+
+    from tests.train_helpers import TINY as SETTINGS
+    from tests.train_helpers import train_cli
+
+    weights = []
+    for every in (2, 0):
+        out = tmp_path / f"every-{every}"
+        assert train_cli(out, SETTINGS, f"rules={TINY}", "updates=3", f"exact_every={every}") == 0
+        assert (out / "exact.csv").exists() == bool(every)
+        weights.append(load_file(out / "policy.safetensors"))
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
 def make_agent_for(rules, spec):
     from piquet_agents.registry import make_agent
 
