@@ -325,3 +325,82 @@ def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, 
     assert main([*argv, "--resume"]) == 2
     assert "piquet ladder: --resume: " in capsys.readouterr().err
     assert (out / "matches.jsonl").read_text() == "[1, 2]\n"  # a bad record is left as it was
+
+
+def _report(path: Path, a: str, b: str, pairs: list[tuple[int, int]], seed: int = 0) -> Path:
+    """A ``piquet eval --json`` report of hand-made games: each pair's two games' points (one
+    deal each)."""
+    from piquet_env.rules import STANDARD
+    from piquet_training.evaluation.duplicate import GameResult, report
+
+    games = [GameResult(p, g, g, pts, pts, 1) for p, pair in enumerate(pairs)
+             for g, pts in enumerate(pair)]  # fmt: skip
+    doc = report(games, a, b, STANDARD, "deal", seed).to_dict(games=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_eval_compare_pairs_two_reports_on_their_deals(tmp_path, capsys):
+    """A's pairs are worth 10 and 4 points per deal, B's 6 and 2: A − B is 4 and 2 pair by pair,
+    3 on average; its interval is that of those two differences alone, the cards' luck (7 apart
+    from one pair to the next) cancelled."""
+    a = _report(tmp_path / "a.json", "x", "z", [(12, 8), (6, 2)])
+    b = _report(tmp_path / "b.json", "y", "z", [(8, 4), (3, 1)])
+    assert main(["eval", "--compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert f"{a}: x − z: +7.00" in out and f"{b}: y − z: +4.00" in out
+    line = out.splitlines()[-1]
+    assert line.startswith("A − B (x − y, each against z), paired on the same deals: +3.00 [")
+    assert "2 pairs" in line
+    # the same from two real matches: the edge of each, and their paired difference
+    argv = ["--deals", "6", "--seed", "5", "--rules", "mini", "--no-progress"]
+    for name, agent in (("r.json", "random"), ("h.json", "heuristic:seed=1")):
+        assert main(["eval", agent, "heuristic", *argv, "--json", str(tmp_path / name)]) == 0
+    capsys.readouterr()
+    assert main(["eval", "--compare", str(tmp_path / "r.json"), str(tmp_path / "h.json")]) == 0
+    r, h = (json.loads((tmp_path / n).read_text()) for n in ("r.json", "h.json"))
+    diff = r["points_per_deal"]["mean"] - h["points_per_deal"]["mean"]
+    assert f"paired on the same deals: {diff:+.2f} [" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(seed=9), "not the same deals: seed is 0 in"),
+        (lambda d: d.update(rules="classic"), "not the same deals: rules is"),
+        (lambda d: d.pop("games"), "games: missing or empty"),
+        (lambda d: d.pop("mode"), "mode: missing (not a report of piquet eval --json)"),
+        (lambda d: d["games"].pop(), "expected both games of each of its 2 pairs"),
+        (lambda d: d["games"][0].pop("points"), "games: not the games of a report"),
+        (lambda d: d.update(n_pairs="2"), "n_pairs: expected an integer, got string"),
+        (lambda d: d.update(agent_a=None), "agent_a: expected a string, got null"),
+    ],
+)
+def test_eval_compare_refuses_reports_that_do_not_pair(change, message, tmp_path, capsys):
+    a = _report(tmp_path / "a.json", "x", "z", [(12, 8), (6, 2)])
+    doc = json.loads(a.read_text())
+    change(doc)
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(doc))
+    assert main(["eval", "--compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("piquet eval: ") and message in err and "Traceback" not in err
+
+
+def test_eval_compare_refuses_what_is_not_a_report(tmp_path, capsys):
+    a = _report(tmp_path / "a.json", "x", "z", [(12, 8), (6, 2)])
+    (tmp_path / "bad.json").write_text("{ not json")
+    (tmp_path / "list.json").write_text("[1]")
+    for other, message in (
+        (tmp_path, "is a directory, not an eval report"),
+        (tmp_path / "none.json", "none.json"),
+        (tmp_path / "bad.json", "bad.json"),
+        (tmp_path / "list.json", "expected an object (piquet eval --json), got array"),
+    ):
+        assert main(["eval", "--compare", str(a), str(other)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err
+    assert main(["eval", "random", "--compare", str(a), str(a)]) == 2
+    assert "give A and B (a match) or --compare A.json B.json, not both" in capsys.readouterr().err
+    assert main(["eval", "random"]) == 2
+    assert "give A and B, the two agents to play" in capsys.readouterr().err

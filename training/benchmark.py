@@ -74,7 +74,8 @@ from piquet_training.evaluation.duplicate import (
     play_games,
     report,
 )
-from piquet_training.exploit import Edge, ExploitError, exploit, exploit_config
+from piquet_training.evaluation.paired import Edge
+from piquet_training.exploit import ExploitError, exploit, exploit_config
 
 
 def same_agent(a: str, b: str, rules_name: str = "standard") -> bool:

@@ -8,6 +8,7 @@ of a policy checkpoint...).
 
     piquet eval heuristic random --deals 2000 --workers 2
     piquet eval mcts:200 heuristic --deals 500 --mode partie --json out.json
+    piquet eval --compare a.json b.json      # two reports' edges, paired on the same deals
     piquet ladder random heuristic mcts:100 --deals 200 --out ladder/
     piquet ladder random heuristic mcts:100 --deals 200 --out ladder/ --resume  # after a stop
     piquet ladder heuristic baseline --deals 100 --neighbour-deals 500 --neighbour-max-deals 4000
@@ -42,6 +43,7 @@ from piquet_training.evaluation.ladder import (
     MatchRecord,
     run_ladder,
 )
+from piquet_training.evaluation.paired import Edge, ReportError, compare_reports, report_pairs
 
 
 def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
@@ -111,8 +113,28 @@ def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> No
             )
 
 
+def run_compare(path_a: str, path_b: str) -> int:
+    """``--compare A.json B.json``: report A's edge minus report B's, paired on their deals."""
+    try:
+        diff, what = compare_reports(path_a, path_b)
+        edges = [report_pairs(p) for p in (path_a, path_b)]
+    except ReportError as exc:
+        raise CLIError(str(exc)) from None
+    for path, (header, points) in zip((path_a, path_b), edges, strict=True):
+        edge = Edge.of_pairs(points)
+        print(f"{path}: {header['agent_a']} − {header['agent_b']}: {edge.text()}")
+    print(f"A − B ({what}), paired on the same deals: {diff.text()}")
+    return 0
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """Run ``piquet eval``: print the match summary, optionally write JSON and game logs."""
+    if args.compare:
+        if args.agent_a or args.agent_b:
+            raise CLIError("give A and B (a match) or --compare A.json B.json, not both")
+        return run_compare(*args.compare)
+    if not args.agent_b:
+        raise CLIError("give A and B, the two agents to play (or --compare A.json B.json)")
     if args.json:
         check_output_path(args.json, "--json")
     if args.save_games:
@@ -264,8 +286,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "per deal, win rate and (partie mode) the settled score, with 95% confidence intervals "
         "and a verdict.",
     )
-    p.add_argument("agent_a", metavar="A", help=f"the agent to judge: {SPEC_HELP}")
-    p.add_argument("agent_b", metavar="B", help="its opponent, in the same forms as A")
+    p.add_argument("agent_a", metavar="A", nargs="?", help=f"the agent to judge: {SPEC_HELP}")
+    p.add_argument("agent_b", metavar="B", nargs="?", help="its opponent, in the same forms as A")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A.json", "B.json"),
+        help="instead of a match: report A's edge minus report B's, paired on their deals (two "
+        "--json reports of the same --seed, --deals, --rules and --mode; e.g. two agents, each "
+        "against one opponent)",
+    )
     _common(p, "duplicate pairs to play (each pair is 2 games; default: 200)")
     p.add_argument("--save-games", metavar="DIR", help="write each game's JSON log into DIR")
     _exact_flag(p, "the exact expected points per deal by full traversal, beside the estimate")

@@ -8,6 +8,9 @@
   :mod:`.ladder_stats` (the ratings, looks and verdicts), :mod:`.ladder_data` (its data and
   ``ladder.json``), :mod:`.ladder_text` (the summary), :mod:`.ladder_figure` (``ladder.png``), and
   its record of played games in :mod:`.ladder_record` (``matches.jsonl``);
+- :mod:`.paired`: edges with their intervals, and two matches on the same deals compared pair
+  by pair (:func:`~piquet_training.evaluation.paired.compare_reports`, ``piquet eval
+  --compare``);
 - :mod:`.stats`: the confidence intervals (Student-t for means, Wilson for rates) and the verdict
   words.
 """
