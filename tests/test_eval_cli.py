@@ -327,15 +327,19 @@ def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, 
     assert (out / "matches.jsonl").read_text() == "[1, 2]\n"  # a bad record is left as it was
 
 
-def _report(path: Path, a: str, b: str, pairs: list[tuple[int, int]], seed: int = 0) -> Path:
+def _report(
+    path: Path, a: str, b: str, pairs: list[tuple[int, int]], corrections: float = 0.0
+) -> Path:
     """A ``piquet eval --json`` report of hand-made games: each pair's two games' points (one
-    deal each)."""
+    deal each); with ``corrections``, each game of the first pair corrected by that much (a
+    variance-reduced report)."""
     from piquet_env.rules import STANDARD
     from piquet_training.evaluation.duplicate import GameResult, report
 
-    games = [GameResult(p, g, g, pts, pts, 1) for p, pair in enumerate(pairs)
-             for g, pts in enumerate(pair)]  # fmt: skip
-    doc = report(games, a, b, STANDARD, "deal", seed).to_dict(games=True)
+    games = [GameResult(p, g, g, pts, pts, 1, corrections * (p == 0))
+             for p, pair in enumerate(pairs) for g, pts in enumerate(pair)]  # fmt: skip
+    vr = "baseline" if corrections else ""
+    doc = report(games, a, b, STANDARD, "deal", 0, vr).to_dict(games=True)
     path.write_text(json.dumps(doc))
     return path
 
@@ -352,6 +356,13 @@ def test_eval_compare_pairs_two_reports_on_their_deals(tmp_path, capsys):
     line = out.splitlines()[-1]
     assert line.startswith("A − B (x − y, each against z), paired on the same deals: +3.00 [")
     assert "2 pairs" in line
+    # a variance-reduced report is compared by its corrected values: 10 − 2 = 8 and 4 (under 20
+    # pairs the corrections' weight is 1), each 2 above B's 6 and 2
+    v = _report(tmp_path / "v.json", "x", "z", [(12, 8), (6, 2)], corrections=2.0)
+    assert main(["eval", "--compare", str(v), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert f"{v}: x − z: +6.00" in out and "variance-reduced by baseline" in out
+    assert "paired on the same deals: +2.00 [" in out
     # the same from two real matches: the edge of each, and their paired difference
     argv = ["--deals", "6", "--seed", "5", "--rules", "mini", "--no-progress"]
     for name, agent in (("r.json", "random"), ("h.json", "heuristic:seed=1")):

@@ -43,7 +43,7 @@ from piquet_training.evaluation.ladder import (
     MatchRecord,
     run_ladder,
 )
-from piquet_training.evaluation.paired import Edge, ReportError, compare_reports, report_pairs
+from piquet_training.evaluation.paired import ReportError, compare_reports
 
 
 def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
@@ -116,14 +116,13 @@ def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> No
 def run_compare(path_a: str, path_b: str) -> int:
     """``--compare A.json B.json``: report A's edge minus report B's, paired on their deals."""
     try:
-        diff, what = compare_reports(path_a, path_b)
-        edges = [report_pairs(p) for p in (path_a, path_b)]
+        c = compare_reports(path_a, path_b)
     except ReportError as exc:
         raise CLIError(str(exc)) from None
-    for path, (header, points) in zip((path_a, path_b), edges, strict=True):
-        edge = Edge.of_pairs(points)
-        print(f"{path}: {header['agent_a']} − {header['agent_b']}: {edge.text()}")
-    print(f"A − B ({what}), paired on the same deals: {diff.text()}")
+    for path, r in ((path_a, c.a), (path_b, c.b)):
+        vr = f", variance-reduced by {r.variance_reduction}" if r.variance_reduction else ""
+        print(f"{path}: {r.agent_a} − {r.agent_b}: {r.edge.text()}{vr}")
+    print(f"A − B ({c.what()}), paired on the same deals: {c.diff.text()}")
     return 0
 
 

@@ -9,7 +9,7 @@ luck of the cards, most of the variance, is the same in both and cancels.
 - :class:`Edge`: an edge with its 95% interval and p, of one match (:meth:`Edge.of`), of one
   match over another on the same deals (:meth:`Edge.gain`), or of any two per-pair series
   (:meth:`Edge.paired`);
-- :func:`report_pairs` and :func:`compare_reports`: the same from two reports written by
+- :func:`read_report` and :func:`compare_reports`: the same from two reports written by
   ``piquet eval --json`` (``piquet eval --compare A.json B.json``), the files read as untrusted
   input.
 
@@ -27,13 +27,14 @@ from piquet_env.untrusted import UntrustedError, json_kind, parse_json, read_reg
 from piquet_training.evaluation.duplicate import (
     GameResult,
     MatchReport,
+    corrected_pairs,
     games_by_pair,
     pair_points,
 )
 from piquet_training.evaluation.stats import mean_ci
 
 REPORT_MAX_BYTES = 1 << 30
-"""The largest report :func:`report_pairs` reads (2,000 pairs take about 0.6 MB)."""
+"""The largest report :func:`read_report` reads (2,000 pairs take about 0.6 MB)."""
 SAME_DEALS = ("rules", "mode", "seed", "n_pairs")
 """What two reports must share to have played the same deals."""
 
@@ -95,17 +96,39 @@ def match_pair_points(rep: MatchReport) -> dict[int, float]:
     return {pair: pair_points(both) for pair, both in games_by_pair(rep.games).items()}
 
 
-def report_pairs(path: str | Path) -> tuple[dict[str, Any], dict[int, float]]:
-    """A ``piquet eval --json`` report's header (agents, rules, mode, seed, pairs) and its agent
-    A's points per deal over B in each pair; a :class:`ReportError` naming the file and the field
-    for anything else (a report written without its games included)."""
+@dataclass
+class Report:
+    """A ``piquet eval --json`` report as :func:`read_report` reads it: who played, on what
+    deals, and agent A's points per deal over B in each pair (``points[pair]``: the
+    variance-reduced value where the report was played with ``--variance-reduction``, so that
+    their mean is the report's own estimate)."""
+
+    agent_a: str
+    agent_b: str
+    rules: str
+    mode: str
+    seed: int
+    n_pairs: int
+    variance_reduction: str
+    points: dict[int, float]
+
+    @property
+    def edge(self) -> Edge:
+        """A's edge over B with its interval (the report's own estimate)."""
+        return Edge.of_pairs(self.points)
+
+
+def read_report(path: str | Path) -> Report:
+    """The report ``path`` wrote by ``piquet eval --json``, read as untrusted input; a
+    :class:`ReportError` naming the file and the field for anything else (a report without its
+    games included, a file cut short)."""
     try:
         d = parse_json(read_regular_file(path, REPORT_MAX_BYTES, "an eval report").decode())
     except (UntrustedError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: {exc}") from None
     if not isinstance(d, dict):
         raise ReportError(f"{path}: expected an object (piquet eval --json), got {json_kind(d)}")
-    header = {}
+    header: dict[str, Any] = {}
     kinds = {"agent_a": str, "agent_b": str, "rules": str, "mode": str, "seed": int}
     for key, kind in {**kinds, "n_pairs": int}.items():
         if key not in d:
@@ -114,6 +137,9 @@ def report_pairs(path: str | Path) -> tuple[dict[str, Any], dict[int, float]]:
             want = "a string" if kind is str else "an integer"
             raise ReportError(f"{path}: {key}: expected {want}, got {json_kind(d[key])}")
         header[key] = d[key]
+    vr = d.get("variance_reduction", "")
+    if not isinstance(vr, str):
+        raise ReportError(f"{path}: variance_reduction: expected a string, got {json_kind(vr)}")
     games = d.get("games")
     if not isinstance(games, list) or not games:
         raise ReportError(f"{path}: games: missing or empty (a report of piquet eval --json)")
@@ -128,24 +154,40 @@ def report_pairs(path: str | Path) -> tuple[dict[str, Any], dict[int, float]]:
         )
     if any(g.deals <= 0 for g in parsed):
         raise ReportError(f"{path}: games: a game of no deals")
-    return header, {pair: pair_points(both) for pair, both in by_pair.items()}
+    keys = sorted(by_pair)
+    pairs = [by_pair[k] for k in keys]
+    values = corrected_pairs(pairs) if vr else [pair_points(v) for v in pairs]
+    return Report(**header, variance_reduction=vr, points=dict(zip(keys, values, strict=True)))
 
 
-def compare_reports(path_a: str | Path, path_b: str | Path) -> tuple[Edge, str]:
-    """Report A's edge minus report B's, pair by pair on their common deals, and what it is in
-    words (``X − Y, each against Z``). The two must have played the same deals (the same rules,
-    mode, seed and number of pairs); else a :class:`ReportError` says which differs."""
-    (ha, a), (hb, b) = report_pairs(path_a), report_pairs(path_b)
+@dataclass
+class Comparison:
+    """Two reports on the same deals and report A's edge minus report B's, pair by pair."""
+
+    a: Report
+    b: Report
+    diff: Edge
+
+    def what(self) -> str:
+        """The difference in words: ``X − Y, each against Z``."""
+        a, b = self.a, self.b
+        if a.agent_b == b.agent_b:
+            return f"{a.agent_a} − {b.agent_a}, each against {a.agent_b}"
+        return f"({a.agent_a} over {a.agent_b}) − ({b.agent_a} over {b.agent_b})"
+
+
+def compare_reports(path_a: str | Path, path_b: str | Path) -> Comparison:
+    """Report A's edge minus report B's, pair by pair on their common deals. The two must have
+    played the same deals (the same rules, mode, seed and number of pairs); else a
+    :class:`ReportError` says which differs."""
+    a, b = read_report(path_a), read_report(path_b)
     for key in SAME_DEALS:
-        if ha[key] != hb[key]:
+        if getattr(a, key) != getattr(b, key):
             raise ReportError(
-                f"not the same deals: {key} is {ha[key]!r} in {path_a} and {hb[key]!r} in "
-                f"{path_b} (play both with the same --seed, --deals, --rules and --mode)"
+                f"not the same deals: {key} is {getattr(a, key)!r} in {path_a} and "
+                f"{getattr(b, key)!r} in {path_b} (play both with the same --seed, --deals, "
+                "--rules and --mode)"
             )
-    if a.keys() != b.keys():
+    if a.points.keys() != b.points.keys():
         raise ReportError(f"{path_a} and {path_b}: the reports hold different pairs")
-    if ha["agent_b"] == hb["agent_b"]:
-        what = f"{ha['agent_a']} − {hb['agent_a']}, each against {ha['agent_b']}"
-    else:
-        what = f"({ha['agent_a']} over {ha['agent_b']}) − ({hb['agent_a']} over {hb['agent_b']})"
-    return Edge.paired(a, b), what
+    return Comparison(a, b, Edge.paired(a.points, b.points))
