@@ -73,7 +73,7 @@ def test_bench_user_errors_are_one_line_and_exit_2(argv, reason, capsys):
         (["bench"], "the following arguments are required: TARGET"),
         (["bench", "vectors"], "argument TARGET: invalid choice: 'vectors'"),
         (["bench", "engine", "--seconds", "abc"], "argument --seconds: invalid float value"),
-        (["eval", "random"], "the following arguments are required: B"),
+        (["eval", "--compare", "a.json"], "argument --compare: expected 2 arguments"),
         (["eval", "random", "random", "--deals", "x"], "argument --deals: invalid int value"),
         (["ladder", "random", "random", "--mode", "set"], "argument --mode: invalid choice"),
     ],

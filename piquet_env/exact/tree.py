@@ -25,6 +25,7 @@ rule set whose tree would pass :data:`MAX_NODES` is refused before any work, wit
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -166,8 +167,11 @@ class GameTree:
         }
 
 
+@functools.lru_cache(maxsize=32)
 def estimate_nodes(rules: Rules, deals: int = PROBE_DEALS, seed: int = 0) -> int:
-    """About how many histories :func:`build_tree` would make: a few deals' trees, scaled."""
+    """About how many histories :func:`build_tree` would make: a few deals' trees, scaled
+    (a few seconds for ``mini``; the same rules, deals and seed give the same figure, so it is
+    worked out once per process)."""
     n = count_deals(rules)
     if n > 10 * MAX_NODES:
         return n  # at least one history per deal
