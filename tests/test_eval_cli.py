@@ -352,16 +352,18 @@ def test_eval_compare_pairs_two_reports_on_their_deals(tmp_path, capsys):
     b = _report(tmp_path / "b.json", "y", "z", [(8, 4), (3, 1)])
     assert main(["eval", "--compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert f"{a}: x − z: +7.00" in out and f"{b}: y − z: +4.00" in out
+    assert f"{a}: x − z, points per deal: +7.00" in out
+    assert f"{b}: y − z, points per deal: +4.00" in out
     line = out.splitlines()[-1]
-    assert line.startswith("A − B (x − y, each against z), paired on the same deals: +3.00 [")
+    assert line.startswith("A − B (x − y, each against z), points per deal paired on the same ")
+    assert "deals: +3.00 [" in line
     assert "2 pairs" in line
     # a variance-reduced report is compared by its corrected values: 10 − 2 = 8 and 4 (under 20
     # pairs the corrections' weight is 1), each 2 above B's 6 and 2
     v = _report(tmp_path / "v.json", "x", "z", [(12, 8), (6, 2)], corrections=2.0)
     assert main(["eval", "--compare", str(v), str(b)]) == 0
     out = capsys.readouterr().out
-    assert f"{v}: x − z: +6.00" in out and "variance-reduced by baseline" in out
+    assert f"{v}: x − z, points per deal: +6.00" in out and "variance-reduced by baseline" in out
     assert "paired on the same deals: +2.00 [" in out
     # the same from two real matches: the edge of each, and their paired difference
     argv = ["--deals", "6", "--seed", "5", "--rules", "mini", "--no-progress"]
@@ -381,9 +383,25 @@ def test_eval_compare_pairs_two_reports_on_their_deals(tmp_path, capsys):
         (lambda d: d.update(rules="classic"), "not the same deals: rules is"),
         (lambda d: d.pop("games"), "games: missing or empty"),
         (lambda d: d.pop("mode"), "mode: missing (not a report of piquet eval --json)"),
-        (lambda d: d["games"].pop(), "expected both games of each of its 2 pairs"),
-        (lambda d: d["games"][0].pop("points"), "games: not the games of a report"),
-        (lambda d: d.update(n_pairs="2"), "n_pairs: expected an integer, got string"),
+        (lambda d: d["games"].pop(), "games: 3, where its 2 pairs make 4"),
+        (lambda d: d["games"][0].pop("points"), "games[0]: missing points"),
+        (lambda d: d["games"][0].update(extra=1), 'games[0]: unknown "extra"'),
+        (lambda d: d["games"][0].update(pair=0.5), "games[0].pair: expected an integer (at most"),
+        (lambda d: d["games"][1].update(points=10**400), "games[1].points: expected an integer"),
+        (
+            lambda d: d["games"][2].update(deals=True),
+            "games[2].deals: expected an integer (at most 2^53 in size), got true",
+        ),
+        (
+            lambda d: d["games"][0].update(correction="nan"),
+            'games[0].correction: expected a number, got "nan"',
+        ),
+        (lambda d: d["games"][1].update(game=0), "expected games 0 and 1 of each pair 0 to 1"),
+        (lambda d: d["games"][2].update(pair=7), "expected games 0 and 1 of each pair 0 to 1"),
+        (lambda d: d["games"][3].update(deals=0), "a_seat 0 or 1, deals at least 1"),
+        (lambda d: d.update(n_pairs=1000), "games: 4, where its 1000 pairs make 2000"),
+        (lambda d: d.update(n_pairs=10**18), "n_pairs: expected an integer (at most 2^53 in size)"),
+        (lambda d: d.update(n_pairs="2"), "n_pairs: expected an integer (at most 2^53 in"),
         (lambda d: d.update(agent_a=None), "agent_a: expected a string, got null"),
     ],
 )
@@ -402,15 +420,23 @@ def test_eval_compare_refuses_what_is_not_a_report(tmp_path, capsys):
     a = _report(tmp_path / "a.json", "x", "z", [(12, 8), (6, 2)])
     (tmp_path / "bad.json").write_text("{ not json")
     (tmp_path / "list.json").write_text("[1]")
+    (tmp_path / "latin.json").write_bytes(b'{"agent_a": "\xe9"}')
     for other, message in (
-        (tmp_path, "is a directory, not an eval report"),
-        (tmp_path / "none.json", "none.json"),
-        (tmp_path / "bad.json", "bad.json"),
-        (tmp_path / "list.json", "expected an object (piquet eval --json), got array"),
+        (tmp_path, f"piquet eval: {tmp_path}: is a directory, not an eval report"),
+        (tmp_path / "none.json", f"piquet eval: {tmp_path / 'none.json'}: no such file"),
+        (tmp_path / "bad.json", f"piquet eval: {tmp_path / 'bad.json'}: "),
+        (tmp_path / "latin.json", f"piquet eval: {tmp_path / 'latin.json'}: not UTF-8 text"),
+        (tmp_path / "list.json", f"piquet eval: {tmp_path / 'list.json'}: expected an object"),
     ):
         assert main(["eval", "--compare", str(a), str(other)]) == 2
         err = capsys.readouterr().err
-        assert message in err and "Traceback" not in err, err
+        assert err.startswith(message) and "Traceback" not in err, err
+        assert err.count(str(other)) == 1, err  # the file named once
+    for flags in (["--json", "x.json"], ["--deals", "5", "--exact"], ["--variance-reduction"]):
+        assert main(["eval", "--compare", str(a), str(a), *flags]) == 2
+        err = capsys.readouterr().err
+        assert f"{flags[0]}" in err and "for a match, not for --compare" in err
+    assert not (tmp_path.parent / "x.json").exists() and not Path("x.json").exists()
     assert main(["eval", "random", "--compare", str(a), str(a)]) == 2
     assert "give A and B (a match) or --compare A.json B.json, not both" in capsys.readouterr().err
     assert main(["eval", "random"]) == 2

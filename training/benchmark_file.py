@@ -20,8 +20,8 @@ A result file is one JSON object (:func:`~piquet_training.benchmark.run_benchmar
   the protocol's small exactly solved rules (``mini``) and a command that gives the same figure,
   or ``{"skipped": REASON}`` (a search; an agent that does not play those rules); with
   ``upgraded_from`` (``version``, ``sha256``, and ``run``, the upgrade's own ``run`` block, in
-  files upgraded since 2026-12-03) where a file of an earlier version was brought up to this
-  one by measuring it alone. Version 1 does not measure it: its files hold ``null``;
+  files upgraded after commit ``1040cf4``) where a file of an earlier version was brought up to
+  this one by measuring it alone. Version 1 does not measure it: its files hold ``null``;
 - ``run``: ``date``, ``command``, ``package_version``, ``commit`` and ``dirty`` (``null`` off a
   checkout), ``python``, ``torch``, ``machine`` and ``minutes``, all of the sitting that wrote
   the file (the last one of a run continued with ``--resume``).
@@ -59,7 +59,7 @@ NASHCONV_KEYS = frozenset({"rules", "value", "command"})
 """The keys of ``exact_nashconv`` where it is measured."""
 UPGRADE_KEYS = frozenset({"version", "sha256"})
 """The keys of ``exact_nashconv.upgraded_from``, besides ``run`` (the upgrade's own ``run``
-block, written since 2026-12-03's second sitting: the files upgraded before lack it)."""
+block, written after commit ``1040cf4``: the files upgraded before it lack it)."""
 RUN_KEYS = frozenset(
     {"date", "command", "package_version", "commit", "dirty", "python", "torch", "machine"}
     | {"minutes"}

@@ -113,6 +113,11 @@ def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> No
             )
 
 
+MATCH_ONLY = ("deals", "mode", "rules", "variant", "workers", "seed", "save_games", "exact")
+MATCH_ONLY += ("json", "variance_reduction")
+"""``piquet eval``'s options for playing a match, refused beside ``--compare``."""
+
+
 def run_compare(path_a: str, path_b: str) -> int:
     """``--compare A.json B.json``: report A's edge minus report B's, paired on their deals."""
     try:
@@ -121,8 +126,8 @@ def run_compare(path_a: str, path_b: str) -> int:
         raise CLIError(str(exc)) from None
     for path, r in ((path_a, c.a), (path_b, c.b)):
         vr = f", variance-reduced by {r.variance_reduction}" if r.variance_reduction else ""
-        print(f"{path}: {r.agent_a} − {r.agent_b}: {r.edge.text()}{vr}")
-    print(f"A − B ({c.what()}), paired on the same deals: {c.diff.text()}")
+        print(f"{path}: {r.agent_a} − {r.agent_b}, points per deal: {r.edge.text()}{vr}")
+    print(f"A − B ({c.what()}), points per deal paired on the same deals: {c.diff.text()}")
     return 0
 
 
@@ -131,6 +136,10 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.compare:
         if args.agent_a or args.agent_b:
             raise CLIError("give A and B (a match) or --compare A.json B.json, not both")
+        given = [d for d, v in args.match_defaults.items() if getattr(args, d) != v]
+        if given:
+            flags = ", ".join("--" + d.replace("_", "-") for d in given)
+            raise CLIError(f"{flags}: for a match, not for --compare (the reports hold theirs)")
         return run_compare(*args.compare)
     if not args.agent_b:
         raise CLIError("give A and B, the two agents to play (or --compare A.json B.json)")
@@ -280,10 +289,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``piquet eval`` and ``piquet ladder``."""
     p = sub.add_parser(
         "eval",
-        help="duplicate-deal match of agent A against agent B",
+        help="duplicate-deal match of agent A against agent B (or two reports compared)",
         description="Play N duplicate pairs (each deal twice, seats swapped) and report points "
         "per deal, win rate and (partie mode) the settled score, with 95% confidence intervals "
-        "and a verdict.",
+        "and a verdict. With --compare A.json B.json, play nothing: two reports of the same "
+        "deals, their points per deal compared pair by pair.",
     )
     p.add_argument("agent_a", metavar="A", nargs="?", help=f"the agent to judge: {SPEC_HELP}")
     p.add_argument("agent_b", metavar="B", nargs="?", help="its opponent, in the same forms as A")
@@ -299,7 +309,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--save-games", metavar="DIR", help="write each game's JSON log into DIR")
     _exact_flag(p, "the exact expected points per deal by full traversal, beside the estimate")
     p.add_argument("--json", metavar="FILE", help="write the report (with every game) as JSON")
-    p.set_defaults(func=run_eval)
+    p.set_defaults(func=run_eval, match_defaults={d: p.get_default(d) for d in MATCH_ONLY})
 
     q = sub.add_parser(
         "ladder",

@@ -19,11 +19,18 @@ luck of the cards, most of the variance, is the same in both and cancels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from piquet_env.untrusted import UntrustedError, json_kind, parse_json, read_regular_file
+from piquet_env.untrusted import (
+    UntrustedError,
+    json_kind,
+    parse_json,
+    read_regular_file,
+    short_json,
+)
 from piquet_training.evaluation.duplicate import (
     GameResult,
     MatchReport,
@@ -33,7 +40,7 @@ from piquet_training.evaluation.duplicate import (
 )
 from piquet_training.evaluation.stats import mean_ci
 
-REPORT_MAX_BYTES = 1 << 30
+REPORT_MAX_BYTES = 256 << 20
 """The largest report :func:`read_report` reads (2,000 pairs take about 0.6 MB)."""
 SAME_DEALS = ("rules", "mode", "seed", "n_pairs")
 """What two reports must share to have played the same deals."""
@@ -114,18 +121,22 @@ class Report:
 
     @property
     def edge(self) -> Edge:
-        """A's edge over B with its interval (the report's own estimate)."""
+        """A's points per deal over B with its interval (the report's own estimate of them; in
+        partie mode the report's headline is the settled score, not this)."""
         return Edge.of_pairs(self.points)
 
 
 def read_report(path: str | Path) -> Report:
     """The report ``path`` wrote by ``piquet eval --json``, read as untrusted input; a
     :class:`ReportError` naming the file and the field for anything else (a report without its
-    games included, a file cut short)."""
+    games included, a file cut short, a game out of place)."""
     try:
         d = parse_json(read_regular_file(path, REPORT_MAX_BYTES, "an eval report").decode())
-    except (UntrustedError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise ReportError(f"{path}: not UTF-8 text") from None
+    except UntrustedError as exc:
+        text = str(exc)
+        raise ReportError(text if text.startswith(str(path)) else f"{path}: {text}") from None
     if not isinstance(d, dict):
         raise ReportError(f"{path}: expected an object (piquet eval --json), got {json_kind(d)}")
     header: dict[str, Any] = {}
@@ -133,31 +144,59 @@ def read_report(path: str | Path) -> Report:
     for key, kind in {**kinds, "n_pairs": int}.items():
         if key not in d:
             raise ReportError(f"{path}: {key}: missing (not a report of piquet eval --json)")
-        if isinstance(d[key], bool) or not isinstance(d[key], kind):
-            want = "a string" if kind is str else "an integer"
-            raise ReportError(f"{path}: {key}: expected {want}, got {json_kind(d[key])}")
-        header[key] = d[key]
-    vr = d.get("variance_reduction", "")
-    if not isinstance(vr, str):
-        raise ReportError(f"{path}: variance_reduction: expected a string, got {json_kind(vr)}")
+        header[key] = _field(d[key], kind, f"{path}: {key}")
+    vr = _field(d.get("variance_reduction", ""), str, f"{path}: variance_reduction")
     games = d.get("games")
     if not isinstance(games, list) or not games:
         raise ReportError(f"{path}: games: missing or empty (a report of piquet eval --json)")
-    try:
-        parsed = [GameResult.from_dict(g) for g in games]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ReportError(f"{path}: games: not the games of a report ({exc!r})") from None
-    by_pair = games_by_pair(parsed)
-    if len(by_pair) != header["n_pairs"] or any(len(g) != 2 for g in by_pair.values()):
-        raise ReportError(
-            f"{path}: games: expected both games of each of its {header['n_pairs']} pairs"
-        )
-    if any(g.deals <= 0 for g in parsed):
-        raise ReportError(f"{path}: games: a game of no deals")
-    keys = sorted(by_pair)
-    pairs = [by_pair[k] for k in keys]
+    n = header["n_pairs"]
+    if len(games) != 2 * n:
+        raise ReportError(f"{path}: games: {len(games)}, where its {n} pairs make {2 * n}")
+    by_pair = games_by_pair(_game(g, f"{path}: games[{i}]") for i, g in enumerate(games))
+    both = all({g.game for g in v} == {0, 1} for v in by_pair.values())
+    if set(by_pair) != set(range(n)) or not both:
+        raise ReportError(f"{path}: games: expected games 0 and 1 of each pair 0 to {n - 1}")
+    pairs = [by_pair[k] for k in range(n)]
     values = corrected_pairs(pairs) if vr else [pair_points(v) for v in pairs]
-    return Report(**header, variance_reduction=vr, points=dict(zip(keys, values, strict=True)))
+    if not all(math.isfinite(v) for v in values):
+        raise ReportError(f"{path}: games: points per deal beyond a float's range")
+    return Report(**header, variance_reduction=vr, points=dict(enumerate(values)))
+
+
+GAME_KEYS = frozenset(f.name for f in fields(GameResult))
+"""The keys of a game in a report (``correction`` may be left out: 0)."""
+
+
+def _field(v: object, kind: type, where: str) -> Any:
+    """``v`` if it is a ``kind`` (``str``; ``int``, not a boolean, of at most 2^53 in size, as a
+    float holds exactly; ``float``: any finite number); else :class:`ReportError`."""
+    number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    if kind is float:
+        ok = number and abs(v) <= 1e300
+    elif kind is int:
+        ok = number and isinstance(v, int) and abs(v) <= 1 << 53
+    else:
+        ok = isinstance(v, kind)
+    if not ok:
+        want = {str: "a string", int: "an integer (at most 2^53 in size)", float: "a number"}[kind]
+        raise ReportError(f"{where}: expected {want}, got {short_json(v)}")
+    return v
+
+
+def _game(d: object, where: str) -> GameResult:
+    """One game of a report's ``games``, each field checked."""
+    if not isinstance(d, dict):
+        raise ReportError(f"{where}: expected an object, got {json_kind(d)}")
+    if not GAME_KEYS - {"correction"} <= set(d) <= GAME_KEYS:
+        missing, extra = sorted(GAME_KEYS - {"correction"} - set(d)), sorted(set(d) - GAME_KEYS)
+        parts = [f"missing {', '.join(missing)}"] * bool(missing)
+        parts += [f"unknown {', '.join(map(short_json, extra))}"] * bool(extra)
+        raise ReportError(f"{where}: {'; '.join(parts)}")
+    v = {k: _field(d[k], int, f"{where}.{k}") for k in GAME_KEYS - {"correction"}}
+    correction = float(_field(d.get("correction", 0.0), float, f"{where}.correction"))
+    if v["game"] not in (0, 1) or v["a_seat"] not in (0, 1) or v["deals"] < 1:
+        raise ReportError(f"{where}: expected game and a_seat 0 or 1, deals at least 1")
+    return GameResult(**v, correction=correction)
 
 
 @dataclass
@@ -177,8 +216,8 @@ class Comparison:
 
 
 def compare_reports(path_a: str | Path, path_b: str | Path) -> Comparison:
-    """Report A's edge minus report B's, pair by pair on their common deals. The two must have
-    played the same deals (the same rules, mode, seed and number of pairs); else a
+    """Report A's points per deal over its opponent minus report B's, pair by pair. The two must
+    have played the same deals (the same rules, mode, seed and number of pairs); else a
     :class:`ReportError` says which differs."""
     a, b = read_report(path_a), read_report(path_b)
     for key in SAME_DEALS:
