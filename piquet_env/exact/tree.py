@@ -202,7 +202,7 @@ def check_size(rules: Rules) -> int:
 
 
 def build_tree(
-    rules: Rules, chunk_deals: int = 512, progress: Callable[[int, int], None] | None = None
+    rules: Rules, chunk_deals: int = 128, progress: Callable[[int, int], None] | None = None
 ) -> GameTree:
     """The whole tree of one deal under ``rules`` (see the module docstring). ``progress(done,
     total)`` is called after each chunk of deals. Refuses a rule set too large
@@ -220,7 +220,9 @@ def build_tree(
         parts.append(chunk)
         if progress is not None:
             progress(min(lo + chunk_deals, len(deals)), len(deals))
-    cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    # each array joined and its parts let go before the next (the peak is the index's, below)
+    cat = {k: np.concatenate([p.pop(k) for p in parts]) for k in list(parts[0])}
+    del parts
     tree = _index(rules, deals, cat)
     tree.seconds = time.perf_counter() - start
     return tree
@@ -302,24 +304,29 @@ def _build_chunk(rules: Rules, packs: np.ndarray) -> dict[str, np.ndarray]:
         "depth": [np.zeros(k, np.int8)],
         "deal": [deal_of],
     }
-    decisions: dict[str, list[np.ndarray]] = {
-        n: [] for n in ("id", "player", "key", "legal", "words", "scalars")
-    }
+    decisions: dict[str, list[np.ndarray]] = {n: [] for n in ("id", "player", "key", "legal")}
+    # one observation per information state: all of a state's histories lie at one depth (the
+    # index checks it), so the first of each key within its level is its first in the chunk
+    obs: dict[str, list[np.ndarray]] = {n: [] for n in ("key", "player", "words", "scalars")}
     ends: dict[str, list[np.ndarray]] = {"id": [], "value": []}
     next_id, depth = k, 0
     while True:
         player = s.current.astype(np.int8)
         bits = legal_bits(s, rs, encoder)
-        words, scalars = encoder.observe_packed(s, player)
-        for name, value in (
-            ("id", ids),
-            ("player", player),
-            ("key", keys.key(s, player)),
-            ("legal", bits),
-            ("words", words.T),
-            ("scalars", scalars.astype(np.int16)),
-        ):
+        key = keys.key(s, player)
+        for name, value in (("id", ids), ("player", player), ("key", key), ("legal", bits)):
             decisions[name].append(value)
+        _, first = np.unique(_key_bytes(key, player), return_index=True)
+        words, scalars = encoder.observe_packed(s, player[first], first)
+        if scalars.size and scalars.max() > 255:
+            raise TreeError("an observation scalar above 255: the tree stores them as bytes")
+        for name, value in (
+            ("key", key[first]),
+            ("player", player[first]),
+            ("words", np.ascontiguousarray(words.T)),
+            ("scalars", scalars.astype(np.uint8)),
+        ):
+            obs[name].append(value)
         rows, actions = _expand(bits, encoder.n_actions)
         child = take_rows(s, rows)
         apply_actions(child, rs, actions)
@@ -338,7 +345,12 @@ def _build_chunk(rules: Rules, packs: np.ndarray) -> dict[str, np.ndarray]:
         live = np.flatnonzero(~over)
         if not live.size:
             break
-        s, keys = take_rows(child, live), child_keys.take(live)
+        del s, keys  # the level's states, before the next level's are copied out (the peak)
+        if live.size == child.n:
+            s, keys = child, child_keys
+        else:
+            s, keys = take_rows(child, live), child_keys.take(live)
+        del child, child_keys
         ids, deal_of = child_ids[live], deal_of[rows][live]
     n = next_id
     out = {name: np.concatenate(parts) for name, parts in edges.items()}
@@ -353,14 +365,8 @@ def _build_chunk(rules: Rules, packs: np.ndarray) -> dict[str, np.ndarray]:
     out["legal"][dec] = np.concatenate(decisions.pop("legal"))
     out["value"] = np.zeros(n, np.float32)
     out["value"][np.concatenate(ends["id"])] = np.concatenate(ends["value"])
-    # one observation per information state met in this chunk (a state's is the same everywhere)
-    _, first = np.unique(_key_bytes(key, player), return_index=True)
-    out["obs_key"], out["obs_player"] = key[first], player[first]
-    out["obs_words"] = np.concatenate(decisions.pop("words"))[first]
-    scalars = np.concatenate(decisions.pop("scalars"))[first]
-    if scalars.size and scalars.max() > 255:
-        raise TreeError("an observation scalar above 255: the tree stores them as bytes")
-    out["obs_scalars"] = scalars.astype(np.uint8)
+    for name, parts in obs.items():
+        out[f"obs_{name}"] = np.concatenate(parts)
     return out
 
 
@@ -377,7 +383,8 @@ def _index(rules: Rules, deals: np.ndarray, nodes: dict[str, np.ndarray]) -> Gam
     order = np.argsort(nodes["depth"], kind="stable")
     renumber = np.empty(order.size, np.int64)
     renumber[order] = np.arange(order.size)
-    nodes = {k: v[order] for k, v in nodes.items()}
+    for k in list(nodes):  # reordered in place: each old array let go as its copy is made
+        nodes[k] = nodes[k][order]
     has = nodes["parent"] >= 0
     nodes["parent"] = np.where(has, renumber[np.where(has, nodes["parent"], 0)], -1)
     del order, renumber, has
@@ -397,6 +404,7 @@ def _index(rules: Rules, deals: np.ndarray, nodes: dict[str, np.ndarray]) -> Gam
     inverse = rank[inverse.ravel()]
     n_info = first.size
     info_node = decision[first]
+    info_key = nodes.pop("key")[info_node]
     # each information state's observation: the chunks' ones, matched by key
     obs_bytes = _key_bytes(obs["obs_key"], obs["obs_player"])
     o_uniq, o_first = np.unique(obs_bytes, return_index=True)
@@ -406,7 +414,7 @@ def _index(rules: Rules, deals: np.ndarray, nodes: dict[str, np.ndarray]) -> Gam
     infoset[decision] = inverse
     legal = nodes["legal"][info_node]
     depth = nodes["depth"]
-    bad = np.flatnonzero(nodes["legal"][decision] != legal[inverse])
+    bad = np.flatnonzero(nodes.pop("legal")[decision] != legal[inverse])
     if bad.size:
         raise TreeError(
             f"{bad.size} histories share an information state but not its legal actions: the "
@@ -448,7 +456,7 @@ def _index(rules: Rules, deals: np.ndarray, nodes: dict[str, np.ndarray]) -> Gam
         deal=nodes["deal"],
         info_player=info_player,
         info_legal=legal,
-        info_key=nodes["key"][info_node],
+        info_key=info_key,
         info_node=info_node,
         info_words=obs["obs_words"][at],
         info_scalars=obs["obs_scalars"][at],
