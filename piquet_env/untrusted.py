@@ -8,6 +8,7 @@ hang:
 
 - :func:`read_regular_file`: the file's type (:func:`file_kind`) and size are checked before it is
   opened (a FIFO or a device is refused, without blocking), then at most so many bytes are read;
+- :func:`read_json_file`: the two together, the file named once in any message;
 - :func:`parse_json`: JSON without ``NaN`` or ``Infinity``, without numbers beyond a float's
   range, and nested no deeper than the parser can go;
 - :func:`canonical_json` and :func:`sha256_hex`: the bytes a checksum covers (sorted keys, no
@@ -39,6 +40,7 @@ __all__ = [
     "file_kind",
     "json_kind",
     "parse_json",
+    "read_json_file",
     "read_regular_file",
     "sha256_hex",
     "short_json",
@@ -141,6 +143,19 @@ def parse_json(text: str) -> object:
         raise UntrustedError("nested too deeply") from None
     except ValueError as err:  # e.g. an integer of more than 4,300 digits
         raise UntrustedError(str(err)) from None
+
+
+def read_json_file(path: str | os.PathLike, max_bytes: int, what: str) -> object:
+    """The strict JSON (:func:`parse_json`) of the regular file ``path`` of at most ``max_bytes``
+    (:func:`read_regular_file`); :class:`UntrustedError` naming the file once, whatever is
+    wrong (not UTF-8 text included)."""
+    try:
+        return parse_json(read_regular_file(path, max_bytes, what).decode())
+    except UnicodeDecodeError:
+        raise UntrustedError(f"{path}: not UTF-8 text") from None
+    except UntrustedError as exc:
+        text = str(exc)
+        raise UntrustedError(text if text.startswith(str(path)) else f"{path}: {text}") from None
 
 
 def canonical_json(value: object) -> bytes:

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_env.untrusted import UntrustedError, json_kind, parse_json, read_regular_file
+from piquet_env.untrusted import UntrustedError, json_kind, read_json_file
 from piquet_training.benchmark_protocol import (
     EXACT_SEARCH_SKIP,
     PROTOCOL,
@@ -269,12 +269,9 @@ def read_result(path: str | os.PathLike, official: bool = True) -> dict[str, Any
     :class:`ResultFileError` naming the file if it cannot be read, is not strict JSON or holds a
     field that is wrong."""
     try:
-        data = parse_json(read_regular_file(path, MAX_BYTES, "a benchmark result").decode())
-    except UnicodeDecodeError:
-        raise ResultFileError(f"{path}: not UTF-8 text") from None
+        data = read_json_file(path, MAX_BYTES, "a benchmark result")
     except UntrustedError as exc:
-        text = str(exc)
-        raise ResultFileError(text if text.startswith(str(path)) else f"{path}: {text}") from None
+        raise ResultFileError(str(exc)) from None
     return check_result(data, str(path), official)
 
 

@@ -27,8 +27,7 @@ from typing import Any
 from piquet_env.untrusted import (
     UntrustedError,
     json_kind,
-    parse_json,
-    read_regular_file,
+    read_json_file,
     short_json,
 )
 from piquet_training.evaluation.duplicate import (
@@ -131,12 +130,9 @@ def read_report(path: str | Path) -> Report:
     :class:`ReportError` naming the file and the field for anything else (a report without its
     games included, a file cut short, a game out of place)."""
     try:
-        d = parse_json(read_regular_file(path, REPORT_MAX_BYTES, "an eval report").decode())
-    except UnicodeDecodeError:
-        raise ReportError(f"{path}: not UTF-8 text") from None
+        d = read_json_file(path, REPORT_MAX_BYTES, "an eval report")
     except UntrustedError as exc:
-        text = str(exc)
-        raise ReportError(text if text.startswith(str(path)) else f"{path}: {text}") from None
+        raise ReportError(str(exc)) from None
     if not isinstance(d, dict):
         raise ReportError(f"{path}: expected an object (piquet eval --json), got {json_kind(d)}")
     header: dict[str, Any] = {}
