@@ -203,7 +203,7 @@ same."""
 
 SEARCH_SKIP = (
     "a search: an exploiter plays it one game at a time at the search's own cost (12 M env steps "
-    "against mcts:100 would take 35-55 CPU-hours), so protocol version 1 does not exploit searches"
+    "against mcts:100 would take 35-55 CPU-hours), so the protocol does not exploit searches"
 )
 """Why the exploitability bound of a search is not measured (the result file says it)."""
 EXACT_SEARCH_SKIP = "a search: its moves have no exact probabilities to traverse"
