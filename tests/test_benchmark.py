@@ -208,10 +208,16 @@ def test_a_stopped_match_continues_to_the_same_games(
     with pytest.raises(BenchmarkError, match="holds a benchmark run already"):
         run("heuristic", "w")
     monkeypatch.setattr(bench, "play_games", real)
+    header, chunk = (json.loads(line) for line in path.read_text().splitlines())
+    chunk["minutes"] = 5.0  # say the first sitting's pairs took 5 minutes
+    path.write_text(json.dumps(header) + "\n" + json.dumps(chunk) + "\n")
     with path.open("a") as f:
         f.write('{"start": 2, "minutes": 0.1, "ga')  # a write cut short by the kill
-    resumed = run("heuristic", "w", resume=True)["matches"]["random"]
+    d = run("heuristic", "w", resume=True)
+    resumed = d["matches"]["random"]
     assert resumed["points_per_deal"] == played["points_per_deal"] and resumed["pairs"] == 5
+    # the match's minutes and the run's count the first sitting's too
+    assert 5.0 <= resumed["minutes"] <= d["run"]["minutes"]
     assert len(path.read_text().splitlines()) == 4  # pairs 0-1, 2-3, 4
     # a file of another match, or a damaged one, is refused naming it
     with pytest.raises(BenchmarkError, match="its games are of another match"):

@@ -211,13 +211,16 @@ def run_benchmark(
     check_work_dir(work, resume=resume, overwrite=overwrite)
     files = agent_files(spec, rules)
     matches: dict[str, Any] = {}
+    earlier = 0.0  # minutes a resumed run's parts took in earlier sittings
     for m in protocol.matches:
         if same_agent(spec, m.opponent, protocol.rules):
             matches[m.opponent] = {"skipped": SELF_SKIP}
             if echo:
                 print(f"  {spec} vs {m.opponent}: {SELF_SKIP}", flush=True)
             continue
+        t = time.perf_counter()
         rep, minutes = _played_match(spec, m, protocol, work, files, workers, progress)
+        earlier += _earlier(minutes, t)
         matches[m.opponent] = match_entry(rep, minutes)
         if echo:
             p = rep.points
@@ -228,9 +231,11 @@ def run_benchmark(
             )
     bound: dict[str, Any] = {"skipped": skip_reason}
     if exploit_it:
+        t = time.perf_counter()
         bound = _exploit(spec, rules, protocol, work, resume, workers, echo, progress)
+        earlier += _earlier(bound["minutes"], t)
     exact = exact_nashconv(spec, protocol, echo=echo)
-    info["minutes"] = round((time.perf_counter() - t0) / 60, 2)
+    info["minutes"] = round((time.perf_counter() - t0) / 60 + earlier, 2)
     return {
         "protocol": protocol.to_dict(),
         "agent": {"name": name or spec, "spec": spec, "files": files},
@@ -323,6 +328,12 @@ def upgrade_result(
     return {**d, "protocol": target.to_dict(), "exact_nashconv": exact}
 
 
+def _earlier(minutes: float, since: float) -> float:
+    """Of a part's ``minutes`` over every sitting, those before this sitting's, which began at
+    ``since`` (``time.perf_counter``)."""
+    return max(0.0, minutes - (time.perf_counter() - since) / 60)
+
+
 def _played_match(
     spec: str,
     m: Match,
@@ -399,7 +410,6 @@ def _exploit(
         reference = ""  # the agent against itself: 0 by construction, nothing to play
     out = work / "exploit"
     out.mkdir(parents=True, exist_ok=True)
-    t = time.perf_counter()
     try:
         cfg = exploit_config(
             spec,
@@ -437,7 +447,7 @@ def _exploit(
         "reference": reference or None,
         "reference_edge": _edge(res.reference),
         "gain_over_reference": _edge(res.gain),
-        "minutes": round((time.perf_counter() - t) / 60, 2),
+        "minutes": round(res.minutes, 2),
         "config": _portable_config(cfg.to_dict()),
     }
 

@@ -13,9 +13,11 @@ A result file is one JSON object (:func:`~piquet_training.benchmark.run_benchmar
 - ``exploit``: either ``{"skipped": REASON}`` or ``env_steps``, ``pairs``, ``edge`` (the
   exploiter's points per deal over the agent: the lower bound, with ``p``), ``reference``,
   ``reference_edge`` and ``gain_over_reference`` (``null`` where there is no reference),
-  ``minutes`` (of the last sitting) and ``config`` (the exploiter's training settings, its
-  starting weights as ``init_from``, a file name, and ``init_from_sha256``; files written
-  before 2026-12-03 hold the starting weights' path on the machine that ran them instead);
+  ``minutes`` (the exploiter's training over every sitting and the final evaluation; files of
+  commit ``83e9f7e`` and before: of the last sitting) and ``config`` (the exploiter's
+  training settings, its starting weights as ``init_from``, a file name, and
+  ``init_from_sha256``; files written before 2026-12-03 hold the starting weights' path on the
+  machine that ran them instead);
 - ``exact_nashconv``: ``{"rules", "value", "command"}``, the exact NashConv of the agent under
   the protocol's small exactly solved rules (``mini``) and a command that gives the same figure,
   or ``{"skipped": REASON}`` (a search; an agent that does not play those rules); with
@@ -23,8 +25,10 @@ A result file is one JSON object (:func:`~piquet_training.benchmark.run_benchmar
   files upgraded after commit ``1040cf4``) where a file of an earlier version was brought up to
   this one by measuring it alone. Version 1 does not measure it: its files hold ``null``;
 - ``run``: ``date``, ``command``, ``package_version``, ``commit`` and ``dirty`` (``null`` off a
-  checkout), ``python``, ``torch``, ``machine`` and ``minutes``, all of the sitting that wrote
-  the file (the last one of a run continued with ``--resume``).
+  checkout), ``python``, ``torch``, ``machine``, all of the sitting that wrote the file (the
+  last one of a run continued with ``--resume``), and ``minutes``, the run's over every sitting
+  (this sitting's and what its matches and exploit took in earlier ones; files of commit
+  ``83e9f7e`` and before: of the last sitting).
 
 :func:`read_result` reads a file as untrusted input and checks every field
 (:class:`ResultFileError` names the file and the field); with ``official=True`` (the

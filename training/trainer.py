@@ -79,6 +79,9 @@ class TrainResult:
     (``None`` if no worker ran)."""
     stopped_early: str = ""
     """Why the run made fewer updates than configured (empty if it made them all)."""
+    train_seconds: float = 0.0
+    """The run's training time over every sitting (a resumed run's earlier ones included): the
+    ``train_seconds`` counter its checkpoints carry, as ``train.csv``'s ``minutes``."""
 
 
 class TimeCap:
@@ -573,4 +576,5 @@ def finish(run: Run) -> TrainResult:
         memory,
         worker,
         run.stopped_early,
+        train_seconds,
     )
