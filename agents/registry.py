@@ -13,7 +13,8 @@ The spec grammar (case-insensitive names; :data:`SPEC_FORMS` lists it for help t
   next ``:NAME=VALUE`` option, or over it where only the longer text is an existing file or
   folder;
 - ``baseline``: the policy shipped in the package for the rules in use (one per rule set that
-  has one: :mod:`piquet_agents.baseline`);
+  has one: :mod:`piquet_agents.baseline`); ``baseline@TAG`` a policy it named before, kept in
+  the package (:data:`~piquet_agents.baseline.RETIRED`, e.g. ``baseline@2026-11-30``);
 - the path of a tabular policy file (``.npz``, :class:`piquet_env.exact.TabularPolicy`, which
   ``piquet solve`` writes), played by sampling its probabilities;
 - the path of a policy checkpoint or run directory (loaded by
@@ -303,14 +304,15 @@ def _policy_files(text: str, rules: Rules | None, case: bool = True) -> list[str
 
 def _policy_path(text: str, case: bool = True, rules: Rules | None = None) -> str:
     """The checkpoint path a policy is named by: the shipped file of ``rules`` for ``baseline``
-    (unless a file of that name exists here; ``case=False`` accepts any case;
-    :class:`~piquet_agents.baseline.NoBaselineError` where the rules have none), else ``text``
-    itself."""
+    and the retired one for ``baseline@TAG`` (unless a file of that name exists here;
+    ``case=False`` accepts any case; :class:`~piquet_agents.baseline.NoBaselineError` where the
+    rules have none), else ``text`` itself."""
     name = text if case else text.lower()
-    if name == "baseline" and not os.path.exists(text):
+    tag = _baseline_tag(text)
+    if (name == "baseline" or tag is not None) and not os.path.exists(text):
         from piquet_agents.baseline import baseline_path
 
-        return str(baseline_path(rules))
+        return str(baseline_path(rules, tag))
     return text
 
 
@@ -354,20 +356,28 @@ def _build_heuristic(spec: str, rules: Rules | None, seed: int | None) -> Agent:
     return HeuristicAgent(seed=int(fixed.group(1)), name=spec, fixed=True)
 
 
+def _baseline_tag(name: str) -> str | None:
+    """``TAG`` for ``baseline@TAG`` (any case), else ``None`` (``baseline`` or another spec)."""
+    head, at, tag = name.partition("@")
+    return tag.strip() if at and head.strip().lower() == "baseline" else None
+
+
 def _is_baseline(spec: str) -> bool:
-    base, _ = _sampled(spec)
-    return base.lower() == "baseline" and not os.path.exists(base)
+    base = _sampled(spec)[0]
+    named = base.lower() == "baseline" or _baseline_tag(base) is not None
+    return named and not os.path.exists(base)
 
 
 def _build_baseline(spec: str, rules: Rules | None, seed: int | None) -> Agent:
     from piquet_agents.baseline import NoBaselineError, baseline_path
 
-    _, sample = _sampled(spec)
+    base, sample = _sampled(spec)
+    tag = _baseline_tag(base)
     PolicyAgent = _torch_module(spec, "policy").PolicyAgent
-    name = "baseline:sample" if sample else "baseline"
+    name = ("baseline" if tag is None else "baseline@" + tag) + (SAMPLE if sample else "")
     try:
         return PolicyAgent.load(
-            baseline_path(rules), rules=rules, seed=seed, name=name, greedy=not sample
+            baseline_path(rules, tag), rules=rules, seed=seed, name=name, greedy=not sample
         )
     except NoBaselineError as exc:
         raise AgentSpecError(spec, str(exc)) from None
@@ -468,8 +478,9 @@ KINDS: tuple[AgentKind, ...] = (
     ),
     AgentKind(
         "baseline",
-        "baseline[:sample]",
-        "the policy shipped for the rules in use (:sample: sampling, seeded)",
+        "baseline[@TAG][:sample]",
+        "the policy shipped for the rules in use (@TAG: one it named before; :sample: "
+        "sampling, seeded)",
         _is_baseline,
         _build_baseline,
     ),

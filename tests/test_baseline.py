@@ -10,6 +10,7 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.baseline import (
     BASELINE_PATH,
     BASELINES,
+    RETIRED,
     NoBaselineError,
     baseline_info,
     baseline_path,
@@ -62,6 +63,41 @@ def test_rules_without_a_shipped_policy_say_which_rule_sets_have_one():
     with pytest.raises(AgentSpecError, match="policy: no shipped baseline"):
         make_agent("mcts:4:policy=baseline", normand)
     assert spec_files("baseline", normand) == []
+
+
+def test_a_retired_baseline_plays_by_its_tag():
+    """What ``baseline`` named before stays in the package: ``baseline@TAG``, greedy or sampled,
+    alone or guiding a search, each file a policy of the rules it is filed under."""
+    for tag, files in RETIRED.items():
+        for name, path in files.items():
+            rules = make_rules(name)
+            assert path.is_file() and path.stat().st_size < 8 * 2**20
+            assert baseline_path(rules, tag) == path
+            assert baseline_info(path)["config"]["rules"] == name
+            agent = make_agent(f"baseline@{tag}", rules, seed=0)
+            assert isinstance(agent, PolicyAgent) and agent.name == f"baseline@{tag}"
+            assert agent.greedy and agent.rules == rules
+    sampled = make_agent("Baseline@2026-11-30:sample", STANDARD, seed=0)
+    assert sampled.name == "baseline@2026-11-30:sample" and not sampled.greedy
+    kept = [str(RETIRED["2026-11-30"]["standard"])]
+    assert spec_files("baseline@2026-11-30") == kept
+    assert spec_files("mcts:4:policy=baseline@2026-11-30") == kept
+    report = evaluate("baseline@2026-11-30", "random", STANDARD, n=2, mode="deal", seed=0)
+    assert report.n_games == 4
+
+
+@pytest.mark.parametrize(
+    ("spec", "rules", "message"),
+    [
+        ("baseline@2099-01-01", STANDARD, r"no retired baseline tagged '2099-01-01'; tags: 2026-"),
+        ("baseline@", STANDARD, r"no retired baseline tagged ''; tags: 2026-11-30"),
+        ("mcts:4:policy=baseline@x", STANDARD, r"policy: no retired baseline tagged 'x'"),
+        ("baseline@2026-11-30", CLASSIC, r"no baseline@2026-11-30 for the rules 'classic'; rule"),
+    ],
+)
+def test_a_tag_that_names_nothing_says_which_there_are(spec, rules, message):
+    with pytest.raises(AgentSpecError, match=message):
+        make_agent(spec, rules)
 
 
 def test_write_baseline_records_the_command(tmp_path):

@@ -33,6 +33,7 @@ from piquet_training.benchmark_file import (
 )
 from piquet_training.benchmark_protocol import (
     EXACT_SEARCH_SKIP,
+    PINNED,
     PROTOCOL,
     PROTOCOL_V1,
     SEARCH_SKIP,
@@ -112,7 +113,7 @@ def test_a_run_writes_what_the_checks_accept(heuristic_result: dict) -> None:
     assert d["matches"]["random"]["pairs"] == 3 and d["matches"]["random"]["p"] <= 1
     assert d["exploit"]["env_steps"] >= 1200 and d["exploit"]["pairs"] == 6
     assert d["exploit"]["reference"] == "baseline" and d["exploit"]["gain_over_reference"]
-    (baseline,) = spec_files("baseline", STANDARD)
+    (baseline,) = spec_files(PINNED["baseline"], STANDARD)  # the protocol's baseline
     config = d["exploit"]["config"]
     assert "out_dir" not in config and config["init_from"] == os.path.basename(baseline)
     assert config["init_from_sha256"] == hashlib.sha256(Path(baseline).read_bytes()).hexdigest()
@@ -149,6 +150,25 @@ def test_the_matches_are_the_protocols_own(heuristic_result: dict) -> None:
     assert heuristic_result["matches"]["random"]["points_per_deal"]["mean"] == rep.points.mean
     with pytest.raises(BenchmarkError, match="no match against 'mcts:7'"):
         benchmark_match("random", "mcts:7", tiny_protocol())
+
+
+def test_versions_1_and_2_play_the_baseline_they_were_set_with() -> None:
+    """Their ``baseline`` is the policy it named when they were set (kept as a retired
+    baseline), whatever ``baseline`` ships now: the match, the exploit's reference and its
+    starting weights; a later version plays its names as written."""
+    assert PROTOCOL.spec("baseline") == PROTOCOL_V1.spec("baseline") == "baseline@2026-11-30"
+    assert PROTOCOL.spec("mcts:100") == "mcts:100"
+    assert dataclasses.replace(PROTOCOL, version=3).spec("baseline") == "baseline"
+    (pinned,) = spec_files(PINNED["baseline"], STANDARD)
+    digest = hashlib.sha256(Path(pinned).read_bytes()).hexdigest()
+    row = read_result(RESULTS / "baseline-2026-11-30.json")  # baseline's row, run while it was
+    assert row["agent"]["name"] == PINNED["baseline"] and row["agent"]["spec"] == "baseline"
+    assert [f["sha256"] for f in row["agent"]["files"]] == [digest]
+    assert spec_files("baseline", STANDARD) != [pinned]  # baseline names a newer policy now
+    rep = benchmark_match("random", "baseline", tiny_protocol())
+    assert rep.agent_b == "baseline@2026-11-30"
+    direct = evaluate("random", "baseline@2026-11-30", STANDARD, 3, mode="deal", seed=2026)
+    assert rep.points == direct.points
 
 
 def test_a_search_is_not_exploited_and_itself_is_not_played(tmp_path: Path) -> None:

@@ -61,8 +61,9 @@ def test_reproducible_and_reseeded():
 # Deals played by one seeded search in both seats, recorded with the code of e232381, before the
 # search's other forms (tree search, heuristic playouts, planned exchanges) were removed: the
 # default form must still make the very same choices (among them, in each deal, 10 to 21 where it
-# overrules its policy). A change to the encoders or the shipped baseline changes them too: record
-# them again from the code before such a change.
+# overrules its policy). A change to the encoders changes them too: record them again from the
+# code before such a change. "baseline" was recorded with the policy then shipped, played by its
+# tag since baseline names a newer one.
 RECORDED = {
     "defaults": [0, 32, 32, 34, 34, 34, 33, 11, 8, 24, 27, 22, 21, 23, 4, 18, 12, 31, 30, 29, 9,
                  19, 7, 6, 5, 16, 10, 13, 14, 15, 28],
@@ -86,7 +87,11 @@ def test_seeded_choices_are_those_recorded(case):
             GuidedSearchAgent(_net(normand, False), normand, 10, batch=4, mix=0, margin=0, seed=1),
             3,
         ),
-        "baseline": lambda: (std, make_agent("mcts:8:policy=baseline:margin=0.5", std, seed=0), 11),
+        "baseline": lambda: (
+            std,
+            make_agent("mcts:8:policy=baseline@2026-11-30:margin=0.5", std, seed=0),
+            11,
+        ),
     }[case]()
     assert _play(Game(rules, seed=deal, mode="deal"), [agent, agent]) == RECORDED[case]
 

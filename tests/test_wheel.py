@@ -66,7 +66,7 @@ def test_the_recipes_are_listed_and_train_from_the_wheel(installed: Path, tmp_pa
     where = run(python, "-c", code, cwd=tmp_path)
     assert where.startswith(str(installed)), where  # the wheel's, not the checkout's
     listed = run(piquet, "train", "--list-configs", cwd=tmp_path)
-    for name in ("long", "wide", "classic"):
+    for name in ("long", "wide", "wide-magnet", "classic"):
         assert f"\n{name} " in f"\n{listed}"
     assert str(installed) in listed
     shown = run(piquet, "train", "--config", "wide", "--show-config", cwd=tmp_path)
@@ -80,3 +80,9 @@ def test_the_recipes_are_listed_and_train_from_the_wheel(installed: Path, tmp_pa
     out = run(*argv, cwd=tmp_path)
     assert "outputs in" in out
     assert (tmp_path / "run" / "policy.safetensors").is_file()
+    # the shipped policies, the current and the retired, are package data too
+    code = (
+        "from piquet_agents.registry import make_agent; from piquet_env.rules import STANDARD; "
+        "print(*(make_agent(s, STANDARD).name for s in ('baseline', 'baseline@2026-11-30')))"
+    )
+    assert run(python, "-c", code, cwd=tmp_path).split() == ["baseline", "baseline@2026-11-30"]

@@ -105,7 +105,7 @@ def benchmark_match(
     rules = make_rules(protocol.rules)
     return evaluate(
         agent,
-        m.opponent,
+        protocol.spec(m.opponent),
         rules,
         m.pairs,
         mode=protocol.mode,
@@ -213,19 +213,19 @@ def run_benchmark(
     matches: dict[str, Any] = {}
     earlier = 0.0  # minutes a resumed run's parts took in earlier sittings
     for m in protocol.matches:
-        if same_agent(spec, m.opponent, protocol.rules):
+        if same_agent(spec, protocol.spec(m.opponent), protocol.rules):
             matches[m.opponent] = {"skipped": SELF_SKIP}
             if echo:
-                print(f"  {spec} vs {m.opponent}: {SELF_SKIP}", flush=True)
+                print(f"  {spec} vs {protocol.spec(m.opponent)}: {SELF_SKIP}", flush=True)
             continue
         t = time.perf_counter()
         rep, minutes = _played_match(spec, m, protocol, work, files, workers, progress)
         earlier += _earlier(minutes, t)
         matches[m.opponent] = match_entry(rep, minutes)
         if echo:
-            p = rep.points
+            p, opponent = rep.points, protocol.spec(m.opponent)
             print(
-                f"  {spec} vs {m.opponent}: {p.mean:+.2f} [{p.low:+.2f}, {p.high:+.2f}] points "
+                f"  {spec} vs {opponent}: {p.mean:+.2f} [{p.low:+.2f}, {p.high:+.2f}] points "
                 f"per deal, {m.pairs} pairs ({matches[m.opponent]['minutes']:.1f} min)",
                 flush=True,
             )
@@ -360,7 +360,7 @@ def _played_match(
 
     def play(start: int, n: int) -> list[GameResult]:
         return play_games(
-            spec, m.opponent, rules, n, protocol.mode, m.seed, workers,
+            spec, protocol.spec(m.opponent), rules, n, protocol.mode, m.seed, workers,
             start=start, variance_reduction=vr,
         )  # fmt: skip
 
@@ -375,7 +375,8 @@ def _played_match(
     finally:
         if bar is not None:
             bar.close()
-    return report(games, spec, m.opponent, rules, protocol.mode, m.seed, vr or ""), minutes
+    rep = report(games, spec, protocol.spec(m.opponent), rules, protocol.mode, m.seed, vr or "")
+    return rep, minutes
 
 
 def agent_files(spec: str, rules: Any) -> list[dict[str, str]]:
@@ -405,7 +406,7 @@ def _exploit(
 ) -> dict[str, Any]:
     """The protocol's exploit of ``spec``: the ``exploit`` block of the result file."""
     budget = protocol.exploit
-    reference = budget.reference
+    reference = protocol.spec(budget.reference) if budget.reference else ""
     if reference and same_agent(spec, reference, protocol.rules):
         reference = ""  # the agent against itself: 0 by construction, nothing to play
     out = work / "exploit"
@@ -423,6 +424,7 @@ def _exploit(
             base=dataclasses.replace(
                 protocol.exploit_config_base(), tensorboard=False, progress=progress
             ),
+            baseline=protocol.spec("baseline"),
         )
     except (ExploitError, ConfigError) as exc:
         raise BenchmarkError(str(exc)) from None
@@ -444,7 +446,7 @@ def _exploit(
         "env_steps": res.env_steps,
         "pairs": res.edge.pairs,
         "edge": _edge(res.edge),
-        "reference": reference or None,
+        "reference": budget.reference if reference else None,
         "reference_edge": _edge(res.reference),
         "gain_over_reference": _edge(res.gain),
         "minutes": round(res.minutes, 2),

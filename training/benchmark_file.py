@@ -340,6 +340,15 @@ def leaderboard(paths: Sequence[str | os.PathLike], link: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pinned(name: str) -> str:
+    """``''`` for a name the protocol plays as written, else a note saying which agent it is
+    (:meth:`~piquet_training.benchmark_protocol.Protocol.spec`)."""
+    spec = PROTOCOL.spec(name)
+    if spec == name:
+        return ""
+    return f" (`{name}` is `{spec}`, the policy it named when this version was set)"
+
+
 def protocol_table() -> str:
     """The protocol's settings as a Markdown table (what
     :data:`~piquet_training.benchmark_protocol.PROTOCOL` fixes)."""
@@ -351,7 +360,10 @@ def protocol_table() -> str:
         ("variance reduction", "on" if p.variance_reduction else "off"),
     ]
     rows += [
-        (f"match vs `{m.opponent}`", f"{m.pairs:,} duplicate pairs, deals of seed {m.seed}")
+        (
+            f"match vs `{m.opponent}`",
+            f"{m.pairs:,} duplicate pairs, deals of seed {m.seed}{_pinned(m.opponent)}",
+        )
         for m in p.matches
     ]
     rows += [
@@ -360,7 +372,7 @@ def protocol_table() -> str:
             f"an exploiter trained {e.env_steps:,} env steps (seed {e.seed}; {settings}; "
             f"periodic evaluations of {e.periodic_pairs} pairs every {e.eval_every} updates), "
             f"then {e.eval_pairs:,} fresh duplicate pairs against the agent, "
-            f"`{e.reference}`'s edge on the same deals beside it",
+            f"`{e.reference}`'s edge on the same deals beside it{_pinned(e.reference)}",
         ),
         ("not exploited", SEARCH_SKIP.replace("mcts:100", "`mcts:100`")),
         (

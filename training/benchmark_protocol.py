@@ -149,6 +149,17 @@ class Protocol:
         out.exploit_config_base()  # the settings are checked here too
         return out
 
+    def spec(self, name: str) -> str:
+        """The agent spec that the protocol's opponent or exploit reference ``name`` plays: the
+        name itself, except in versions 1 and 2, set while ``baseline`` was the policy now kept
+        as ``baseline@2026-11-30``: their ``baseline`` is that policy (:data:`PINNED`), whatever
+        ``baseline`` ships now, so that a new result stays comparable with the old.
+
+        >>> PROTOCOL.spec("baseline"), PROTOCOL.spec("mcts:100")
+        ('baseline@2026-11-30', 'mcts:100')
+        """
+        return PINNED.get(name, name) if self.version <= 2 else name
+
     def match(self, opponent: str) -> Match:
         """The protocol's match against ``opponent``; :class:`BenchmarkError` if it has none."""
         for m in self.matches:
@@ -200,6 +211,10 @@ the ``mini`` rules (about 5 minutes, most of it the tree; a search, or an agent 
 ``mini``, is not measured and the file says why). A version-1 file is brought to version 2 by
 measuring that alone (:func:`~piquet_training.benchmark.upgrade_result`): everything else is the
 same."""
+
+PINNED = {"baseline": "baseline@2026-11-30"}
+"""What versions 1 and 2 of the protocol play for the names they give (:meth:`Protocol.spec`):
+every file of theirs was made while ``baseline`` was this policy (SHA-256 ``6e3fd72474bf...``)."""
 
 SEARCH_SKIP = (
     "a search: an exploiter plays it one game at a time at the search's own cost (12 M env steps "

@@ -4,6 +4,9 @@ A policy is tied to one rule set (its observation and action sizes, and what the
 so ``baseline`` is a file per rule set, next to this module (package data): :data:`BASELINES`
 maps a rule set's name (:attr:`piquet_env.rules.Rules.name`) to its file, and
 :func:`baseline_path` gives the file of the rules in use, or says which rule sets have one.
+A policy that ``baseline`` no longer names stays in the package as ``baseline@TAG``
+(:data:`RETIRED`, TAG the date it began shipping), so that what was measured against it can be
+played again: the benchmark's opponent is one (:mod:`piquet_training.benchmark_protocol`).
 Each file is the policy of a ``piquet train`` run; its checkpoint metadata holds that run's full
 config (``meta["config"]``), the command that produced it and how it was measured
 (``meta["baseline"]``), read by :func:`baseline_info`. It loads like any checkpoint
@@ -24,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from piquet_env.rules import Rules
 
-__all__ = ["BASELINES", "BASELINE_PATH", "NoBaselineError", "baseline_info", "baseline_path"]
-__all__ += ["write_baseline"]
+__all__ = ["BASELINES", "BASELINE_PATH", "RETIRED", "NoBaselineError", "baseline_info"]
+__all__ += ["baseline_path", "write_baseline"]
 
 _HERE = Path(__file__).parent
 
@@ -39,25 +42,40 @@ BASELINES: dict[str, Path] = {
 BASELINE_PATH = BASELINES["standard"]
 """The standard rules' shipped policy (the default rules)."""
 
+RETIRED: dict[str, dict[str, Path]] = {
+    "2026-11-30": {"standard": _HERE / "retired" / "standard-2026-11-30.safetensors"},
+}
+"""The policies ``baseline`` named before, kept for what was measured against them: by tag (the
+date each began shipping), then by rule set, as :data:`BASELINES`; agent spec ``baseline@TAG``."""
+
 
 class NoBaselineError(ValueError):
     """The rules in use have no shipped policy (the message lists the rule sets that have one)."""
 
 
-def baseline_path(rules: Rules | None = None) -> Path:
-    """The shipped policy of ``rules`` (default: the standard rules), or
-    :class:`NoBaselineError` naming the rule sets that have one.
+def baseline_path(rules: Rules | None = None, tag: str | None = None) -> Path:
+    """The shipped policy of ``rules`` (default: the standard rules), or with ``tag`` the retired
+    one of that tag (:data:`RETIRED`); :class:`NoBaselineError` naming the rule sets that have
+    one, or the tags there are.
 
     >>> baseline_path().name
     'baseline.safetensors'
+    >>> baseline_path(tag="2026-11-30").name
+    'standard-2026-11-30.safetensors'
     """
     name = "standard" if rules is None else rules.name
-    path = BASELINES.get(name)
+    files = BASELINES
+    what = "shipped baseline"
+    if tag is not None:
+        if tag not in RETIRED:
+            raise NoBaselineError(
+                f"no retired baseline tagged {tag!r}; tags: {', '.join(RETIRED) or 'none'}"
+            )
+        files, what = RETIRED[tag], f"baseline@{tag}"
+    path = files.get(name)
     if path is None or not path.is_file():
-        have = ", ".join(k for k, p in BASELINES.items() if p.is_file())
-        raise NoBaselineError(
-            f"no shipped baseline for the rules {name!r}; rule sets with one: {have}"
-        )
+        have = ", ".join(k for k, p in files.items() if p.is_file())
+        raise NoBaselineError(f"no {what} for the rules {name!r}; rule sets with one: {have}")
     return path
 
 
