@@ -11,11 +11,12 @@
     piquet benchmark --check docs/results/benchmark/*.json   # what the leaderboard accepts
     piquet benchmark --upgrade old.json --out new.json    # a version-1 file to version 2
 
-The protocol plays the agent against random, heuristic, mcts:100 and baseline on fixed duplicate
-deals and bounds its exploitability with an exploiter of a fixed budget (not for searches);
-and measures its exact NashConv under the small ``mini`` rules (version 2; not for searches);
-``--protocol FILE`` runs a changed protocol instead (its file is not a leaderboard row), and
-``--upgrade OLD.json --out NEW.json`` brings a version-1 file to version 2.
+The protocol plays the agent against random, heuristic, mcts:100 and baseline (the policy it
+named when the version was set: baseline@2026-11-30) on fixed duplicate deals and bounds its
+exploitability with an exploiter of a fixed budget (not for searches); and measures its exact
+NashConv under the small ``mini`` rules (version 2; not for searches); ``--protocol FILE`` runs a
+changed protocol instead (its file is not a leaderboard row), and ``--upgrade OLD.json --out
+NEW.json`` brings a version-1 file to version 2.
 Unlike ``piquet bench`` (the engine's speed), this measures an agent's strength.
 """
 
