@@ -308,7 +308,7 @@ def _policy_path(text: str, case: bool = True, rules: Rules | None = None) -> st
     ``case=False`` accepts any case; :class:`~piquet_agents.baseline.NoBaselineError` where the
     rules have none), else ``text`` itself."""
     name = text if case else text.lower()
-    tag = _baseline_tag(text)
+    tag = _baseline_tag(text, case)
     if (name == "baseline" or tag is not None) and not os.path.exists(text):
         from piquet_agents.baseline import baseline_path
 
@@ -356,10 +356,12 @@ def _build_heuristic(spec: str, rules: Rules | None, seed: int | None) -> Agent:
     return HeuristicAgent(seed=int(fixed.group(1)), name=spec, fixed=True)
 
 
-def _baseline_tag(name: str) -> str | None:
-    """``TAG`` for ``baseline@TAG`` (any case), else ``None`` (``baseline`` or another spec)."""
+def _baseline_tag(name: str, case: bool = False) -> str | None:
+    """``TAG`` for ``baseline@TAG`` (``case=False``: ``baseline`` in any case), else ``None``
+    (``baseline`` or another spec)."""
     head, at, tag = name.partition("@")
-    return tag.strip() if at and head.strip().lower() == "baseline" else None
+    head = head.strip() if case else head.strip().lower()
+    return tag.strip() if at and head == "baseline" else None
 
 
 def _is_baseline(spec: str) -> bool:

@@ -213,17 +213,18 @@ def run_benchmark(
     matches: dict[str, Any] = {}
     earlier = 0.0  # minutes a resumed run's parts took in earlier sittings
     for m in protocol.matches:
-        if same_agent(spec, protocol.spec(m.opponent), protocol.rules):
+        opponent = protocol.spec(m.opponent)  # the agent the protocol's name plays
+        if same_agent(spec, opponent, protocol.rules):
             matches[m.opponent] = {"skipped": SELF_SKIP}
             if echo:
-                print(f"  {spec} vs {protocol.spec(m.opponent)}: {SELF_SKIP}", flush=True)
+                print(f"  {spec} vs {opponent}: {SELF_SKIP}", flush=True)
             continue
         t = time.perf_counter()
         rep, minutes = _played_match(spec, m, protocol, work, files, workers, progress)
         earlier += _earlier(minutes, t)
         matches[m.opponent] = match_entry(rep, minutes)
         if echo:
-            p, opponent = rep.points, protocol.spec(m.opponent)
+            p = rep.points
             print(
                 f"  {spec} vs {opponent}: {p.mean:+.2f} [{p.low:+.2f}, {p.high:+.2f}] points "
                 f"per deal, {m.pairs} pairs ({matches[m.opponent]['minutes']:.1f} min)",
@@ -346,6 +347,7 @@ def _played_match(
     """The protocol's match ``m`` of ``spec``, continued from and recorded in the work folder
     (:mod:`piquet_training.benchmark_work`): its report and the minutes its pairs took."""
     rules = make_rules(protocol.rules)
+    opponent = protocol.spec(m.opponent)
     vr = "baseline" if protocol.variance_reduction else None
     header = {
         "agent": spec,
@@ -360,7 +362,7 @@ def _played_match(
 
     def play(start: int, n: int) -> list[GameResult]:
         return play_games(
-            spec, protocol.spec(m.opponent), rules, n, protocol.mode, m.seed, workers,
+            spec, opponent, rules, n, protocol.mode, m.seed, workers,
             start=start, variance_reduction=vr,
         )  # fmt: skip
 
@@ -375,8 +377,7 @@ def _played_match(
     finally:
         if bar is not None:
             bar.close()
-    rep = report(games, spec, protocol.spec(m.opponent), rules, protocol.mode, m.seed, vr or "")
-    return rep, minutes
+    return report(games, spec, opponent, rules, protocol.mode, m.seed, vr or ""), minutes
 
 
 def agent_files(spec: str, rules: Any) -> list[dict[str, str]]:
