@@ -382,6 +382,7 @@ def test_the_leaderboard_ranks_the_files_and_shows_what_is_not_measured(
     table = leaderboard(sorted(tmp_path.glob("*.json")), link="results/benchmark/")
     rows = table.splitlines()
     assert rows[0].startswith("| rank | agent | vs `random` | vs `heuristic` | vs `mcts:100`")
+    assert "| vs `baseline@2026-11-30` |" in rows[0]  # the pinned opponent, by what it plays
     assert "exact NashConv (`mini`)" in rows[0] and "20 M env steps" in rows[0]
     assert rows[2].startswith("| 1 | `better` |") and "+5.00 [+4.00, +6.00]" in rows[2]
     assert "not measured (a search)" in rows[2] and "| 0.125 |" in rows[2]

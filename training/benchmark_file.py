@@ -297,7 +297,7 @@ def _exploit_cell(e: dict[str, Any]) -> str:
         return "not measured (a search)" if e["skipped"].startswith("a search") else "not measured"
     cell = f"{_signed(e['edge'])}"
     if e["gain_over_reference"] is not None:
-        cell += f"; over {e['reference']}: {_signed(e['gain_over_reference'])}"
+        cell += f"; over {PROTOCOL.spec(e['reference'])}: {_signed(e['gain_over_reference'])}"
     return cell
 
 
@@ -319,12 +319,13 @@ def _sort_key(d: dict[str, Any], last: str) -> float:
 def leaderboard(paths: Sequence[str | os.PathLike], link: str = "") -> str:
     """The leaderboard as a Markdown table: one row per result file (each checked against the
     protocol, :func:`read_result`), best first by points per deal against the protocol's last
-    opponent (``baseline``); each row links its file (``link`` + the file's name)."""
+    opponent (``baseline``); each row links its file (``link`` + the file's name). A pinned
+    opponent is headed by the agent it plays (``baseline@2026-11-30``, not ``baseline``)."""
     results = [(Path(p), read_result(p)) for p in paths]
     last = PROTOCOL.matches[-1].opponent
     results.sort(key=lambda r: (-_sort_key(r[1], last), r[1]["agent"]["name"]))
     steps = PROTOCOL.exploit.env_steps
-    head = ["rank", "agent", *(f"vs `{m.opponent}`" for m in PROTOCOL.matches)]
+    head = ["rank", "agent", *(f"vs `{PROTOCOL.spec(m.opponent)}`" for m in PROTOCOL.matches)]
     head += [f"exploitability, lower bound ({steps / 1e6:g} M env steps)"]
     head += [f"exact NashConv (`{PROTOCOL.exact.rules}`)" if PROTOCOL.exact else "exact NashConv"]
     head += ["run", "file"]
