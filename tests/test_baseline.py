@@ -84,15 +84,20 @@ def test_a_retired_baseline_plays_by_its_tag():
     assert spec_files("mcts:4:policy=baseline@2026-11-30") == kept
     report = evaluate("baseline@2026-11-30", "random", STANDARD, n=2, mode="deal", seed=0)
     assert report.n_games == 4
+    # a retired policy plays under its own rules, beside the one that replaced it
+    report = evaluate("baseline@2026-12-01", "baseline", CLASSIC, n=2, mode="deal", seed=0)
+    assert report.n_games == 4
+    assert spec_files("baseline@2026-12-01", CLASSIC) == [str(RETIRED["2026-12-01"]["classic"])]
 
 
 @pytest.mark.parametrize(
     ("spec", "rules", "message"),
     [
         ("baseline@2099-01-01", STANDARD, r"no retired baseline tagged '2099-01-01'; tags: 2026-"),
-        ("baseline@", STANDARD, r"no retired baseline tagged ''; tags: 2026-11-30"),
+        ("baseline@", STANDARD, r"no retired baseline tagged ''; tags: 2026-11-30, 2026-12-01$"),
         ("mcts:4:policy=baseline@x", STANDARD, r"policy: no retired baseline tagged 'x'"),
         ("baseline@2026-11-30", CLASSIC, r"no baseline@2026-11-30 for the rules 'classic'; rule"),
+        ("baseline@2026-12-01", STANDARD, r"2026-12-01 for the rules 'standard'; .*: classic$"),
     ],
 )
 def test_a_tag_that_names_nothing_says_which_there_are(spec, rules, message):

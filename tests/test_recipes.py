@@ -14,7 +14,7 @@ from piquet_training.config import ConfigError, load_toml
 def test_the_recipes_are_named_by_name_and_a_bad_name_lists_them(tmp_path, monkeypatch) -> None:
     from piquet_training.recipes import describe, recipe_names, resolve_config
 
-    assert set(recipe_names()) >= {"long", "wide", "classic"}
+    assert set(recipe_names()) >= {"long", "wide", "wide-magnet", "classic", "classic-magnet"}
     assert resolve_config("wide") == resolve_config("wide.toml")
     assert load_toml(resolve_config("wide")).hidden == (512, 512)
     assert describe("long") == "A longer run of `piquet train`."
@@ -29,23 +29,29 @@ def test_the_recipes_are_named_by_name_and_a_bad_name_lists_them(tmp_path, monke
 def test_list_configs_and_a_bad_name(capsys) -> None:
     assert main(["train", "--list-configs"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("classic      The recipe of the shipped `baseline` under classic")
-    assert "\nwide-magnet  The recipe of the shipped `baseline`: the wider recipe" in out
-    assert "\nlong         A longer run of `piquet train`." in out and "--config NAME" in out
+    assert out.startswith("classic         The wider recipe under classic")
+    assert "\nclassic-magnet  The recipe of the shipped `baseline` under classic" in out
+    assert "\nwide-magnet     The recipe of the shipped `baseline`: the wider recipe" in out
+    assert "\nlong            A longer run of `piquet train`." in out and "--config NAME" in out
     assert main(["train", "--config", "nope", "--show-config"]) == 2
     err = capsys.readouterr().err
     assert "no config file 'nope' and no shipped recipe of that name; the recipes are" in err
 
 
-def test_the_baseline_recipe_is_the_config_its_policy_was_trained_with() -> None:
-    """The shipped policy's metadata holds its run's full config: the recipe gives it again
-    (the progress display aside), so ``piquet train --config wide-magnet`` retrains it."""
-    from piquet_agents.baseline import BASELINE_PATH, baseline_info
+@pytest.mark.parametrize(
+    ("recipe", "rules"), [("wide-magnet", "standard"), ("classic-magnet", "classic")]
+)
+def test_each_baseline_recipe_is_the_config_its_policy_was_trained_with(recipe, rules) -> None:
+    """Each shipped policy's metadata holds its run's full config: its recipe gives it again
+    (the progress display aside), so ``piquet train --config wide-magnet`` (standard) and
+    ``--config classic-magnet`` (classic) retrain them."""
+    from piquet_agents.baseline import BASELINES, baseline_info
     from piquet_training.recipes import resolve_config
 
-    trained = baseline_info(BASELINE_PATH)["config"]
-    recipe_config = load_toml(resolve_config("wide-magnet")).to_dict()
+    trained = baseline_info(BASELINES[rules])["config"]
+    recipe_config = load_toml(resolve_config(recipe)).to_dict()
     differ = {
         k for k in trained.keys() | recipe_config.keys() if trained.get(k) != recipe_config.get(k)
     }
     assert differ <= {"progress"}, {k: (trained.get(k), recipe_config.get(k)) for k in differ}
+    assert trained["rules"] == rules and trained["magnet"] == "uniform"

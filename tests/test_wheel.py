@@ -66,7 +66,7 @@ def test_the_recipes_are_listed_and_train_from_the_wheel(installed: Path, tmp_pa
     where = run(python, "-c", code, cwd=tmp_path)
     assert where.startswith(str(installed)), where  # the wheel's, not the checkout's
     listed = run(piquet, "train", "--list-configs", cwd=tmp_path)
-    for name in ("long", "wide", "wide-magnet", "classic"):
+    for name in ("long", "wide", "wide-magnet", "classic", "classic-magnet"):
         assert f"\n{name} " in f"\n{listed}"
     assert str(installed) in listed
     shown = run(piquet, "train", "--config", "wide", "--show-config", cwd=tmp_path)
@@ -82,7 +82,10 @@ def test_the_recipes_are_listed_and_train_from_the_wheel(installed: Path, tmp_pa
     assert (tmp_path / "run" / "policy.safetensors").is_file()
     # the shipped policies, the current and the retired, are package data too
     code = (
-        "from piquet_agents.registry import make_agent; from piquet_env.rules import STANDARD; "
-        "print(*(make_agent(s, STANDARD).name for s in ('baseline', 'baseline@2026-11-30')))"
+        "from piquet_agents.registry import make_agent; from piquet_env.rules import make_rules; "
+        "print(*(make_agent(s, make_rules(r)).name for s, r in (('baseline', 'standard'), "
+        "('baseline@2026-11-30', 'standard'), ('baseline', 'classic'), "
+        "('baseline@2026-12-01', 'classic'))))"
     )
-    assert run(python, "-c", code, cwd=tmp_path).split() == ["baseline", "baseline@2026-11-30"]
+    names = ["baseline", "baseline@2026-11-30", "baseline", "baseline@2026-12-01"]
+    assert run(python, "-c", code, cwd=tmp_path).split() == names

@@ -1,7 +1,7 @@
 """The shipped recipes: ``piquet train`` configurations installed with the package.
 
-The TOML files beside this module (``long.toml``, ``wide.toml``, ``classic.toml``) are package
-data, so ``piquet train --config wide`` works from an install as from a checkout (where
+The TOML files beside this module (``wide.toml``, ``wide-magnet.toml``, ``classic.toml``...) are
+package data, so ``piquet train --config wide`` works from an install as from a checkout (where
 ``--config training/wide.toml`` names the same file); ``piquet train --list-configs`` lists them
 with the first sentence of each file's opening comment.
 

@@ -13,8 +13,8 @@ config (``meta["config"]``), the command that produced it and how it was measure
 (:func:`piquet_agents.checkpoint.load_policy`: safetensors, header checked, nothing unpickled).
 :func:`write_baseline` makes the file from a run's policy::
 
-    python -m piquet_agents.baseline runs/classic/policy.safetensors \\
-        --command "piquet train --config training/classic.toml" \\
+    python -m piquet_agents.baseline runs/classic-magnet/policy.safetensors \\
+        --command "piquet train --config classic-magnet" \\
         --out agents/baseline/classic.safetensors
 """
 
@@ -37,13 +37,14 @@ BASELINES: dict[str, Path] = {
     "classic": _HERE / "classic.safetensors",
 }
 """The shipped policy of each rule set that has one, by the rule set's name: the recipes are
-``training/wide.toml`` (standard) and ``training/classic.toml`` (classic)."""
+``training/wide-magnet.toml`` (standard) and ``training/classic-magnet.toml`` (classic)."""
 
 BASELINE_PATH = BASELINES["standard"]
 """The standard rules' shipped policy (the default rules)."""
 
 RETIRED: dict[str, dict[str, Path]] = {
     "2026-11-30": {"standard": _HERE / "retired" / "standard-2026-11-30.safetensors"},
+    "2026-12-01": {"classic": _HERE / "retired" / "classic-2026-12-01.safetensors"},
 }
 """The policies ``baseline`` named before, kept for what was measured against them: by tag (the
 date each began shipping), then by rule set, as :data:`BASELINES`; agent spec ``baseline@TAG``."""
