@@ -17,8 +17,8 @@ way.
 
 :func:`reward_due` is a pure function of one game just after a move: the points due to one player
 since he was last paid. The environment (:class:`piquet_env.piquet_v0.raw_env`) asks it at the end
-of each deal; the per-game training collector (:mod:`piquet_training.collector`) after every move.
-:class:`BatchRewards` is the same definition over N games of the batched engine
+of each deal; the per-game training collector (:mod:`piquet_training.ppo.collector`) after every
+move. :class:`BatchRewards` is the same definition over N games of the batched engine
 (:class:`piquet_env.vector.BatchGame` pays with it, dense or not; the differential test checks it
 against :func:`reward_due` step by step). Every caller multiplies by its ``reward_scale``.
 

@@ -17,21 +17,7 @@ import pytest
 from piquet_agents.registry import spec_files
 from piquet_cli import main
 from piquet_env.rules import STANDARD, make_rules
-from piquet_training.benchmark import (
-    benchmark_match,
-    exact_nashconv,
-    run_benchmark,
-    same_agent,
-    upgrade_result,
-)
-from piquet_training.benchmark_file import (
-    ResultFileError,
-    check_result,
-    leaderboard,
-    read_result,
-    runs_table,
-)
-from piquet_training.benchmark_protocol import (
+from piquet_training.benchmark.protocol import (
     EXACT_SEARCH_SKIP,
     PINNED,
     PROTOCOL,
@@ -41,6 +27,20 @@ from piquet_training.benchmark_protocol import (
     BenchmarkError,
     Match,
     Protocol,
+)
+from piquet_training.benchmark.results import (
+    ResultFileError,
+    check_result,
+    leaderboard,
+    read_result,
+    runs_table,
+)
+from piquet_training.benchmark.run import (
+    benchmark_match,
+    exact_nashconv,
+    run_benchmark,
+    same_agent,
+    upgrade_result,
 )
 from piquet_training.evaluation.duplicate import evaluate
 from piquet_training.exact import exact_report
@@ -201,8 +201,8 @@ def test_a_stopped_match_continues_to_the_same_games(
 ) -> None:
     """Killed after its first chunk, a match continued with --resume gives the games of one
     played in one go; the chunk being played when the kill came is played again."""
-    import piquet_training.benchmark as bench
-    import piquet_training.benchmark_work as work
+    import piquet_training.benchmark.run as bench
+    import piquet_training.benchmark.work as work
 
     protocol = dataclasses.replace(tiny_protocol(), matches=(Match("random", 5, 2026),))
 

@@ -13,7 +13,7 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.policy import ActorCritic, PolicyAgent
 from piquet_env.observation import OBS_VERSION, encoder_for
 from piquet_env.rules import STANDARD, make_rules
-from piquet_training import run_state
+from piquet_training.ppo import resume as run_state
 
 ENC = encoder_for(STANDARD)
 

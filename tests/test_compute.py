@@ -12,11 +12,11 @@ import torch
 from piquet_agents.network import ActorCritic
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
-from piquet_training.collector import OpponentPool
-from piquet_training.compute import autocast, bf16_is_native, resolve_precision
-from piquet_training.config import TrainConfig
-from piquet_training.ppo import PPOStep, gae, ppo_update
-from piquet_training.vector_collector import VectorCollector
+from piquet_training.ppo.collector import OpponentPool
+from piquet_training.ppo.compute import autocast, bf16_is_native, resolve_precision
+from piquet_training.ppo.update import PPOStep, gae, ppo_update
+from piquet_training.ppo.vector_collector import VectorCollector
+from piquet_training.settings.train import TrainConfig
 
 CPU = torch.device("cpu")
 RULES = make_rules("standard")

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from piquet_cli import main
-from piquet_training.config import (
+from piquet_training.rllib.algo import RLlibConfig
+from piquet_training.settings.train import (
     ConfigError,
     PPOSettings,
     TrainConfig,
@@ -18,7 +19,6 @@ from piquet_training.config import (
     load_toml,
     to_toml,
 )
-from piquet_training.rllib.algo import RLlibConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -280,7 +280,7 @@ def test_only_the_settings_module_reads_toml() -> None:
         for p in (ROOT / folder).rglob("*.py")
         if "import tomllib" in p.read_text()
     ]
-    assert users == ["training/settings.py"]
+    assert users == ["training/settings/schema.py"]
 
 
 @settings(max_examples=40, deadline=None)
@@ -311,22 +311,12 @@ def test_toml_round_trip(seed, lr, lam, hidden, mode, reward, rllib, tmp_path_fa
     assert load_toml(f, cls=cls) == cfg
 
 
-@pytest.mark.parametrize("recipe", sorted((ROOT / "training").glob("*.toml")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "recipe", sorted((ROOT / "training" / "settings").glob("*.toml")), ids=lambda p: p.name
+)
 def test_every_shipped_recipe_reads_and_validates(recipe: Path) -> None:
     cfg = load_toml(recipe, cls=TrainConfig).validate()
     assert cfg.out_dir == f"runs/{recipe.stem}"  # each recipe writes a run folder of its name
-
-
-def test_the_rllib_command_line_moved_and_its_old_name_still_reads() -> None:
-    """``piquet_training.rllib.cli`` moved to ``piquet_cli.train_rllib``: the old module's names
-    are the new ones, each read with a deprecation warning."""
-    import piquet_cli.train_rllib as new
-    import piquet_training.rllib.cli as old
-
-    with pytest.warns(DeprecationWarning, match="piquet_cli.train_rllib"):
-        assert old.build_config is new.build_config
-    with pytest.raises(AttributeError), pytest.warns(DeprecationWarning):
-        old.no_such_name  # noqa: B018
 
 
 def test_a_device_this_machine_lacks_is_refused_before_anything_is_written(

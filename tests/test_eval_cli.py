@@ -187,7 +187,7 @@ def test_a_failed_write_at_the_end_falls_back_and_says_where(tmp_path, capsys, m
 
 
 def test_ladder_falls_back_when_its_folder_cannot_be_written(tmp_path, capsys, monkeypatch):
-    from piquet_training.evaluation import ladder
+    from piquet_training.evaluation.ladder import run as ladder
 
     out = tmp_path / "lad"
     real = ladder.run_ladder
@@ -303,7 +303,7 @@ def test_ladder_without_its_optional_packages_fails_before_any_game(tmp_path, ca
 
 
 def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, monkeypatch):
-    from piquet_training.evaluation import ladder
+    from piquet_training.evaluation.ladder import run as ladder
 
     out = tmp_path / "lad"
     argv = ["ladder", "random", "heuristic", "mcts:2", "--deals", "2", "--no-progress",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from piquet_env.game import load_events, replay
 from piquet_env.rules import CLASSIC, STANDARD
 from piquet_training.evaluation.duplicate import GameResult, evaluate, report
-from piquet_training.evaluation.ladder import run_ladder
+from piquet_training.evaluation.ladder.run import run_ladder
 from piquet_training.evaluation.stats import (
     MIN_PAIRS,
     effective_size,
@@ -390,7 +390,7 @@ def test_points_ratings_by_hand():
     One match of stderr s between two agents gives each rating the stderr s / 2."""
     from types import SimpleNamespace as NS
 
-    from piquet_training.evaluation.ladder import points_ratings
+    from piquet_training.evaluation.ladder.run import points_ratings
 
     def m(a, b, mean, se):
         return NS(agent_a=a, agent_b=b, points=NS(mean=mean, stderr=se))
@@ -421,7 +421,7 @@ def _no_play(*args, **kwargs):
 
 
 def test_a_resumed_ladder_takes_the_recorded_pairs_and_plays_only_the_rest(tmp_path, monkeypatch):
-    from piquet_training.evaluation import ladder
+    from piquet_training.evaluation.ladder import run as ladder
 
     agents, path = ["random", "heuristic", "mcts:3"], tmp_path / "matches.jsonl"
     whole = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5)
@@ -463,7 +463,7 @@ def test_a_resumed_ladder_takes_the_recorded_pairs_and_plays_only_the_rest(tmp_p
 
 def test_the_record_knows_a_checkpoint_by_its_bytes(tmp_path):
     from piquet_agents.registry import spec_files
-    from piquet_training.evaluation.ladder import MatchRecord, agent_id
+    from piquet_training.evaluation.ladder.run import MatchRecord, agent_id
 
     ckpt = tmp_path / "run" / "policy.safetensors"
     ckpt.parent.mkdir()
@@ -485,7 +485,7 @@ def test_the_record_knows_a_checkpoint_by_its_bytes(tmp_path):
 
 def test_a_record_cut_short_drops_its_last_line_and_a_corrupt_one_is_an_error(tmp_path, capsys):
     from piquet_env.untrusted import sha256_hex
-    from piquet_training.evaluation.ladder import LadderRecordError, MatchRecord
+    from piquet_training.evaluation.ladder.run import LadderRecordError, MatchRecord
 
     path = tmp_path / "matches.jsonl"
     run_ladder(["random", "heuristic"], STANDARD, n=2, seed=0, record=MatchRecord(path))
@@ -517,7 +517,7 @@ def test_a_record_cut_short_drops_its_last_line_and_a_corrupt_one_is_an_error(tm
 
 
 def test_neighbours_double_their_pairs_until_they_separate():
-    from piquet_training.evaluation.ladder import looks
+    from piquet_training.evaluation.ladder.run import looks
 
     agents = ["heuristic", "mcts:2", "random"]
     res = run_ladder(agents, STANDARD, n=2, seed=6, neighbour_pairs=3, neighbour_max=12)
@@ -550,7 +550,7 @@ def test_neighbours_double_their_pairs_until_they_separate():
 def test_the_train_tables_verdict_is_the_summarys():
     """piquet train's final table said "no (worse)" after 4 pairs where the match's verdict said
     "too few pairs to judge" (issue 37)."""
-    from piquet_training.run_log import summary_table
+    from piquet_training.ppo.run_log import summary_table
 
     row = {"opponent": "heuristic", "n_pairs": 4, "n_deals": 8, "mean_diff": -3.0}
     row |= {"ci_low": -5.0, "ci_high": -1.0, "win_rate": 0.25}

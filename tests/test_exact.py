@@ -284,7 +284,7 @@ def test_the_commands_give_exact_figures(tiny, tmp_path, capsys):
 
 
 def test_exact_every_needs_small_rules():
-    from piquet_training.config import ConfigError, TrainConfig
+    from piquet_training.settings.train import ConfigError, TrainConfig
 
     with pytest.raises(ConfigError, match="exact_every: 'standard' is too large"):
         TrainConfig(exact_every=5).validate()
@@ -355,11 +355,11 @@ def test_eval_and_ladder_print_the_exact_expectation(tiny, tmp_path, capsys):
 
 
 def test_the_coverage_harness_checks_each_interval_against_the_exact_difference():
-    """``python -m piquet_training.exact_coverage``: the truth is the traversal's, each seed's
-    interval is the match's own, and the counts follow from them."""
+    """``python -m piquet_training.studies.exact_coverage``: the truth is the traversal's, each
+    seed's interval is the match's own, and the counts follow from them."""
     from piquet_training.evaluation.duplicate import evaluate
     from piquet_training.exact import exact_difference
-    from piquet_training.exact_coverage import coverage, main
+    from piquet_training.studies.exact_coverage import coverage, main
 
     out = coverage("random", "heuristic:seed=0", TINY, [0, 1, 2], deals=30)
     truth = exact_difference("random", "heuristic:seed=0", make_rules(TINY))
@@ -374,9 +374,9 @@ def test_the_coverage_harness_checks_each_interval_against_the_exact_difference(
 
 
 def test_the_exact_curves_read_each_run_and_draw_them(tmp_path):
-    """``python -m piquet_training.exact_curves``: the finals are each run's last row of its
+    """``python -m piquet_training.studies.exact_curves``: the finals are each run's last row of its
     form, the group's mean theirs, and the figure is written."""
-    from piquet_training.exact_curves import main, read_exact, summarise
+    from piquet_training.studies.exact_curves import main, read_exact, summarise
 
     header = "update,env_steps,minutes,form,nash_conv,br_elder,br_younger,value_elder,seconds\n"
     for run, finals in (("a", (6.0, 6.5)), ("b", (4.0, 4.5))):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from piquet_env.rules import STANDARD
 from piquet_training.evaluation.duplicate import GameResult, report
-from piquet_training.evaluation.ladder import LadderResult, points_ratings
+from piquet_training.evaluation.ladder.run import LadderResult, points_ratings
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 AGENTS = ["alpha", "beta", "gamma"]
@@ -94,7 +94,7 @@ def test_the_figure_is_drawn_and_matplotlib_loads_only_then(tmp_path):
     assert Path(png_path).read_bytes()[:4] == b"\x89PNG" and Path(json_path).is_file()
     code = (
         "import sys\n"
-        "import piquet_training.evaluation.ladder\n"
+        "import piquet_training.evaluation.ladder.run\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

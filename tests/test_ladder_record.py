@@ -14,7 +14,7 @@ import pytest
 
 from piquet_env.rules import STANDARD
 from piquet_training.cli import main
-from piquet_training.evaluation.ladder import LadderRecordError, MatchRecord, run_ladder
+from piquet_training.evaluation.ladder.run import LadderRecordError, MatchRecord, run_ladder
 from tests.pty_helpers import run_piquet
 
 ARGV = ["ladder", "random", "heuristic", "--deals", "2", "--seed", "0", "--no-progress"]
@@ -51,7 +51,7 @@ def _resume_fails(out: Path, capsys: pytest.CaptureFixture[str], reason: str) ->
         raise AssertionError("a game was played from a bad record")
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("piquet_training.evaluation.ladder.play_games", no_play)
+        mp.setattr("piquet_training.evaluation.ladder.run.play_games", no_play)
         assert main([*ARGV, "--out", str(out), "--resume"]) == 2
     captured = capsys.readouterr()
     err = captured.err

@@ -1,4 +1,4 @@
-"""Regularised self-play (``piquet_training.magnet``): the schedules, the KL to each magnet, the
+"""Regularised self-play (``piquet_training.ppo.magnet``): the schedules, the KL to each magnet, the
 EMA magnet following the learner, and a run with a magnet that logs it and resumes bit for bit."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import torch
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_cli import main
-from piquet_training.config import ConfigError, TrainConfig, apply_overrides
-from piquet_training.magnet import Magnet, kl_to_magnet, scheduled
+from piquet_training.ppo.magnet import Magnet, kl_to_magnet, scheduled
+from piquet_training.settings.train import ConfigError, TrainConfig, apply_overrides
 from tests.train_helpers import TINY, train_cli
 
 

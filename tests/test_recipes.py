@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from piquet_cli import main
-from piquet_training.config import ConfigError, load_toml
+from piquet_training.settings.train import ConfigError, load_toml
 
 
 def test_the_recipes_are_named_by_name_and_a_bad_name_lists_them(tmp_path, monkeypatch) -> None:
-    from piquet_training.recipes import describe, recipe_names, resolve_config
+    from piquet_training.settings.recipes import describe, recipe_names, resolve_config
 
     assert set(recipe_names()) >= {"long", "wide", "wide-magnet", "classic", "classic-magnet"}
     assert resolve_config("wide") == resolve_config("wide.toml")
@@ -46,7 +46,7 @@ def test_each_baseline_recipe_is_the_config_its_policy_was_trained_with(recipe, 
     (the progress display aside), so ``piquet train --config wide-magnet`` (standard) and
     ``--config classic-magnet`` (classic) retrain them."""
     from piquet_agents.baseline import BASELINES, baseline_info
-    from piquet_training.recipes import resolve_config
+    from piquet_training.settings.recipes import resolve_config
 
     trained = baseline_info(BASELINES[rules])["config"]
     recipe_config = load_toml(resolve_config(recipe)).to_dict()

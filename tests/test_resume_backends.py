@@ -12,8 +12,8 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_cli import main
 from piquet_env.observation import encoder_for
-from piquet_training.backends import RLLIB, TORCH, check_resume, trainer_of
 from piquet_training.rllib.algo import RLlibConfig
+from piquet_training.settings.backends import RLLIB, TORCH, check_resume, trainer_of
 from tests.train_helpers import TINY, train_cli
 
 

@@ -18,7 +18,7 @@ from piquet_env.observation import encoder_for
 from piquet_env.piquet_v0 import raw_env
 from piquet_env.rewards import REWARDS, BatchRewards, RewardError, check_reward, reward_due
 from piquet_env.rules import STANDARD, all_presets
-from piquet_training.collector import Collector, Seat
+from piquet_training.ppo.collector import Collector, Seat
 from tests.train_helpers import finished_results, trajectory_sums
 
 

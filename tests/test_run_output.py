@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from piquet_training.config import TrainConfig, apply_overrides
-from piquet_training.run_log import Console, RunLogger, learning_curve_figure
-from piquet_training.trainer import TimeCap
+from piquet_training.ppo.run_log import Console, RunLogger, learning_curve_figure
+from piquet_training.ppo.trainer import TimeCap
+from piquet_training.settings.train import TrainConfig, apply_overrides
 from tests.train_helpers import TINY, train_cli
 
 

@@ -18,10 +18,10 @@ from piquet_cli import main
 from piquet_env.agent import RandomAgent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, Rules, make_rules
-from piquet_training.collector import Collector, Opponent, OpponentPool, Seat
-from piquet_training.config import TrainConfig, apply_overrides, load_toml, to_toml
-from piquet_training.imitation import discounted_returns
-from piquet_training.ppo import gae
+from piquet_training.ppo.collector import Collector, Opponent, OpponentPool, Seat
+from piquet_training.ppo.imitation import discounted_returns
+from piquet_training.ppo.update import gae
+from piquet_training.settings.train import TrainConfig, apply_overrides, load_toml, to_toml
 from tests.train_helpers import TINY as TINY_RUN
 from tests.train_helpers import finished_results, train_cli, trajectory_sums
 

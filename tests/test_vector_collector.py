@@ -13,8 +13,8 @@ from piquet_env.observation import encoder_for
 from piquet_env.rewards import reward_due
 from piquet_env.rules import make_rules
 from piquet_env.vector import BatchGame, game_seed, make_game
-from piquet_training.collector import OpponentPool
-from piquet_training.vector_collector import (
+from piquet_training.ppo.collector import OpponentPool
+from piquet_training.ppo.vector_collector import (
     VectorCollector,
     concat_rollouts,
 )
@@ -252,7 +252,7 @@ def test_indexed_and_copied_rows_train_alike(tmp_path, monkeypatch):
     order (as before): every minibatch's rows are the same, so a run ends with the same weights
     bit for bit."""
     from piquet_agents import checkpoint as ck
-    from piquet_training import trainer
+    from piquet_training.ppo import trainer
     from tests.train_helpers import TINY, train_cli
 
     settings = (*TINY, "final_eval_deals=0", "eval_every=0", "critic=state", "updates=3")
@@ -275,7 +275,7 @@ def test_a_sampled_target_samples_in_batch(tmp_path):
     import dataclasses
 
     from piquet_agents import checkpoint as ck
-    from piquet_training.collector import resolve_opponent
+    from piquet_training.ppo.collector import resolve_opponent
 
     torch.manual_seed(0)
     net = ActorCritic(ENC.size, ENC.n_actions, (32,)).eval()
@@ -297,7 +297,7 @@ def test_training_opponents_are_agent_specs_batched_where_they_can_be(tmp_path):
     the random agent act in the batch, any other agent one game object per game, and every
     game is counted under its spec."""
     from piquet_agents import checkpoint as ck
-    from piquet_training.collector import resolve_opponent
+    from piquet_training.ppo.collector import resolve_opponent
 
     net = ActorCritic(ENC.size, ENC.n_actions, (16,)).eval()
     ck.save_policy(tmp_path / "p.safetensors", net, RULES, {})

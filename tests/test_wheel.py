@@ -1,7 +1,7 @@
 """The package as a user installs it: a wheel built from the sources, installed in a fresh
 virtual environment, run outside any checkout. The recipes are package data, so ``piquet train
 --config wide`` works there (issue 37: the wheel shipped no TOML, and ``--config
-training/wide.toml`` worked only from a checkout).
+training/settings/wide.toml`` worked only from a checkout).
 
 The fresh environment gets its dependencies (torch...) from this one's site-packages, added as
 plain path entries (so this environment's editable install of the project is not active there),

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from piquet_cli import main
-from piquet_training.collector import Collector, Rollout
+from piquet_training.ppo.collector import Collector, Rollout
 
 TINY = [
     "updates=2",

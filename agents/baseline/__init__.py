@@ -6,7 +6,7 @@ maps a rule set's name (:attr:`piquet_env.rules.Rules.name`) to its file, and
 :func:`baseline_path` gives the file of the rules in use, or says which rule sets have one.
 A policy that ``baseline`` no longer names stays in the package as ``baseline@TAG``
 (:data:`RETIRED`, TAG the date it began shipping), so that what was measured against it can be
-played again: the benchmark's opponent is one (:mod:`piquet_training.benchmark_protocol`).
+played again: the benchmark's opponent is one (:mod:`piquet_training.benchmark.protocol`).
 Each file is the policy of a ``piquet train`` run; its checkpoint metadata holds that run's full
 config (``meta["config"]``), the command that produced it and how it was measured
 (``meta["baseline"]``), read by :func:`baseline_info`. It loads like any checkpoint
@@ -37,7 +37,8 @@ BASELINES: dict[str, Path] = {
     "classic": _HERE / "classic.safetensors",
 }
 """The shipped policy of each rule set that has one, by the rule set's name: the recipes are
-``training/wide-magnet.toml`` (standard) and ``training/classic-magnet.toml`` (classic)."""
+``training/settings/wide-magnet.toml`` (standard) and ``training/settings/classic-magnet.toml``
+(classic)."""
 
 BASELINE_PATH = BASELINES["standard"]
 """The standard rules' shipped policy (the default rules)."""

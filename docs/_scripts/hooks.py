@@ -14,7 +14,7 @@ drift from the code it describes:
   decisions per deal and per partie counted on seeded games when the site is built, properties);
 - ``protocol``, ``leaderboard`` and ``benchmark_runs``: the benchmark protocol's settings, and
   the leaderboard and the runs behind it, from the result files checked in under
-  ``docs/results/benchmark/`` (:mod:`piquet_training.benchmark_file`; a file that fails its
+  ``docs/results/benchmark/`` (:mod:`piquet_training.benchmark.results`; a file that fails its
   checks fails the build).
 
 An unknown name, or a command that cannot be documented because its extra is missing, is an
@@ -263,21 +263,21 @@ def _result_files() -> list[Path]:
 
 def protocol() -> str:
     """The benchmark protocol's settings."""
-    from piquet_training.benchmark_file import protocol_table
+    from piquet_training.benchmark.results import protocol_table
 
     return protocol_table()
 
 
 def leaderboard() -> str:
     """The leaderboard (on docs/benchmark.md), one row per checked-in result file."""
-    from piquet_training.benchmark_file import leaderboard as table
+    from piquet_training.benchmark.results import leaderboard as table
 
     return table(_result_files(), link="results/benchmark/")
 
 
 def benchmark_runs() -> str:
     """How each checked-in result file was made (on docs/results/benchmark.md)."""
-    from piquet_training.benchmark_file import runs_table
+    from piquet_training.benchmark.results import runs_table
 
     return runs_table(_result_files())
 

@@ -1,5 +1,5 @@
 """``piquet benchmark AGENT --out result.json``: the benchmark protocol for one agent
-(:mod:`piquet_training.benchmark`), its result file for the leaderboard.
+(:mod:`piquet_training.benchmark.run`), its result file for the leaderboard.
 
 .. code-block:: bash
 
@@ -35,9 +35,9 @@ from piquet_cli.common import (
     write_or_fall_back,
 )
 from piquet_env.untrusted import UntrustedError, parse_json, read_regular_file
-from piquet_training.benchmark import command_line, run_benchmark, upgrade_result
-from piquet_training.benchmark_file import ResultFileError, check_result, read_result
-from piquet_training.benchmark_protocol import PROTOCOL, BenchmarkError, Protocol
+from piquet_training.benchmark.protocol import PROTOCOL, BenchmarkError, Protocol
+from piquet_training.benchmark.results import ResultFileError, check_result, read_result
+from piquet_training.benchmark.run import command_line, run_benchmark, upgrade_result
 
 
 def default_work(name: str) -> Path:
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _upgrade(args: argparse.Namespace) -> int:
     """``--upgrade OLD.json --out NEW.json``: a version-1 file brought to the current version by
-    measuring what the new version adds (:func:`~piquet_training.benchmark.upgrade_result`)."""
+    measuring what the new version adds (:func:`~piquet_training.benchmark.run.upgrade_result`)."""
     if args.agent or args.protocol:
         raise CLIError("--upgrade takes the file alone (the agent and protocol are in it)")
     if not args.out:

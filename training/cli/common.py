@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from piquet_env.rules import RULE_SETS, VARIANTS, Rules, make_rules
 
 if TYPE_CHECKING:  # the train extra may be absent: the env-only commands import this module
-    from piquet_training.settings import S
+    from piquet_training.settings.schema import S
 
 
 class CLIError(ValueError):
@@ -86,8 +86,8 @@ _REST = [
 def plain_text(doc: str) -> str:
     """A docstring with its reStructuredText markup removed, for ``--help``.
 
-    >>> plain_text("``piquet train`` runs :mod:`piquet_training.trainer` (see `help`)")
-    'piquet train runs piquet_training.trainer (see help)'
+    >>> plain_text("``piquet train`` runs :mod:`piquet_training.ppo.trainer` (see `help`)")
+    'piquet train runs piquet_training.ppo.trainer (see help)'
     """
     for pattern, repl in _REST:
         doc = pattern.sub(repl, doc)
@@ -395,12 +395,12 @@ def build_settings(
     ``--resume``, written by ``backend``, with ``out_dir`` the resumed run's folder) or the
     defaults, then ``--config`` (a file or a shipped recipe's name), then each ``--set``, then
     ``flags`` (a backend's own options); every value checked."""
-    from piquet_training.settings import apply_overrides, load_toml, replace_checked
+    from piquet_training.settings.schema import apply_overrides, load_toml, replace_checked
 
     resume = getattr(args, "resume", None)
     if resume:
         from piquet_agents.checkpoint import LATEST_FILE, read_checkpoint
-        from piquet_training.backends import check_resume
+        from piquet_training.settings.backends import check_resume
 
         path = Path(resume)
         ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
@@ -412,7 +412,7 @@ def build_settings(
     else:
         cfg = cls()
     if getattr(args, "config", None):
-        from piquet_training.recipes import resolve_config
+        from piquet_training.settings.recipes import resolve_config
 
         cfg = load_toml(resolve_config(args.config), base=cfg)
     cfg = apply_overrides(cfg, getattr(args, "set", None) or [])

@@ -36,7 +36,7 @@ from piquet_cli.common import (
 )
 from piquet_env.rules import Rules
 from piquet_training.evaluation.duplicate import MODES, MatchReport, evaluate
-from piquet_training.evaluation.ladder import (
+from piquet_training.evaluation.ladder.run import (
     RECORD_FILE,
     LadderRecordError,
     LadderResult,
@@ -240,8 +240,8 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
 def _print_exact_ladder(res: LadderResult, rules: Rules, seed: int) -> dict:
     """The exact ratings beside the ladder's (``--exact``), and whether each interval holds its
     agent's exact rating; return them for ``ladder.json``
-    (:attr:`~piquet_training.evaluation.ladder_data.LadderData.exact`)."""
-    from piquet_training.evaluation.ladder_stats import Z95
+    (:attr:`~piquet_training.evaluation.ladder.data.LadderData.exact`)."""
+    from piquet_training.evaluation.ladder.stats import Z95
     from piquet_training.exact import exact_ratings
 
     exact = exact_ratings(res.agents, rules, seed=seed)

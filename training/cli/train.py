@@ -10,8 +10,8 @@
     piquet train --device cuda                     # the networks on a GPU (games stay on CPU)
 
 ``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
-:mod:`piquet_training.trainer`) or ``rllib`` (Ray RLlib, :mod:`piquet_cli.train_rllib`, which
-adds its own flags). Both read settings the same way (:mod:`piquet_training.config`: TOML,
+:mod:`piquet_training.ppo.trainer`) or ``rllib`` (Ray RLlib, :mod:`piquet_cli.train_rllib`, which
+adds its own flags). Both read settings the same way (:mod:`piquet_training.settings.train`: TOML,
 ``--set``, ``--rules``/``--variant``/``--seed``, the same names for the same hyperparameters,
 every value checked before any work starts) and print them the same way with ``--show-config``.
 """
@@ -30,12 +30,12 @@ from piquet_cli.common import (
     build_settings,
     check_output_path,
 )
-from piquet_training.backends import TORCH
-from piquet_training.config import TrainConfig
-from piquet_training.settings import (
+from piquet_training.settings.backends import TORCH
+from piquet_training.settings.schema import (
     ConfigError,
     to_toml,
 )
+from piquet_training.settings.train import TrainConfig
 
 BACKENDS = ("torch", "rllib")
 
@@ -89,7 +89,7 @@ def check_fresh_run_dir(out_dir: str | Path, *, overwrite: bool) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if args.list_configs:
-        from piquet_training.recipes import listing
+        from piquet_training.settings.recipes import listing
 
         print(listing())
         return 0
@@ -111,8 +111,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if not args.resume:
         check_fresh_run_dir(cfg.out_dir, overwrite=args.overwrite)
-    from piquet_training.compute import DeviceError
-    from piquet_training.trainer import train
+    from piquet_training.ppo.compute import DeviceError
+    from piquet_training.ppo.trainer import train
 
     try:
         result = train(cfg, resume=args.resume)

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from piquet_cli.common import add_settings_arguments, build_settings
-from piquet_training.backends import RLLIB
 from piquet_training.rllib.algo import RLlibConfig
-from piquet_training.settings import ConfigError, to_toml
+from piquet_training.settings.backends import RLLIB
+from piquet_training.settings.schema import ConfigError, to_toml
 
 _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "--num-env-runners": (

@@ -11,8 +11,8 @@ import torch
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_env.rules import make_rules
-from piquet_training.config import TrainConfig
 from piquet_training.evaluation.duplicate import evaluate
+from piquet_training.settings.train import TrainConfig
 
 
 def evaluate_policy(

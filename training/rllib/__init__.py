@@ -6,9 +6,9 @@
   :class:`~piquet_agents.policy.ActorCritic`;
 - :mod:`piquet_training.rllib.league`: the league, ``main`` against frozen snapshots of itself;
 - :mod:`piquet_training.rllib.run`: the PPO config, run loop, checkpoints and
-  :func:`~piquet_training.rllib.run.export_policy` to the ``PolicyAgent`` format;
-- :mod:`piquet_training.rllib.cli`: deprecated, ``piquet train --backend rllib``'s command line
-  is :mod:`piquet_cli.train_rllib`.
+  :func:`~piquet_training.rllib.run.export_policy` to the ``PolicyAgent`` format.
+
+``piquet train --backend rllib``'s command line is :mod:`piquet_cli.train_rllib`.
 
 Importing this package does not import Ray; its submodules do.
 """

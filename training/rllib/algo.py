@@ -1,12 +1,12 @@
 """The settings of an RLlib self-play run and the RLlib ``PPOConfig`` built from them.
 
 :class:`RLlibConfig` holds every setting (``piquet train --backend rllib`` flags and ``--set``
-keys). Like the built-in trainer's :class:`~piquet_training.config.TrainConfig` it derives from
-:class:`~piquet_training.config.PPOSettings`: the settings both share are declared once there (at
-RLlib's defaults here), read, checked and printed the same way (RLlib's own names are accepted as
-aliases). :func:`algo_config` is the one place they are translated to RLlib's names, building PPO
-on RLlib's current API stack over the piquet env (:mod:`piquet_training.rllib.env`) with the
-action-masking module (:mod:`piquet_training.rllib.module`) and the self-play league
+keys). Like the built-in trainer's :class:`~piquet_training.settings.train.TrainConfig` it derives
+from :class:`~piquet_training.settings.train.PPOSettings`: the settings both share are declared once
+there (at RLlib's defaults here), read, checked and printed the same way (RLlib's own names are
+accepted as aliases). :func:`algo_config` is the one place they are translated to RLlib's names,
+building PPO on RLlib's current API stack over the piquet env (:mod:`piquet_training.rllib.env`)
+with the action-masking module (:mod:`piquet_training.rllib.module`) and the self-play league
 (:mod:`piquet_training.rllib.league`). Importing this module does not import Ray
 (:func:`algo_config` does).
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from piquet_env.rules import Rules, make_rules
-from piquet_training.config import PPOSettings
-from piquet_training.settings import ConfigError, Rule, between, integer, setting
+from piquet_training.settings.schema import ConfigError, Rule, between, integer, setting
+from piquet_training.settings.train import PPOSettings
 
 _CPUS = Rule(
     "empty (all) or an integer >= 1", lambda v: v is None or (isinstance(v, int) and v >= 1)
@@ -32,8 +32,8 @@ _CPUS = Rule(
 @dataclass
 class RLlibConfig(PPOSettings):
     """Every setting of an RLlib self-play run (the CLI flags of ``piquet train --backend
-    rllib``): the shared :class:`~piquet_training.config.PPOSettings` at RLlib's defaults, and
-    RLlib's own."""
+    rllib``): the shared :class:`~piquet_training.settings.train.PPOSettings` at RLlib's defaults,
+    and RLlib's own."""
 
     NAME: ClassVar[str] = "RLlib config"
     DEFAULTS: ClassVar[dict[str, Any]] = {

@@ -20,12 +20,13 @@ import torch
 
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
-from piquet_training.backends import RLLIB
 from piquet_training.rllib.algo import RLlibConfig
 from piquet_training.rllib.league import MAIN, SelfPlayCallback, set_weights, snapshot_ids
+from piquet_training.settings.backends import RLLIB
 
 CHECKPOINT_KIND = RLLIB
-"""``meta["trainer"]`` of checkpoints written here (:mod:`piquet_training.backends` reads it)."""
+"""``meta["trainer"]`` of checkpoints written here (:mod:`piquet_training.settings.backends` reads
+it)."""
 
 
 def module_state(algorithm: Any, module_id: str) -> dict[str, torch.Tensor]:

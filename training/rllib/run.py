@@ -35,7 +35,6 @@ from typing import Any
 import torch
 
 from piquet_agents import checkpoint as ck
-from piquet_training.backends import check_resume
 from piquet_training.rllib.algo import RLlibConfig, algo_config
 from piquet_training.rllib.export import (
     CHECKPOINT_KIND,
@@ -44,6 +43,7 @@ from piquet_training.rllib.export import (
     save_run_checkpoint,
 )
 from piquet_training.rllib.league import MAIN, snapshot_ids
+from piquet_training.settings.backends import check_resume
 
 RESEED = 1_000_003
 """A run resumed after ``k`` iterations seeds RLlib with ``seed + RESEED * k``."""

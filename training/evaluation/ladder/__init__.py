@@ -1,0 +1,10 @@
+"""A round-robin ladder of duplicate matches, one module a job.
+
+- :mod:`.run`: :func:`~piquet_training.evaluation.ladder.run.run_ladder` plays it and
+  :class:`~piquet_training.evaluation.ladder.run.LadderResult` holds it;
+- :mod:`.stats`: the points ratings, the looks at neighbours and the verdicts;
+- :mod:`.data`: the result's data and ``ladder.json``;
+- :mod:`.text`: the summary and matrix for a terminal;
+- :mod:`.figure`: ``ladder.png`` (matplotlib imported only there);
+- :mod:`.record`: ``matches.jsonl``, the record of played games that ``--resume`` reads.
+"""

@@ -1,0 +1,12 @@
+"""The built-in self-play trainer: PPO on the batched engine.
+
+- :mod:`.trainer`: :func:`~piquet_training.ppo.trainer.train`, one run read top to bottom;
+- :mod:`.update`: PPO's update (clipped objective, value loss, entropy, the magnet's KL);
+- :mod:`.magnet`: the regularising magnet policy and its schedules;
+- :mod:`.imitation`: the warm start that imitates the heuristic;
+- :mod:`.collector` and :mod:`.vector_collector`: self-play rollouts, game by game and batched;
+- :mod:`.compute`: the device and precision;
+- :mod:`.resume`: a run's saved state, restored bit for bit, and the fresh-folder check;
+- :mod:`.run_log`: ``train.csv``, ``eval.csv``, ``events.csv``, ``exact.csv`` and the console;
+- :mod:`.summary`: the end-of-run summary.
+"""

@@ -1,0 +1,5 @@
+"""The scripts behind the results pages (``python -m piquet_training.studies.NAME``).
+
+- :mod:`.exact_curves`: exact NashConv curves of training runs beside CFR+ (``exact-curves.png``);
+- :mod:`.exact_coverage`: how often a match's 95% interval holds the exact truth on `mini`.
+"""
