@@ -15,8 +15,7 @@ from typing import Any
 
 from piquet_env.game.state import MODES
 from piquet_env.rules import make_rules
-from piquet_training.exploit.exploiter import LEARNING_RATE
-from piquet_training.settings.train import ConfigError, TrainConfig
+from piquet_training.settings.train import EXPLOIT_LEARNING_RATE, ConfigError, TrainConfig
 
 PROTOCOL_NAME = "piquet-benchmark"
 """The ``name`` in every result file's ``protocol`` block."""
@@ -174,7 +173,7 @@ class Protocol:
         ``settings``, checked."""
         try:
             return TrainConfig.from_dict(
-                {"learning_rate": LEARNING_RATE, **self.exploit.settings},
+                {"learning_rate": EXPLOIT_LEARNING_RATE, **self.exploit.settings},
                 source="the protocol's exploit settings",
             )
         except ConfigError as exc:
@@ -196,7 +195,7 @@ PROTOCOL_V1 = Protocol(
         eval_every=50,
         periodic_pairs=100,
         reference="baseline",
-        settings={"torch_threads": 1, "learning_rate": LEARNING_RATE},
+        settings={"torch_threads": 1, "learning_rate": EXPLOIT_LEARNING_RATE},
     ),
 )
 """Version 1 of the protocol (2026-12-01). Sized so that the whole of it takes about 20 minutes

@@ -74,7 +74,8 @@ from piquet_training.evaluation.duplicate import (
     report,
 )
 from piquet_training.evaluation.paired import Edge
-from piquet_training.exploit.exploiter import ExploitError, exploit, exploit_config
+from piquet_training.exploit.exploiter import exploit, exploit_config
+from piquet_training.exploit.result import ExploitError
 from piquet_training.settings.train import ConfigError
 
 
