@@ -387,18 +387,42 @@ def _build_baseline(spec: str, rules: Rules | None, seed: int | None) -> Agent:
         raise AgentSpecError(spec, f"cannot use the shipped policy: {exc}") from exc
 
 
-def _is_search(spec: str) -> bool:
-    return spec.lower().split(":")[0] == "mcts" and not os.path.exists(spec)
+def is_search(spec: str) -> bool:
+    """Whether ``spec`` is a search (``mcts:N``, ``mcts:N:policy=P``), not a file of that name.
+
+    >>> is_search("mcts:100"), is_search("MCTS:200:policy=baseline"), is_search("baseline")
+    (True, True, False)
+    """
+    return spec.strip().lower().split(":")[0] == "mcts" and not os.path.exists(spec)
+
+
+def same_agent(a: str, b: str, rules: Rules | None = None) -> bool:
+    """Whether specs ``a`` and ``b`` name the same agent under ``rules``: the same spec (case
+    and spaces aside), or two plain policy specs that load the same checkpoint file
+    (``baseline`` and its path). The one rule behind the benchmark's self-match skip and
+    ``piquet exploit``'s reference.
+
+    >>> same_agent("Heuristic", "heuristic"), same_agent("mcts:50", "mcts:100")
+    (True, False)
+    """
+    if a.strip().lower() == b.strip().lower():
+        return True
+    if is_search(a) or is_search(b):
+        return False
+    files_a, files_b = spec_files(a, rules), spec_files(b, rules)
+    return bool(files_a) and [os.path.realpath(f) for f in files_a] == [
+        os.path.realpath(f) for f in files_b
+    ]
 
 
 def _is_guided(spec: str) -> bool:
-    return _is_search(spec) and any(
+    return is_search(spec) and any(
         p.strip().lower().startswith("policy=") for p in spec.split(":")[2:]
     )
 
 
 def _is_mcts(spec: str) -> bool:
-    return _is_search(spec) and not _is_guided(spec)
+    return is_search(spec) and not _is_guided(spec)
 
 
 def _is_tabular(spec: str) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from piquet_agents.registry import spec_files
+from piquet_agents.registry import same_agent, spec_files
 from piquet_cli import main
 from piquet_env.rules import STANDARD, make_rules
 from piquet_training.benchmark.protocol import (
@@ -39,7 +39,6 @@ from piquet_training.benchmark.run import (
     benchmark_match,
     exact_nashconv,
     run_benchmark,
-    same_agent,
     upgrade_result,
 )
 from piquet_training.evaluation.duplicate import evaluate

@@ -9,7 +9,6 @@ file, every value checked (:class:`BenchmarkError` naming the field).
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,7 +201,7 @@ PROTOCOL_V1 = Protocol(
 for a policy on a free core of the project's 2-core machine (the exploiter's 20 M env steps most
 of it, the 500 pairs against ``mcts:100`` 5 to 7 minutes; more on a busy machine:
 docs/results/benchmark.md); a search takes longer in its matches and is not exploited
-(:func:`is_search`)."""
+(:func:`~piquet_agents.registry.is_search`)."""
 
 PROTOCOL = dataclasses.replace(PROTOCOL_V1, version=2, exact=ExactMeasure("mini", seed=0))
 """Version 2 (2026-12-03), the current one: version 1 and the exact NashConv of the agent under
@@ -270,13 +269,3 @@ def _text(v: object, where: str, empty: bool = False) -> str:
         kind = "string" if empty else "non-empty string"
         raise BenchmarkError(f"{where}: expected a {kind}, got {v!r}")
     return v
-
-
-def is_search(spec: str) -> bool:
-    """Whether ``spec`` is a search (``mcts:N``, ``mcts:N:policy=P``), which version 1 does not
-    exploit (:data:`SEARCH_SKIP`).
-
-    >>> is_search("mcts:100"), is_search("MCTS:200:policy=baseline"), is_search("baseline")
-    (True, True, False)
-    """
-    return spec.strip().lower().split(":")[0] == "mcts" and not os.path.exists(spec)

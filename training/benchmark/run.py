@@ -9,9 +9,10 @@
 - **exploit**: the lower bound on the agent's exploitability at a fixed budget (an exploiter
   trained by :mod:`piquet_training.exploit.exploiter` for a fixed number of env steps, one torch
   thread, then played against the agent on fresh duplicate deals beside ``baseline``'s edge on the
-  same deals). It is skipped for searches (``mcts`` specs, :func:`is_search`): an exploiter plays a
-  search one game at a time at the search's own cost, and 12 M env steps against ``mcts:100``
-  would take 35–55 CPU-hours (docs/results/exploitability.md).
+  same deals). It is skipped for searches (``mcts`` specs,
+  :func:`~piquet_agents.registry.is_search`): an exploiter plays a search one game at a time at the
+  search's own cost, and 12 M env steps against ``mcts:100`` would take 35–55 CPU-hours
+  (docs/results/exploitability.md).
 
 Its :attr:`Protocol.version` goes into every result file: a change to what is measured or how
 makes a new version, and results of different versions are not compared. :func:`run_benchmark`
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import piquet_env
-from piquet_agents.registry import make_agent, spec_files
+from piquet_agents.registry import is_search, make_agent, same_agent, spec_files
 from piquet_env.rules import make_rules
 from piquet_training.benchmark.protocol import (
     EXACT_SEARCH_SKIP,
@@ -57,7 +58,6 @@ from piquet_training.benchmark.protocol import (
     BenchmarkError,
     Match,
     Protocol,
-    is_search,
 )
 from piquet_training.benchmark.work import (
     check_work_dir,
@@ -77,20 +77,6 @@ from piquet_training.evaluation.paired import Edge
 from piquet_training.exploit.exploiter import exploit, exploit_config
 from piquet_training.exploit.result import ExploitError
 from piquet_training.settings.train import ConfigError
-
-
-def same_agent(a: str, b: str, rules_name: str = "standard") -> bool:
-    """Whether specs ``a`` and ``b`` name the same agent: the same spec (case aside), or two
-    plain policy specs that load the same checkpoint file (``baseline`` and its path)."""
-    if a.strip().lower() == b.strip().lower():
-        return True
-    if is_search(a) or is_search(b):
-        return False
-    rules = make_rules(rules_name)
-    files_a, files_b = spec_files(a, rules), spec_files(b, rules)
-    return bool(files_a) and [os.path.realpath(f) for f in files_a] == [
-        os.path.realpath(f) for f in files_b
-    ]
 
 
 def benchmark_match(
@@ -215,7 +201,7 @@ def run_benchmark(
     earlier = 0.0  # minutes a resumed run's parts took in earlier sittings
     for m in protocol.matches:
         opponent = protocol.spec(m.opponent)  # the agent the protocol's name plays
-        if same_agent(spec, opponent, protocol.rules):
+        if same_agent(spec, opponent, make_rules(protocol.rules)):
             matches[m.opponent] = {"skipped": SELF_SKIP}
             if echo:
                 print(f"  {spec} vs {opponent}: {SELF_SKIP}", flush=True)
@@ -409,7 +395,7 @@ def _exploit(
     """The protocol's exploit of ``spec``: the ``exploit`` block of the result file."""
     budget = protocol.exploit
     reference = protocol.spec(budget.reference) if budget.reference else ""
-    if reference and same_agent(spec, reference, protocol.rules):
+    if reference and same_agent(spec, reference, make_rules(protocol.rules)):
         reference = ""  # the agent against itself: 0 by construction, nothing to play
     out = work / "exploit"
     out.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,9 @@ class CLIError(ValueError):
 USER_ERRORS: dict[str, str] = {
     "piquet_cli.common": "CLIError",
     "piquet_agents.checkpoint": "CheckpointError",
+    "piquet_training.ppo.resume": "RunFolderError",
+    "piquet_training.exploit.result": "ExploitError",
+    "piquet_training.settings.schema": "ConfigError",
 }
 """Errors (module: class) that :func:`run_command` reports as ``piquet COMMAND: REASON``, exit 2.
 

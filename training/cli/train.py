@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import types
-from pathlib import Path
 
 from piquet_cli.common import (
     CLIError,
@@ -74,19 +73,6 @@ def _shared_settings(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def check_fresh_run_dir(out_dir: str | Path, *, overwrite: bool) -> None:
-    """Refuse to start a run in a folder that holds one already (its checkpoint or policy),
-    unless ``overwrite``: a second ``piquet train`` must not silently replace the first."""
-    from piquet_agents.checkpoint import LATEST_FILE, POLICY_FILE  # torch: not for --help
-
-    held = [name for name in (LATEST_FILE, POLICY_FILE) if (Path(out_dir) / name).exists()]
-    if held and not overwrite:
-        raise CLIError(
-            f"{out_dir} holds a run already ({', '.join(held)}): continue it with --resume "
-            f"{out_dir}, replace it with --overwrite, or train elsewhere with --set out_dir=DIR"
-        )
-
-
 def _run(args: argparse.Namespace) -> int:
     if args.list_configs:
         from piquet_training.settings.recipes import listing
@@ -110,6 +96,8 @@ def _run(args: argparse.Namespace) -> int:
         print(to_toml(cfg), end="")
         return 0
     if not args.resume:
+        from piquet_training.ppo.resume import check_fresh_run_dir
+
         check_fresh_run_dir(cfg.out_dir, overwrite=args.overwrite)
     from piquet_training.ppo.compute import DeviceError
     from piquet_training.ppo.trainer import train

@@ -5,7 +5,7 @@ snapshots, the torch, numpy and Python generators' states and the run's counters
 safetensors checkpoint (:mod:`piquet_agents.checkpoint`: tensors plus JSON, nothing pickled);
 :func:`restore_training_checkpoint` puts them back, and refuses, naming the file and the field,
 any part that is missing or malformed. A resumed run at the same ``torch_threads`` continues bit
-for bit.
+for bit. :func:`check_fresh_run_dir` keeps a new run from replacing one that a folder holds.
 """
 
 from __future__ import annotations
@@ -23,6 +23,21 @@ from piquet_agents.network import ActorCritic
 from piquet_env.rules import make_rules
 from piquet_training.ppo.collector import OpponentPool
 from piquet_training.settings.train import TrainConfig
+
+
+class RunFolderError(ValueError):
+    """A run folder that cannot take the run asked for; the message says why and what to do."""
+
+
+def check_fresh_run_dir(out_dir: str | Path, *, overwrite: bool) -> None:
+    """Refuse to start a run in a folder that holds one already (its checkpoint or policy),
+    unless ``overwrite``: a second run must not silently replace the first."""
+    held = [name for name in (ck.LATEST_FILE, ck.POLICY_FILE) if (Path(out_dir) / name).exists()]
+    if held and not overwrite:
+        raise RunFolderError(
+            f"{out_dir} holds a run already ({', '.join(held)}): continue it with --resume "
+            f"{out_dir}, replace it with --overwrite, or train elsewhere with --set out_dir=DIR"
+        )
 
 
 def save_training_checkpoint(
