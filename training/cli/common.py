@@ -24,7 +24,6 @@ piquet_cli.common.CLIError: unknown rules preset 'bogus'; expected one of ...
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib.util
 import os
 import re
@@ -394,31 +393,16 @@ def add_settings_arguments(
 def build_settings(
     cls: type[S], args: argparse.Namespace, backend: str, *, flags: dict[str, Any] | None = None
 ) -> S:
-    """A run's settings of class ``cls`` (either backend's): the resumed checkpoint's (on
-    ``--resume``, written by ``backend``, with ``out_dir`` the resumed run's folder) or the
-    defaults, then ``--config`` (a file or a shipped recipe's name), then each ``--set``, then
-    ``flags`` (a backend's own options); every value checked."""
-    from piquet_training.settings.schema import apply_overrides, load_toml, replace_checked
+    """A run's settings of class ``cls`` from the parsed flags (``--resume``, ``--config``,
+    ``--set``) and ``flags``, a backend's own options, in the order
+    :func:`~piquet_training.settings.resolve.resolve_settings` decides."""
+    from piquet_training.settings.resolve import resolve_settings
 
-    resume = getattr(args, "resume", None)
-    if resume:
-        from piquet_agents.checkpoint import LATEST_FILE, read_checkpoint
-        from piquet_training.settings.backends import check_resume
-
-        path = Path(resume)
-        ckpt = read_checkpoint(path / LATEST_FILE if path.is_dir() else path)
-        check_resume(ckpt, backend, resume)  # not a run of the other backend
-        saved = ckpt.meta.get("config", {})
-        cfg = cls.from_dict(saved, source=f"{resume} (its config)")
-        run_dir = path if path.is_dir() else path.parent.parent
-        cfg = dataclasses.replace(cfg, out_dir=str(run_dir))
-    else:
-        cfg = cls()
-    if getattr(args, "config", None):
-        from piquet_training.settings.recipes import resolve_config
-
-        cfg = load_toml(resolve_config(args.config), base=cfg)
-    cfg = apply_overrides(cfg, getattr(args, "set", None) or [])
-    if flags:
-        cfg = replace_checked(cfg, flags, source="flags")
-    return cfg.validate()
+    return resolve_settings(
+        cls,
+        backend,
+        resume=getattr(args, "resume", None),
+        config=getattr(args, "config", None),
+        overrides=getattr(args, "set", None) or [],
+        flags=flags,
+    )
