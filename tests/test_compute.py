@@ -12,7 +12,7 @@ import torch
 from piquet_agents.network import ActorCritic
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
-from piquet_training.ppo.collector import OpponentPool
+from piquet_training.ppo.collector import Collection, OpponentPool
 from piquet_training.ppo.compute import autocast, bf16_is_native, resolve_precision
 from piquet_training.ppo.update import PPOStep, gae, ppo_update
 from piquet_training.ppo.vector_collector import VectorCollector
@@ -46,7 +46,9 @@ def _rollout(seed: int):
     torch.manual_seed(seed)
     model = ActorCritic(ENC.size, ENC.n_actions, (64, 64), "tanh", ENC.state_size).eval()
     vc = VectorCollector(
-        RULES, "deal", 16, np.random.default_rng(seed), record_states=True, precision="bf16"
+        Collection(RULES, "deal", 16, record_states=True),
+        np.random.default_rng(seed),
+        precision="bf16",
     )
     return model, vc, vc.collect(16, OpponentPool(model, {"self": 1.0}))
 

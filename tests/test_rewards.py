@@ -18,7 +18,7 @@ from piquet_env.observation import encoder_for
 from piquet_env.piquet_v0 import raw_env
 from piquet_env.rewards import REWARDS, BatchRewards, RewardError, check_reward, reward_due
 from piquet_env.rules import STANDARD, all_presets
-from piquet_training.ppo.collector import Collector, Seat
+from piquet_training.ppo.collector import Collection, Collector, Seat
 from tests.train_helpers import finished_results, trajectory_sums
 
 
@@ -133,7 +133,8 @@ def test_the_collector_pays_terminal_modes_once(reward: str) -> None:
     enc = encoder_for(STANDARD)
     torch.manual_seed(0)
     model = ActorCritic(enc.size, enc.n_actions, hidden=(8,))
-    col = Collector(STANDARD, "deal", 2, np.random.default_rng(3), reward=reward, reward_scale=2.0)
+    collection = Collection(STANDARD, "deal", 2, reward=reward, reward_scale=2.0)
+    col = Collector(collection, np.random.default_rng(3))
     results = finished_results(col)
     roll = col.collect(3, lambda rng: (Seat(model=model, record=True), Seat(model=model), "x"))
     assert roll.dones.sum() == 3 and np.count_nonzero(roll.rewards) <= 3

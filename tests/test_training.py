@@ -18,7 +18,7 @@ from piquet_cli import main
 from piquet_env.agent import RandomAgent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, Rules, make_rules
-from piquet_training.ppo.collector import Collector, Opponent, OpponentPool, Seat
+from piquet_training.ppo.collector import Collection, Collector, Opponent, OpponentPool, Seat
 from piquet_training.ppo.imitation import discounted_returns
 from piquet_training.ppo.update import gae
 from piquet_training.settings.train import TrainConfig, apply_overrides, load_toml, to_toml
@@ -120,13 +120,10 @@ def test_rollout_rewards_add_up_to_the_game_result(mode: str, dense: bool, rules
     torch.manual_seed(0)
     model = ActorCritic(enc.size, enc.n_actions, hidden=(16,))
     col = Collector(
-        rules,
-        mode,
-        num_envs=3,
-        rng=np.random.default_rng(1),
-        reward_scale=0.5,
-        settle_weight=1.0,
-        dense_reward=dense,
+        Collection(
+            rules, mode, num_envs=3, reward_scale=0.5, settle_weight=1.0, dense_reward=dense
+        ),
+        np.random.default_rng(1),
     )
     results = finished_results(col)
     roll = col.collect(
@@ -153,7 +150,7 @@ def test_learner_against_an_agent_records_only_its_own_seat() -> None:
     model = tiny_model()
     random_agent = Opponent("random", RandomAgent, random=True)
     pool = OpponentPool(model, {"random": 1.0}, opponents={"random": random_agent})
-    col = Collector(STANDARD, "deal", num_envs=4, rng=np.random.default_rng(2))
+    col = Collector(Collection(STANDARD, "deal", num_envs=4), np.random.default_rng(2))
     roll = col.collect(6, pool.matchup)
     assert roll.games == 6 and roll.dones.sum() == 6
     assert roll.env_steps > len(roll)  # the random agent's decisions are played, not recorded
@@ -171,9 +168,7 @@ def test_learner_against_an_agent_records_only_its_own_seat() -> None:
 def test_collector_refuses_bad_arguments(kwargs: dict, message: str) -> None:
     args = {"mode": "deal", "num_envs": 2, **kwargs}
     with pytest.raises(ValueError, match=message):
-        Collector(
-            STANDARD, args.pop("mode"), args.pop("num_envs"), np.random.default_rng(0), **args
-        )
+        Collection(STANDARD, args.pop("mode"), args.pop("num_envs"), **args)
 
 
 def test_opponent_pool_keeps_the_newest_snapshots() -> None:

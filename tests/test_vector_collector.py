@@ -13,7 +13,7 @@ from piquet_env.observation import encoder_for
 from piquet_env.rewards import reward_due
 from piquet_env.rules import make_rules
 from piquet_env.vector import BatchGame, game_seed, make_game
-from piquet_training.ppo.collector import OpponentPool
+from piquet_training.ppo.collector import Collection, OpponentPool
 from piquet_training.ppo.vector_collector import (
     VectorCollector,
     concat_rollouts,
@@ -63,17 +63,17 @@ def _collect(mode, reward, dense, settle, critic, weights, n=6, seed=1):
     model = ActorCritic(ENC.size, ENC.n_actions, (32,), "tanh", state_size).eval()
     pool = OpponentPool(model, weights)
     pool.add_snapshot(0)
-    vc = VectorCollector(
+    collection = Collection(
         RULES,
         mode,
         n,
-        np.random.default_rng(seed),
         reward=reward,
         reward_scale=0.5,
         settle_weight=settle,
         dense_reward=dense,
         record_states=critic,
     )
+    vc = VectorCollector(collection, np.random.default_rng(seed))
     made = {}
     original = vc._batch
 
@@ -193,16 +193,16 @@ def test_concat_keeps_trajectories():
 
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="mode"):
-        VectorCollector(RULES, "rubber", 4, np.random.default_rng(0))
+        VectorCollector(Collection(RULES, "rubber", 4), np.random.default_rng(0))
     with pytest.raises(ValueError, match="num_envs"):
-        VectorCollector(RULES, "deal", 0, np.random.default_rng(0))
+        VectorCollector(Collection(RULES, "deal", 0), np.random.default_rng(0))
 
 
 def test_snapshots_act_in_one_stack_rebuilt_when_the_pool_changes():
     torch.manual_seed(0)
     model = ActorCritic(ENC.size, ENC.n_actions, (32,), "tanh").eval()
     pool = OpponentPool(model, {"snapshot": 1.0})
-    vc = VectorCollector(RULES, "deal", 4, np.random.default_rng(0))
+    vc = VectorCollector(Collection(RULES, "deal", 4), np.random.default_rng(0))
     pool.add_snapshot(0)
     vc.collect(4, pool)
     first = vc._stack
@@ -224,7 +224,9 @@ def _blind_rollout(seed: int):
     with torch.no_grad():
         for p in model.parameters():
             p.zero_()
-    vc = VectorCollector(RULES, "partie", 3, np.random.default_rng(seed), reward_scale=0.02)
+    vc = VectorCollector(
+        Collection(RULES, "partie", 3, reward_scale=0.02), np.random.default_rng(seed)
+    )
     return vc.collect(3, OpponentPool(model, {"self": 1.0, "random": 1.0}))
 
 
@@ -284,7 +286,7 @@ def test_a_sampled_target_samples_in_batch(tmp_path):
     assert greedy.greedy and greedy.batched
     sampling = resolve_opponent(f"{tmp_path / 'p.safetensors'}:sample", RULES)
     assert not sampling.greedy and sampling.batched
-    vc = VectorCollector(RULES, "deal", 64, np.random.default_rng(0))
+    vc = VectorCollector(Collection(RULES, "deal", 64), np.random.default_rng(0))
     obs = np.random.default_rng(1).random((2000, ENC.size)).astype(np.float32)
     mask = np.ones((2000, ENC.n_actions), dtype=np.int8)
     sampled = vc._network_act(sampling, obs, mask)
@@ -312,7 +314,7 @@ def test_training_opponents_are_agent_specs_batched_where_they_can_be(tmp_path):
     learner = ActorCritic(ENC.size, ENC.n_actions, (16,)).eval()
     pool = OpponentPool(learner, dict.fromkeys(specs, 1.0), opponents=opponents)
     assert pool.kinds == list(specs)
-    vc = VectorCollector(RULES, "deal", 16, np.random.default_rng(0))
+    vc = VectorCollector(Collection(RULES, "deal", 16), np.random.default_rng(0))
     played: list[str] = []
     orig = vc._agent_games
     vc._agent_games = lambda n, p, kind: (played.append(kind), orig(n, p, kind))[1]
@@ -326,7 +328,9 @@ def test_with_critic_states_the_observations_are_read_from_them_not_stored_twice
     """A critic state seen from the acting seat begins with its observation: the collector
     stores the states alone and the rollout's observations are a view of their first columns."""
     rules = make_rules("standard")
-    col = VectorCollector(rules, "deal", 8, np.random.default_rng(3), record_states=True)
+    col = VectorCollector(
+        Collection(rules, "deal", 8, record_states=True), np.random.default_rng(3)
+    )
     pool = OpponentPool(
         ActorCritic(col.size, col.n_actions, (16,), state_size=col.state_size), {"self": 1.0}
     )
@@ -335,5 +339,7 @@ def test_with_critic_states_the_observations_are_read_from_them_not_stored_twice
     obs, states = roll.wide()
     assert np.array_equal(obs, states[:, : col.size])
     assert np.shares_memory(roll.obs, roll.states)
-    plain = VectorCollector(rules, "deal", 8, np.random.default_rng(3), record_states=False)
+    plain = VectorCollector(
+        Collection(rules, "deal", 8, record_states=False), np.random.default_rng(3)
+    )
     assert "obs" in plain._raw.columns

@@ -31,6 +31,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -205,40 +206,64 @@ class _Slot:
         self.pending[p] = 0.0
 
 
+@dataclass(frozen=True)
+class Collection:
+    """What self-play collects, one value for both collectors: games under ``rules`` in
+    ``mode``, ``num_envs`` at a time, rewarded by ``reward`` (scaled by ``reward_scale``, a
+    partie's settlement weighted ``settle_weight``, paid as it accrues when ``dense_reward``; see
+    the module docstring), and with ``record_states`` each decision's full-information state for
+    the critic. Checked on construction."""
+
+    rules: Rules
+    mode: str = "deal"
+    num_envs: int = 1
+    reward: str = "deal_points"
+    reward_scale: float = 0.02
+    settle_weight: float = 1.0
+    dense_reward: bool = True
+    record_states: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        check_reward(self.reward, scale=self.reward_scale, settle_weight=self.settle_weight)
+        if isinstance(self.num_envs, bool) or not isinstance(self.num_envs, int):
+            raise ValueError(f"num_envs must be an int, got {self.num_envs!r}")
+        if self.num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {self.num_envs!r}")
+
+    @classmethod
+    def of(cls, cfg: Any, rules: Rules, mode: str) -> Collection:
+        """The collection of a training config (a :class:`~piquet_training.settings.train.
+        TrainConfig`) for games in ``mode``."""
+        return cls(
+            rules,
+            mode,
+            cfg.num_envs,
+            reward=cfg.reward,
+            reward_scale=cfg.reward_scale,
+            settle_weight=cfg.settle_weight,
+            dense_reward=cfg.dense_reward,
+            record_states=cfg.critic == "state",
+        )
+
+
 class Collector:
-    """Plays batches of complete games under ``rules`` and ``mode`` and records rollouts.
+    """Plays batches of complete games as ``collection`` says and records rollouts.
 
     ``rng`` (a numpy ``Generator``) draws every game seed and is the only source of randomness
     besides torch's global RNG (used to sample network actions) and the agents (seeded from
-    ``rng`` by the matchup function). ``reward``, ``reward_scale``, ``settle_weight`` and
-    ``dense_reward``: see the module docstring; ``record_states`` records the critic's
-    full-information state with each decision.
+    ``rng`` by the matchup function).
     """
 
-    def __init__(
-        self,
-        rules: Rules,
-        mode: str,
-        num_envs: int,
-        rng: np.random.Generator,
-        *,
-        reward: str = "deal_points",
-        reward_scale: float = 0.02,
-        settle_weight: float = 1.0,
-        dense_reward: bool = True,
-        record_states: bool = False,
-    ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        check_reward(reward, scale=reward_scale, settle_weight=settle_weight)
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
-        self.rules, self.mode, self.num_envs, self.rng = rules, mode, num_envs, rng
-        self.reward, self.reward_scale, self.settle_weight = reward, reward_scale, settle_weight
-        self.dense_reward = dense_reward
-        self._dense = dense_reward and reward == "deal_points"
-        self.record_states = record_states
-        self.encoder = encoder_for(rules)
+    def __init__(self, collection: Collection, rng: np.random.Generator) -> None:
+        c = self.collection = collection
+        self.rules, self.mode, self.num_envs, self.rng = c.rules, c.mode, c.num_envs, rng
+        self.reward, self.reward_scale = c.reward, c.reward_scale
+        self.settle_weight, self.dense_reward = c.settle_weight, c.dense_reward
+        self._dense = c.dense_reward and c.reward == "deal_points"
+        self.record_states = c.record_states
+        self.encoder = encoder_for(c.rules)
         self.state_size = self.encoder.state_size
         _, a, b, _ = self.encoder.state_fields[0]
         self._own_obs = slice(a, b)  # the acting player's observation inside his state

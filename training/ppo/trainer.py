@@ -44,6 +44,7 @@ from piquet_env.rules import Rules, make_rules
 from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
 from piquet_training.ppo.collector import (
+    Collection,
     Collector,
     Opponent,
     OpponentPool,
@@ -297,24 +298,12 @@ def make_collector(
     (:class:`~piquet_training.ppo.vector_collector.VectorCollector`, its value pass on ``device``,
     the CPU by default, in ``precision``) when ``batched``, else one
     :class:`~piquet_env.game.Game` per game (:class:`~piquet_training.ppo.collector.Collector`)."""
-    kwargs: dict[str, Any] = dict(
-        reward=cfg.reward,
-        reward_scale=cfg.reward_scale,
-        settle_weight=cfg.settle_weight,
-        dense_reward=cfg.dense_reward,
-        record_states=cfg.critic == "state",
-    )
+    collection = Collection.of(cfg, rules, mode)
     if batched:
         return VectorCollector(
-            rules,
-            mode,
-            cfg.num_envs,
-            rng,
-            device=device or torch.device("cpu"),
-            precision=precision,
-            **kwargs,
+            collection, rng, device=device or torch.device("cpu"), precision=precision
         )
-    return Collector(rules, mode, cfg.num_envs, rng, **kwargs)
+    return Collector(collection, rng)
 
 
 def collect(run: Run) -> Rollout:

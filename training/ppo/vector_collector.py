@@ -35,11 +35,11 @@ import numpy as np
 import torch
 
 from piquet_agents.network import ActorCritic, ActorStack
-from piquet_env.rules import Rules
 from piquet_env.vector import NO_ACTION, BatchGame, StepResult, sample_legal
 from piquet_env.vector.deal import max_deals
 from piquet_env.vector.engine import MAX_DECISIONS_PER_DEAL
 from piquet_training.ppo.collector import (
+    Collection,
     CollectionCounts,
     Collector,
     Opponent,
@@ -180,31 +180,14 @@ class VectorCollector(Collector):
 
     def __init__(
         self,
-        rules: Rules,
-        mode: str,
-        num_envs: int,
+        collection: Collection,
         rng: np.random.Generator,
         *,
-        reward: str = "deal_points",
-        reward_scale: float = 0.02,
-        settle_weight: float = 1.0,
-        dense_reward: bool = True,
-        record_states: bool = False,
         device: str | torch.device = "cpu",
         precision: str = "fp32",
         index_rows: bool = True,
     ) -> None:
-        super().__init__(
-            rules,
-            mode,
-            num_envs,
-            rng,
-            reward=reward,
-            reward_scale=reward_scale,
-            settle_weight=settle_weight,
-            dense_reward=dense_reward,
-            record_states=record_states,
-        )
+        super().__init__(collection, rng)
         self.device = torch.device(device)
         self.precision = precision
         enc = self.encoder
@@ -224,12 +207,12 @@ class VectorCollector(Collector):
         # A critic state seen from the acting seat begins with that seat's observation
         # (ObservationEncoder.state_layout): with states recorded, the observations are read
         # from them, the same numbers, and not stored twice (a third of the stores' bytes).
-        if record_states:
+        if collection.record_states:
             columns["states"] = ((self.state_size,), np.float32)
         else:
             columns["obs"] = ((self.size,), np.float32)
         self._raw = _RowStore(columns)  # in the order decisions were made
-        self._rows_per_game = MAX_DECISIONS_PER_DEAL * max_deals(rules, mode)
+        self._rows_per_game = MAX_DECISIONS_PER_DEAL * max_deals(collection.rules, collection.mode)
         """Most rows one game can record (every decision of both seats, in self-play)."""
         self.index_rows = index_rows
         """Whether a rollout's wide columns (observations, critic states) stay in the recording
