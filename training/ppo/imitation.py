@@ -18,6 +18,7 @@ import torch
 from piquet_agents.network import ActorCritic
 from piquet_env.agent import Agent
 from piquet_training.ppo.collector import Collector, Matchup, Rollout, Seat
+from piquet_training.settings.train import TrainConfig
 
 
 def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> np.ndarray:
@@ -50,16 +51,15 @@ def collect_demonstrations(
 def behaviour_clone(
     model: ActorCritic,
     demos: Rollout,
-    *,
-    epochs: int,
-    learning_rate: float,
-    batch_size: int,
-    gamma: float,
-    vf_coef: float,
+    cfg: TrainConfig,
     rng: np.random.Generator,
     max_grad_norm: float = 0.5,
 ) -> dict[str, float]:
-    """Fit ``model`` to the demonstrations; return the last epoch's mean losses and accuracy."""
+    """Fit ``model`` to the demonstrations with the warm start's settings of ``cfg``
+    (``bc_epochs``, ``bc_learning_rate``, ``bc_batch_size``; the returns discounted by ``gamma``,
+    the value loss weighted by ``vf_coef``); return the last epoch's mean losses and accuracy."""
+    epochs, learning_rate, batch_size = cfg.bc_epochs, cfg.bc_learning_rate, cfg.bc_batch_size
+    gamma, vf_coef = cfg.gamma, cfg.vf_coef
     obs = torch.from_numpy(demos.obs)
     masks = torch.from_numpy(demos.masks)
     actions = torch.from_numpy(demos.actions)

@@ -386,16 +386,7 @@ def warm_start(run: Run) -> None:
         f"warm start: fitting {len(demos):,} decisions ({cfg.bc_epochs} epochs), "
         f"recorded in {time.perf_counter() - t0:.0f} s..."
     )
-    stats = behaviour_clone(
-        run.model,
-        demos,
-        epochs=cfg.bc_epochs,
-        learning_rate=cfg.bc_learning_rate,
-        batch_size=cfg.bc_batch_size,
-        gamma=cfg.gamma,
-        vf_coef=cfg.vf_coef,
-        rng=run.np_rng,
-    )
+    stats = behaviour_clone(run.model, demos, cfg, run.np_rng)
     run.counters["bc_seconds"] = time.perf_counter() - t0
     run.logger.log_event(0, 0, "warm_start")
     run.console.say(

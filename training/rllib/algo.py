@@ -29,6 +29,21 @@ _CPUS = Rule(
 )
 
 
+RLLIB_TRAINING = {
+    "learning_rate": "lr",
+    "gamma": "gamma",
+    "gae_lambda": "lambda_",
+    "clip_coef": "clip_param",
+    "ent_coef": "entropy_coeff",
+    "vf_coef": "vf_loss_coeff",
+    "max_grad_norm": "grad_clip",
+    "train_batch_size": "train_batch_size_per_learner",
+    "minibatch_size": "minibatch_size",
+    "update_epochs": "num_epochs",
+}
+"""Each PPO setting's name in RLlib's ``PPOConfig.training``: the one translation table."""
+
+
 @dataclass
 class RLlibConfig(PPOSettings):
     """Every setting of an RLlib self-play run (the CLI flags of ``piquet train --backend
@@ -159,18 +174,7 @@ def algo_config(cfg: RLlibConfig) -> Any:
             policies={MAIN}, policy_mapping_fn=mapping_fn([], **league), policies_to_train=[MAIN]
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MAIN: spec}))
-        .training(
-            lr=cfg.learning_rate,
-            gamma=cfg.gamma,
-            lambda_=cfg.gae_lambda,
-            clip_param=cfg.clip_coef,
-            entropy_coeff=cfg.ent_coef,
-            vf_loss_coeff=cfg.vf_coef,
-            grad_clip=cfg.max_grad_norm,
-            train_batch_size_per_learner=cfg.train_batch_size,
-            minibatch_size=cfg.minibatch_size,
-            num_epochs=cfg.update_epochs,
-        )
+        .training(**{theirs: getattr(cfg, ours) for ours, theirs in RLLIB_TRAINING.items()})
         .callbacks(callback)
         .debugging(seed=cfg.seed)
     )
