@@ -80,6 +80,86 @@ def gae(
     return advantages, advantages + values
 
 
+@dataclass(frozen=True)
+class _OnDevice:
+    """One rollout's columns as tensors on the model's device (``wide``: where each row's
+    observation and state lie, when the rollout keeps them in recording order)."""
+
+    obs: torch.Tensor
+    masks: torch.Tensor
+    actions: torch.Tensor
+    old_logp: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+    old_values: torch.Tensor
+    states: torch.Tensor | None
+    wide: torch.Tensor | None
+
+    @classmethod
+    def of(
+        cls, batch: Rollout, advantages: np.ndarray, returns: np.ndarray, dev: torch.device
+    ) -> _OnDevice:
+        def tensor(a: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(a).to(dev)
+
+        return cls(
+            tensor(batch.obs),
+            tensor(batch.masks),
+            tensor(batch.actions),
+            tensor(batch.logprobs),
+            tensor(advantages),
+            tensor(returns),
+            tensor(batch.values),
+            None if batch.states is None else tensor(batch.states),
+            None if batch.order is None else tensor(batch.order),
+        )
+
+
+def clipped_policy_loss(
+    ratio: torch.Tensor, adv: torch.Tensor, clip_coef: float, norm_adv: bool
+) -> torch.Tensor:
+    """PPO's clipped surrogate objective, as a loss (advantages normalised per minibatch when
+    ``norm_adv``)."""
+    if norm_adv and len(adv) > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    return torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+
+
+def value_loss(
+    value: torch.Tensor,
+    old_value: torch.Tensor,
+    returns: torch.Tensor,
+    clip_coef: float,
+    clip_vloss: bool,
+) -> torch.Tensor:
+    """Half the squared error of the critic, the larger of the clipped and unclipped one when
+    ``clip_vloss`` (as CleanRL's)."""
+    if not clip_vloss:
+        return 0.5 * ((value - returns) ** 2).mean()
+    clipped = old_value + (value - old_value).clamp(-clip_coef, clip_coef)
+    return 0.5 * torch.max((value - returns) ** 2, (clipped - returns) ** 2).mean()
+
+
+def explained_variance(returns: np.ndarray, values: np.ndarray) -> float:
+    """How much of the returns' variance the values explain (NaN when the returns are
+    constant)."""
+    var_y = float(np.var(returns))
+    return float("nan") if var_y == 0 else 1 - float(np.var(returns - values)) / var_y
+
+
+def _as_step(step: PPOStep | Any) -> PPOStep:
+    """``step``, or (deprecated) the step of a whole run config."""
+    if isinstance(step, PPOStep):
+        return step
+    warnings.warn(
+        "ppo_update takes a PPOStep (PPOStep.of(cfg, ent_coef=..., magnet_coef=...)), "
+        "not a whole run config",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return PPOStep.of(step)
+
+
 def ppo_update(
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
@@ -98,27 +178,10 @@ def ppo_update(
     ``step.magnet_coef`` the pull ``KL(pi || magnet)`` toward ``magnet`` (magnetic mirror
     descent, :mod:`piquet_training.ppo.magnet`). (A whole run config in place of ``step`` still
     works, deprecated: its fields are read as :meth:`PPOStep.of` reads them.)"""
-    if not isinstance(step, PPOStep):
-        warnings.warn(
-            "ppo_update takes a PPOStep (PPOStep.of(cfg, ent_coef=..., magnet_coef=...)), "
-            "not a whole run config",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        step = PPOStep.of(step)
-    ent_coef, magnet_coef = step.ent_coef, step.magnet_coef
-    pull = magnet is not None and magnet_coef > 0
+    step = _as_step(step)
+    pull = magnet if magnet is not None and step.magnet_coef > 0 else None
     dev = next(model.parameters()).device
-
-    def tensor(a: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(a).to(dev)
-
-    obs, masks = tensor(batch.obs), tensor(batch.masks)
-    actions, old_logp = tensor(batch.actions), tensor(batch.logprobs)
-    adv_all, ret_all = tensor(advantages), tensor(returns)
-    old_values = tensor(batch.values)
-    states = None if batch.states is None else tensor(batch.states)
-    wide = None if batch.order is None else tensor(batch.order)  # where obs and states lie
+    data = _OnDevice.of(batch, advantages, returns, dev)
     n = len(batch)
     mb_size = max(1, n // step.num_minibatches)
     model.train()
@@ -128,62 +191,64 @@ def ppo_update(
         perm = torch.from_numpy(rng.permutation(n)).to(dev)
         kls = []
         for start in range(0, n, mb_size):
-            idx = perm[start : start + mb_size]
-            at = idx if wide is None else wide[idx]
-            with autocast(dev, precision):
-                logp, entropy, value, logp_all = model.evaluate_distribution(
-                    obs[at], masks[idx], actions[idx], None if states is None else states[at]
-                )
-            logp, entropy, value = logp.float(), entropy.float(), value.float()
-            log_ratio = logp - old_logp[idx]
-            ratio = log_ratio.exp()
-            with torch.no_grad():
-                approx_kl = ((ratio - 1) - log_ratio).mean()  # the k3 estimator
-                clipfrac = ((ratio - 1.0).abs() > step.clip_coef).float().mean()
-            adv = adv_all[idx]
-            if step.norm_adv and len(idx) > 1:
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-            pg_loss = torch.max(
-                -adv * ratio, -adv * ratio.clamp(1 - step.clip_coef, 1 + step.clip_coef)
-            ).mean()
-            if step.clip_vloss:
-                clipped = old_values[idx] + (value - old_values[idx]).clamp(
-                    -step.clip_coef, step.clip_coef
-                )
-                v_loss = (
-                    0.5
-                    * torch.max((value - ret_all[idx]) ** 2, (clipped - ret_all[idx]) ** 2).mean()
-                )
-            else:
-                v_loss = 0.5 * ((value - ret_all[idx]) ** 2).mean()
-            entropy_loss = entropy.mean()
-            loss = pg_loss - ent_coef * entropy_loss + step.vf_coef * v_loss
-            if pull:
-                kl = kl_to_magnet(
-                    logp_all.float(), magnet.log_probs(obs[at], masks[idx]), masks[idx]
-                ).mean()
-                loss = loss + magnet_coef * kl
-                sums["magnet_kl"] = sums.get("magnet_kl", 0.0) + kl.item()
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), step.max_grad_norm)
-            optimizer.step()
-            for key, val in (
-                ("policy_loss", pg_loss),
-                ("value_loss", v_loss),
-                ("entropy", entropy_loss),
-                ("approx_kl", approx_kl),
-                ("clipfrac", clipfrac),
-            ):
-                sums[key] = sums.get(key, 0.0) + val.item()
+            losses = _minibatch_step(
+                model, optimizer, data, perm[start : start + mb_size], step, precision, pull
+            )
+            for key, val in losses.items():
+                sums[key] = sums.get(key, 0.0) + val
             count += 1
-            kls.append(approx_kl.item())
+            kls.append(losses["approx_kl"])
         if step.target_kl and np.mean(kls) > step.target_kl:
             break
     model.eval()
     stats = {k: v / max(count, 1) for k, v in sums.items()}
-    var_y = float(np.var(returns))
-    stats["explained_variance"] = (
-        float("nan") if var_y == 0 else 1 - float(np.var(returns - batch.values)) / var_y
-    )
+    stats["explained_variance"] = explained_variance(returns, batch.values)
     return stats
+
+
+def _minibatch_step(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    data: _OnDevice,
+    idx: torch.Tensor,
+    step: PPOStep,
+    precision: str,
+    magnet: Magnet | None,
+) -> dict[str, float]:
+    """One gradient step on the minibatch ``idx``; its losses and diagnostics."""
+    at = idx if data.wide is None else data.wide[idx]
+    masks = data.masks[idx]
+    states = None if data.states is None else data.states[at]
+    with autocast(next(model.parameters()).device, precision):
+        logp, entropy, value, logp_all = model.evaluate_distribution(
+            data.obs[at], masks, data.actions[idx], states
+        )
+    logp, entropy, value = logp.float(), entropy.float(), value.float()
+    log_ratio = logp - data.old_logp[idx]
+    ratio = log_ratio.exp()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - log_ratio).mean()  # the k3 estimator
+        clipfrac = ((ratio - 1.0).abs() > step.clip_coef).float().mean()
+    pg_loss = clipped_policy_loss(ratio, data.advantages[idx], step.clip_coef, step.norm_adv)
+    v_loss = value_loss(
+        value, data.old_values[idx], data.returns[idx], step.clip_coef, step.clip_vloss
+    )
+    entropy_loss = entropy.mean()
+    loss = pg_loss - step.ent_coef * entropy_loss + step.vf_coef * v_loss
+    out: dict[str, float] = {}
+    if magnet is not None:
+        kl = kl_to_magnet(logp_all.float(), magnet.log_probs(data.obs[at], masks), masks).mean()
+        loss = loss + step.magnet_coef * kl
+        out["magnet_kl"] = kl.item()
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), step.max_grad_norm)
+    optimizer.step()
+    out.update(
+        policy_loss=pg_loss.item(),
+        value_loss=v_loss.item(),
+        entropy=entropy_loss.item(),
+        approx_kl=approx_kl.item(),
+        clipfrac=clipfrac.item(),
+    )
+    return out
