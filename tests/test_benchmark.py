@@ -214,10 +214,10 @@ def test_a_stopped_match_continues_to_the_same_games(
     monkeypatch.setattr(work, "CHUNK_PAIRS", 2)
     real = bench.play_games
 
-    def killed_at_pair_2(*args, start: int = 0, **kwargs):
-        if start >= 2:
+    def killed_at_pair_2(match, **kwargs):
+        if match.start >= 2:
             raise Killed
-        return real(*args, start=start, **kwargs)
+        return real(match, **kwargs)
 
     monkeypatch.setattr(bench, "play_games", killed_at_pair_2)
     with pytest.raises(Killed):

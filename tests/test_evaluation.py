@@ -329,16 +329,20 @@ def test_ladder_matrix_text_marks_significance():
 
 
 def test_a_match_extended_from_a_later_pair_is_the_match_played_in_one_go():
-    from piquet_training.evaluation.duplicate import play_games
+    from piquet_training.evaluation.duplicate import DuplicateMatch, play_games
 
-    whole = play_games("heuristic", "random", STANDARD, 6, seed=3)
-    parts = play_games("heuristic", "random", STANDARD, 2, seed=3) + play_games(
-        "heuristic", "random", STANDARD, 4, seed=3, workers=2, start=2
+    whole = play_games(DuplicateMatch("heuristic", "random", STANDARD, 6, seed=3))
+    parts = play_games(DuplicateMatch("heuristic", "random", STANDARD, 2, seed=3)) + play_games(
+        DuplicateMatch("heuristic", "random", STANDARD, 4, seed=3, start=2), workers=2
     )
     assert parts == whole
     assert [g.pair for g in parts] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
     with pytest.raises(ValueError, match="first pair's number"):
-        play_games("random", "random", STANDARD, 2, start=-1)
+        DuplicateMatch("random", "random", STANDARD, 2, start=-1)
+    with pytest.raises(ValueError, match="positive int"):
+        DuplicateMatch("random", "random", STANDARD, 0)
+    with pytest.raises(ValueError, match="mode"):
+        DuplicateMatch("random", "random", STANDARD, 2, mode="rubber")
 
 
 def test_ladder_extends_only_the_matches_between_neighbours():
@@ -442,9 +446,9 @@ def test_a_resumed_ladder_takes_the_recorded_pairs_and_plays_only_the_rest(tmp_p
     played = []
     real = ladder.play_games
 
-    def counting(a, b, rules, n, *args, start=0, **kwargs):
-        played.append((a, b, start, n))
-        return real(a, b, rules, n, *args, start=start, **kwargs)
+    def counting(match, **kwargs):
+        played.append((match.agent_a, match.agent_b, match.start, match.pairs))
+        return real(match, **kwargs)
 
     monkeypatch.setattr(ladder, "play_games", counting)
     seen = []

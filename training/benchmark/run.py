@@ -67,6 +67,7 @@ from piquet_training.benchmark.work import (
 )
 from piquet_training.evaluation.duplicate import (
     AgentLike,
+    DuplicateMatch,
     GameResult,
     MatchReport,
     evaluate,
@@ -348,10 +349,8 @@ def _played_match(
     }
 
     def play(start: int, n: int) -> list[GameResult]:
-        return play_games(
-            spec, opponent, rules, n, protocol.mode, m.seed, workers,
-            start=start, variance_reduction=vr,
-        )  # fmt: skip
+        match = DuplicateMatch(spec, opponent, rules, n, protocol.mode, m.seed, start, vr)
+        return play_games(match, workers=workers)
 
     bar = None
     if progress:

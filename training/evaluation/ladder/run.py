@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 from piquet_env.rules import Rules
 from piquet_training.evaluation.duplicate import (
     AgentLike,
+    DuplicateMatch,
     GameResult,
     MatchReport,
     agent_name,
@@ -192,10 +193,10 @@ def run_ladder(
         games = [g for p in range(pairs) if p in have for g in have[p]]
         for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
             todo = [p for _, p in run]
-            more = play_games(
-                agents[i], agents[j], rules, len(todo), mode, seed, workers, progress,
-                desc=desc, start=todo[0], variance_reduction=variance_reduction,
-            )  # fmt: skip
+            match = DuplicateMatch(
+                agents[i], agents[j], rules, len(todo), mode, seed, todo[0], variance_reduction
+            )
+            more = play_games(match, workers=workers, progress=progress, desc=desc)
             if key is not None and record is not None:
                 record.add(key, more)
             games += more

@@ -1,0 +1,263 @@
+"""Playing a match's pairs: in this process, or spread over worker processes.
+
+:func:`play_games` plays a :class:`~piquet_training.evaluation.duplicate.match.DuplicateMatch`
+and returns its games sorted by pair then game; :func:`evaluate_match` adds the report, and
+:func:`evaluate` is the same with the match given field by field. Pairs are independent and
+numbered, so where each is played changes nothing: with ``workers > 1`` chunks of pair numbers go
+to worker processes, each rebuilding the agents from their specs (or a pickled copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from multiprocessing.context import BaseContext
+from typing import Any
+
+from piquet_env.agent import Agent
+from piquet_env.rules import Rules
+from piquet_training.evaluation.duplicate.match import (
+    AgentLike,
+    DuplicateMatch,
+    GameResult,
+    play_pair,
+)
+from piquet_training.evaluation.duplicate.report import MatchReport, report
+from piquet_training.evaluation.variance import TalonCorrection, correction_for
+from piquet_training.memory import ProcessMemory, process_memory
+
+_WORKER_AGENTS: dict[tuple[str, str], Agent] = {}
+
+
+def _resolve(agent: AgentLike, rules: Rules, key: str | None = None) -> Agent:
+    if not isinstance(agent, str):
+        return agent
+    from piquet_agents.registry import make_agent
+
+    cache_key = (key or agent, rules.name)  # a spec may name another agent under other rules
+    if cache_key not in _WORKER_AGENTS:
+        _WORKER_AGENTS[cache_key] = make_agent(agent, rules)
+    return _WORKER_AGENTS[cache_key]
+
+
+def _play_chunk(
+    match: DuplicateMatch,
+    pairs: Sequence[int],
+    save_dir: str | None,
+    fallback_dir: str | None = None,
+) -> list[GameResult]:
+    """Play the pairs numbered ``pairs`` of ``match`` (in a worker: the agents built once per
+    process and spec)."""
+    a_spec, b_spec = match.agent_a, match.agent_b
+    a = _resolve(a_spec, match.rules, "A:" + a_spec if isinstance(a_spec, str) else None)
+    b = _resolve(b_spec, match.rules, "B:" + b_spec if isinstance(b_spec, str) else None)
+    corr = correction_for(match.variance_reduction, match.rules)
+    out: list[GameResult] = []
+    for i in pairs:
+        out.extend(
+            play_pair(a, b, match.rules, match.mode, match.seed, i, save_dir, fallback_dir, corr)
+        )
+    return out
+
+
+def _play_chunk_measured(*args: Any) -> tuple[list[GameResult], ProcessMemory | None]:
+    """:func:`_play_chunk` in a worker process, with the worker's memory after it."""
+    games = _play_chunk(*args)
+    return games, process_memory()
+
+
+def _mp_context() -> BaseContext:
+    """Fork where it is safe (fast, no re-import); spawn once torch has started its threads."""
+    if sys.platform.startswith("linux") and "torch" not in sys.modules:
+        return get_context("fork")
+    return get_context("spawn")
+
+
+def _init_worker() -> None:
+    """Worker processes each use one thread for torch: a batch-1 policy gains nothing from more,
+    and workers oversubscribing the cores make it many times slower."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+def _chunks(numbers: range, size: int) -> Iterator[range]:
+    for start in range(0, len(numbers), size):
+        yield numbers[start : start + size]
+
+
+@contextlib.contextmanager
+def _log_folders(save_dir: str | None) -> Iterator[str | None]:
+    """The games' log folder made, and a fresh fallback folder for logs that cannot be written
+    there (yielded; removed at the end unless something fell back into it)."""
+    if save_dir is None:
+        yield None
+        return
+    os.makedirs(save_dir, exist_ok=True)
+    fallback_dir = tempfile.mkdtemp(prefix="piquet-games-")
+    try:
+        yield fallback_dir
+    finally:
+        with contextlib.suppress(OSError):  # removed only when empty: nothing fell back
+            os.rmdir(fallback_dir)
+
+
+@contextlib.contextmanager
+def _progress_bar(show: bool, total: int, desc: str) -> Iterator[Any]:
+    """A tqdm bar over ``total`` pairs when ``show``, else ``None``; closed at the end."""
+    if not show:
+        yield None
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, unit="pair", smoothing=0.05)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def _play_here(
+    match: DuplicateMatch,
+    corr: TalonCorrection | None,
+    save_dir: str | None,
+    fallback_dir: str | None,
+    bar: Any,
+) -> list[GameResult]:
+    """Every pair in this process, with one agent object per seat (a spec naming the same agent
+    twice is built twice: an agent keeps state between moves)."""
+    a, b = _resolve(match.agent_a, match.rules), _resolve(match.agent_b, match.rules)
+    if a is b:
+        from piquet_agents.registry import make_agent
+
+        b = make_agent(match.agent_b, match.rules) if isinstance(match.agent_b, str) else b
+    games: list[GameResult] = []
+    for i in match.numbers:
+        games.extend(
+            play_pair(a, b, match.rules, match.mode, match.seed, i, save_dir, fallback_dir, corr)
+        )
+        if bar is not None:
+            bar.update(1)
+    return games
+
+
+def _play_in_pool(
+    match: DuplicateMatch,
+    workers: int,
+    save_dir: str | None,
+    fallback_dir: str | None,
+    bar: Any,
+    memory: list[ProcessMemory] | None,
+) -> list[GameResult]:
+    """Chunks of pairs in ``workers`` processes; each worker's largest memory reading appended
+    to ``memory``."""
+    size = max(1, min(10, match.pairs // (workers * 4)))
+    games: list[GameResult] = []
+    readings: dict[int, ProcessMemory] = {}
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=_mp_context(), initializer=_init_worker
+    ) as ex:
+        futures = {
+            ex.submit(_play_chunk_measured, match, list(c), save_dir, fallback_dir): len(c)
+            for c in _chunks(match.numbers, size)
+        }
+        for fut in as_completed(futures):
+            chunk, used = fut.result()
+            games.extend(chunk)
+            if used is not None and used.uss_mib >= readings.get(used.pid, used).uss_mib:
+                readings[used.pid] = used
+            if bar is not None:
+                bar.update(futures[fut])
+    if memory is not None:
+        memory.extend(readings[pid] for pid in sorted(readings))
+    return games
+
+
+def play_games(
+    match: DuplicateMatch,
+    *,
+    workers: int = 1,
+    progress: bool = False,
+    save_dir: str | None = None,
+    desc: str | None = None,
+    memory: list[ProcessMemory] | None = None,
+) -> list[GameResult]:
+    """Play ``match``'s pairs and return their games, sorted by pair then game (pairs are
+    numbered: a match extended from ``start`` equals one played from 0 in one go).
+
+    ``workers`` processes share the pairs (agents given as objects must then be picklable); with
+    a ``memory`` list each worker's own memory (:func:`~piquet_training.memory.process_memory`,
+    the reading with the largest unique set of its batches) is appended to it. ``progress`` shows
+    a bar (``desc`` its label). With ``save_dir`` every game's log is written there; a log that
+    cannot be is written to a fresh temporary folder instead (a warning says where), so no game
+    and no log is lost.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers!r}")
+    corr = correction_for(match.variance_reduction, match.rules)  # a bad value fails before play
+    label = desc or "duplicate pairs"
+    with _log_folders(save_dir) as fallback_dir, _progress_bar(progress, match.pairs, label) as bar:
+        if workers == 1:
+            games = _play_here(match, corr, save_dir, fallback_dir, bar)
+        else:
+            games = _play_in_pool(match, workers, save_dir, fallback_dir, bar, memory)
+    games.sort(key=lambda g: (g.pair, g.game))
+    return games
+
+
+def evaluate_match(
+    match: DuplicateMatch,
+    *,
+    workers: int = 1,
+    progress: bool = False,
+    save_dir: str | None = None,
+) -> MatchReport:
+    """Play ``match`` (:func:`play_games`) and report A's difference with 95% intervals."""
+    name_a, name_b = match.names
+    memory: list[ProcessMemory] = []
+    games = play_games(
+        match,
+        workers=workers,
+        progress=progress,
+        save_dir=save_dir,
+        desc=f"{name_a} vs {name_b}",
+        memory=memory,
+    )
+    vr = match.variance_reduction or ""
+    out = report(games, name_a, name_b, match.rules, match.mode, match.seed, vr)
+    out.worker_memory = memory
+    return out
+
+
+def evaluate(
+    agent_a: AgentLike,
+    agent_b: AgentLike,
+    rules: Rules,
+    n: int,
+    mode: str = "deal",
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+    save_dir: str | None = None,
+    variance_reduction: str | None = None,
+) -> MatchReport:
+    """Play ``n`` duplicate pairs of A against B and report the difference with 95% intervals.
+
+    ``agent_a``/``agent_b`` are agents or specs (``"random"``, ``"heuristic"``, ``"mcts:200"``, a
+    checkpoint path). ``mode`` is ``"deal"`` or ``"partie"``; ``seed`` fixes the cards and the
+    agents' seeds (same seed, same match); ``workers`` processes share the pairs (agents given as
+    objects must then be picklable); ``progress`` shows a progress bar; ``save_dir`` writes each
+    game's event log there as JSON; ``variance_reduction`` (a policy checkpoint spec such as
+    ``"baseline"``) removes the talon's luck with that policy's critic
+    (:mod:`~piquet_training.evaluation.variance`: the same games, an unbiased estimate with a
+    smaller interval, the plain one kept as ``plain_points``). The match as one value is
+    :class:`~piquet_training.evaluation.duplicate.match.DuplicateMatch`
+    (:func:`evaluate_match`).
+    """
+    match = DuplicateMatch(agent_a, agent_b, rules, n, mode, seed, 0, variance_reduction)
+    return evaluate_match(match, workers=workers, progress=progress, save_dir=save_dir)
