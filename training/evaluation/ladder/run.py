@@ -48,6 +48,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from piquet_env.rules import Rules
@@ -164,7 +165,25 @@ def run_ladder(
     policy's critic (:mod:`~piquet_training.evaluation.variance`), and so are the ratings and the
     neighbours' verdicts; the record keeps such games apart from plain ones."""
     names = [agent_name(a) for a in agents]
-    if len(agents) < 2:
+    _check_ladder(names, n, neighbour_pairs, neighbour_max)
+    counts = looks(neighbour_pairs, neighbour_max) if neighbour_pairs else []
+    play = _Matches(
+        agents, names, rules, mode, seed, workers, progress, record, on_match, variance_reduction
+    )
+    pairings = list(itertools.combinations(range(len(agents)), 2))
+    matches = [play.match(i, j, n, f"{names[i]} vs {names[j]}") for i, j in pairings]
+    res = LadderResult(names, rules.name, mode, n, seed, matches)
+    ranked = _rerate(res)
+    if neighbour_pairs:
+        res.neighbour_pairs = neighbour_pairs
+        res.neighbour_looks = counts
+        _judge_neighbours(res, ranked, counts, play)
+    return res
+
+
+def _check_ladder(names: list[str], n: int, neighbour_pairs: int, neighbour_max: int) -> None:
+    """A :class:`ValueError` naming what is wrong with a ladder's agents or extensions."""
+    if len(names) < 2:
         raise ValueError("a ladder needs at least two agents")
     if len(set(names)) != len(names):
         raise ValueError(f"ladder agents must have distinct names, got {names}")
@@ -174,18 +193,36 @@ def run_ladder(
         )
     if neighbour_max and not neighbour_pairs:
         raise ValueError("neighbour_max needs neighbour_pairs (the first look)")
-    counts = looks(neighbour_pairs, neighbour_max) if neighbour_pairs else []
+
+
+@dataclass(frozen=True)
+class _Matches:
+    """How a ladder's matches are played: the agents, the deals' settings, where, and the record
+    that holds pairs already played."""
+
+    agents: Sequence[AgentLike]
+    names: list[str]
+    rules: Rules
+    mode: str
+    seed: int
+    workers: int
+    progress: bool
+    record: MatchRecord | None
+    on_match: Callable[[MatchReport], None] | None
+    variance_reduction: str | None
 
     def match(
-        i: int, j: int, pairs: int, desc: str, held: Sequence[GameResult] = ()
+        self, i: int, j: int, pairs: int, desc: str, held: Sequence[GameResult] = ()
     ) -> MatchReport:
         """The match of agents i and j over pairs 0 to ``pairs - 1``: the pairs ``held`` or
         recorded are taken, the others played (and recorded)."""
-        key = (
-            None
-            if record is None
-            else record.key(agents[i], agents[j], rules, mode, seed, variance_reduction or "")
-        )
+        vr = self.variance_reduction
+        record = self.record
+        key = None
+        if record is not None:
+            key = record.key(
+                self.agents[i], self.agents[j], self.rules, self.mode, self.seed, vr or ""
+            )
         have = {} if key is None or record is None else dict(record.recorded(key))
         for pair, run in itertools.groupby(held, lambda g: g.pair):  # held: in pair order
             have.setdefault(pair, list(run))
@@ -194,46 +231,46 @@ def run_ladder(
         for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
             todo = [p for _, p in run]
             match = DuplicateMatch(
-                agents[i], agents[j], rules, len(todo), mode, seed, todo[0], variance_reduction
-            )
-            more = play_games(match, workers=workers, progress=progress, desc=desc)
+                self.agents[i], self.agents[j], self.rules, len(todo), self.mode, self.seed,
+                todo[0], vr,
+            )  # fmt: skip
+            more = play_games(match, workers=self.workers, progress=self.progress, desc=desc)
             if key is not None and record is not None:
                 record.add(key, more)
             games += more
         games.sort(key=lambda g: (g.pair, g.game))
-        m = report(games, names[i], names[j], rules, mode, seed, variance_reduction or "")
-        if on_match is not None:
-            on_match(m)
+        m = report(games, self.names[i], self.names[j], self.rules, self.mode, self.seed, vr or "")
+        if self.on_match is not None:
+            self.on_match(m)
         return m
 
-    def rerate(res: LadderResult) -> list[str]:
-        """Rate ``res`` from all its games; return the ranking."""
-        res.ratings = rate(names, res.matches)
-        res.points = points_ratings(names, res.matches)
-        return [row["agent"] for row in res.table()]
 
-    pairings = list(itertools.combinations(range(len(agents)), 2))
-    matches = [match(i, j, n, f"{names[i]} vs {names[j]}") for i, j in pairings]
-    res = LadderResult(names, rules.name, mode, n, seed, matches)
-    ranked = rerate(res)
-    if neighbour_pairs:
-        res.neighbour_pairs = neighbour_pairs
-        res.neighbour_looks = counts
-        # Judge the neighbours of the ranking; the games that adds may reorder it, so judge the
-        # new neighbours too, until every neighbour of the ranking has been (each pairing once).
-        while todo := [p for p in itertools.pairwise(ranked) if p not in res.judged
-                       and p[::-1] not in res.judged]:  # fmt: skip
-            for better, worse in todo:
-                res.judged.append((better, worse))
-                for count in counts:
-                    m, _ = res.match(better, worse)
-                    if m.n_pairs < count:
-                        i, j = names.index(m.agent_a), names.index(m.agent_b)
-                        k = res.matches.index(m)
-                        desc = f"{m.agent_a} vs {m.agent_b} (neighbours)"
-                        res.matches[k] = match(i, j, count, desc, m.games)
-                    if res.separated(better, worse):
-                        break
-            ranked = rerate(res)
-        res.neighbours = list(itertools.pairwise(ranked))
-    return res
+def _rerate(res: LadderResult) -> list[str]:
+    """Rate ``res`` from all its games; return the ranking."""
+    res.ratings = rate(res.agents, res.matches)
+    res.points = points_ratings(res.agents, res.matches)
+    return [row["agent"] for row in res.table()]
+
+
+def _judge_neighbours(
+    res: LadderResult, ranked: list[str], counts: list[int], play: _Matches
+) -> None:
+    """Judge the neighbours of the ranking, extending each match look by look until it separates
+    them; the games that adds may reorder the ranking, so judge the new neighbours too, until
+    every neighbour of the ranking has been (each pairing once)."""
+    names = res.agents
+    while todo := [p for p in itertools.pairwise(ranked) if p not in res.judged
+                   and p[::-1] not in res.judged]:  # fmt: skip
+        for better, worse in todo:
+            res.judged.append((better, worse))
+            for count in counts:
+                m, _ = res.match(better, worse)
+                if m.n_pairs < count:
+                    i, j = names.index(m.agent_a), names.index(m.agent_b)
+                    k = res.matches.index(m)
+                    desc = f"{m.agent_a} vs {m.agent_b} (neighbours)"
+                    res.matches[k] = play.match(i, j, count, desc, m.games)
+                if res.separated(better, worse):
+                    break
+        ranked = _rerate(res)
+    res.neighbours = list(itertools.pairwise(ranked))
