@@ -12,8 +12,9 @@ import torch
 from piquet_agents.network import ActorCritic
 from piquet_env.observation import encoder_for
 from piquet_env.rules import make_rules
-from piquet_training.ppo.collector import Collection, OpponentPool
+from piquet_training.ppo.collector import Collection
 from piquet_training.ppo.compute import autocast, bf16_is_native, resolve_precision
+from piquet_training.ppo.pool import OpponentPool
 from piquet_training.ppo.update import PPOStep, gae, ppo_update
 from piquet_training.ppo.vector_collector import VectorCollector
 from piquet_training.settings.train import TrainConfig

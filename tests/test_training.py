@@ -18,8 +18,9 @@ from piquet_cli import main
 from piquet_env.agent import RandomAgent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD, Rules, make_rules
-from piquet_training.ppo.collector import Collection, Collector, Opponent, OpponentPool, Seat
+from piquet_training.ppo.collector import Collection, Collector, Seat
 from piquet_training.ppo.imitation import discounted_returns
+from piquet_training.ppo.pool import Opponent, OpponentPool
 from piquet_training.ppo.update import gae
 from piquet_training.settings.train import TrainConfig, apply_overrides, load_toml, to_toml
 from tests.train_helpers import TINY as TINY_RUN

@@ -13,7 +13,8 @@ from piquet_env.observation import encoder_for
 from piquet_env.rewards import reward_due
 from piquet_env.rules import make_rules
 from piquet_env.vector import BatchGame, game_seed, make_game
-from piquet_training.ppo.collector import Collection, OpponentPool
+from piquet_training.ppo.collector import Collection
+from piquet_training.ppo.pool import OpponentPool
 from piquet_training.ppo.vector_collector import (
     VectorCollector,
     concat_rollouts,
@@ -277,7 +278,7 @@ def test_a_sampled_target_samples_in_batch(tmp_path):
     import dataclasses
 
     from piquet_agents import checkpoint as ck
-    from piquet_training.ppo.collector import resolve_opponent
+    from piquet_training.ppo.pool import resolve_opponent
 
     torch.manual_seed(0)
     net = ActorCritic(ENC.size, ENC.n_actions, (32,)).eval()
@@ -299,7 +300,7 @@ def test_training_opponents_are_agent_specs_batched_where_they_can_be(tmp_path):
     the random agent act in the batch, any other agent one game object per game, and every
     game is counted under its spec."""
     from piquet_agents import checkpoint as ck
-    from piquet_training.ppo.collector import resolve_opponent
+    from piquet_training.ppo.pool import resolve_opponent
 
     net = ActorCritic(ENC.size, ENC.n_actions, (16,)).eval()
     ck.save_policy(tmp_path / "p.safetensors", net, RULES, {})

@@ -5,6 +5,7 @@
 - :mod:`.magnet`: the regularising magnet policy and its schedules;
 - :mod:`.imitation`: the warm start that imitates the heuristic;
 - :mod:`.collector` and :mod:`.vector_collector`: self-play rollouts, game by game and batched;
+- :mod:`.pool`: the training opponents (the learner, its snapshots, agents from specs);
 - :mod:`.compute`: the device and precision;
 - :mod:`.resume`: a run's saved state, restored bit for bit, and the fresh-folder check;
 - :mod:`.run_log`: ``train.csv``, ``eval.csv``, ``events.csv``, ``exact.csv`` and the console;

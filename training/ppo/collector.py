@@ -21,17 +21,15 @@ the deal ends. Either way a deal's rewards sum to its point difference, and at a
 ``settle_weight`` times the settlement's remainder (the 100 for the partie, the rubicon) is added:
 with ``settle_weight = 1`` a partie's rewards sum to exactly ``result * reward_scale``.
 
-:class:`OpponentPool` chooses each game's opponent: the learner itself, a past snapshot, or an
-:class:`Opponent` resolved from an agent spec (:func:`resolve_opponent`, through
-:func:`piquet_agents.make_agent`), with configured weights.
+Each game's seats come from a matchup function, or from an object with a ``matchup`` method: the
+opponent pool (:class:`~piquet_training.ppo.pool.OpponentPool`).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -61,6 +59,17 @@ class Seat:
 
 
 Matchup = tuple[Seat, Seat, str]
+
+
+@runtime_checkable
+class MatchupSource(Protocol):
+    """What chooses each game's seats (:class:`~piquet_training.ppo.pool.OpponentPool`)."""
+
+    def matchup(self, rng: np.random.Generator) -> Matchup:
+        """Two seats and the game's label."""
+        ...
+
+
 """The two seats of a game and a label for its statistics (e.g. ``"heuristic"``)."""
 
 
@@ -271,13 +280,14 @@ class Collector:
     def collect(
         self,
         n_games: int,
-        matchup: Callable[[np.random.Generator], Matchup] | OpponentPool,
+        matchup: Callable[[np.random.Generator], Matchup] | MatchupSource,
         num_envs: int | None = None,
     ) -> Rollout:
         """Play ``n_games`` complete games, ``num_envs`` at a time (default: the collector's);
-        each game's seats come from ``matchup(rng)`` (an :class:`OpponentPool`: its
-        :meth:`~OpponentPool.matchup`). Returns the recorded decisions as a :class:`Rollout`."""
-        if isinstance(matchup, OpponentPool):
+        each game's seats come from ``matchup(rng)`` (or its ``matchup`` method: an
+        :class:`~piquet_training.ppo.pool.OpponentPool`). Returns the recorded decisions as a
+        :class:`Rollout`."""
+        if isinstance(matchup, MatchupSource):
             matchup = matchup.matchup
         num_envs = self.num_envs if num_envs is None else num_envs
         buf = _Buffer(self.encoder, self.record_states)
@@ -419,152 +429,3 @@ class Collector:
                 rewards[traj[-1]] += reward
             else:
                 slot.pending[p] += reward
-
-
-@dataclass(frozen=True)
-class Opponent:
-    """A training opponent resolved from an agent spec (:func:`resolve_opponent`).
-
-    It acts in batch where it can: a frozen ``network`` (a policy agent's, greedy or sampled as
-    the agent plays) or the ``random`` agent (sampled over the legal moves); any other agent is
-    played one game object per game, a new one from ``make()`` for each game (reseeded by the
-    collector at the game's start).
-    """
-
-    spec: str
-    make: Callable[[], Agent] | None = None
-    """A new agent for a game (every opponent that is no network has one)."""
-    network: ActorCritic | None = None
-    greedy: bool = True
-    random: bool = False
-
-    def __post_init__(self) -> None:
-        if self.network is None and self.make is None:
-            raise ValueError(f"opponent {self.spec!r} needs a network or an agent factory")
-
-    @property
-    def batched(self) -> bool:
-        """Whether the batched collector plays it in passes over many games."""
-        return self.network is not None or self.random
-
-
-def resolve_opponent(
-    spec: str, rules: Rules, *, device: torch.device | str = "cpu", seed: int = 0
-) -> Opponent:
-    """The :class:`Opponent` of an agent spec (``random``, ``heuristic``, ``mcts:N``,
-    ``baseline``, a checkpoint path...), built by :func:`piquet_agents.make_agent`: a policy agent
-    becomes its frozen network on ``device``, the random agent acts in batch, any other agent is
-    made afresh for each game."""
-    from piquet_agents.policy import PolicyAgent
-    from piquet_agents.registry import make_agent
-    from piquet_env.agent import RandomAgent
-
-    agent = make_agent(spec, rules, seed=seed)
-    if isinstance(agent, PolicyAgent):
-        net = ActorCritic.from_arch(agent.model.arch())
-        net.load_state_dict(agent.model.state_dict())
-        net = net.to(device).eval().requires_grad_(False)
-        return Opponent(spec, network=net, greedy=agent.greedy)
-    if isinstance(agent, RandomAgent):
-        return Opponent(spec, RandomAgent, random=True)
-    return Opponent(spec, lambda: make_agent(spec, rules, seed=seed))
-
-
-def _default_opponents() -> dict[str, Opponent]:
-    """The heuristic and the random agent, under their names."""
-    from piquet_agents.heuristic import HeuristicAgent
-    from piquet_env.agent import RandomAgent
-
-    return {
-        "heuristic": Opponent("heuristic", HeuristicAgent),
-        "random": Opponent("random", RandomAgent, random=True),
-    }
-
-
-class OpponentPool:
-    """Chooses each game's opponent for the learner, with the given weights: ``"self"`` (the
-    learner in both seats, parameter sharing), ``"snapshot"`` (a past snapshot) or the label of
-    one of ``opponents`` (:class:`Opponent`; by default ``"heuristic"`` and ``"random"``).
-
-    Snapshots are frozen copies of the learner added with :meth:`add_snapshot`; the oldest is
-    dropped past ``size``. With an empty pool, snapshot games are self-play games. Kinds are drawn
-    in the order self, snapshot, then ``opponents``' order.
-
-    ``agent_factories`` (label to agent class or factory) and ``target`` (a network with whether
-    it plays greedily, or an agent factory, labelled ``"target"``) are the older ways of naming
-    opponents: still read, deprecated (a ``DeprecationWarning``) for ``opponents``.
-    """
-
-    LEARNER_KINDS = ("self", "snapshot")
-    """The kinds played by the learner's own networks."""
-
-    def __init__(
-        self,
-        learner: ActorCritic,
-        weights: dict[str, float],
-        size: int = 6,
-        agent_factories: dict[str, Callable[[], Agent]] | None = None,
-        target: tuple[ActorCritic, bool] | Callable[[], Agent] | None = None,
-        *,
-        opponents: dict[str, Opponent] | None = None,
-    ) -> None:
-        if agent_factories is not None or target is not None:
-            warnings.warn(
-                "OpponentPool(agent_factories=, target=) is deprecated: pass opponents= "
-                "(label to Opponent; resolve_opponent(spec, rules) makes one from an agent spec)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-        if opponents is None:
-            opponents = _default_opponents()
-            if agent_factories is not None:
-                opponents = {
-                    k: Opponent(k, f, random=k == "random") for k, f in agent_factories.items()
-                }
-            if isinstance(target, tuple):
-                net, greedy = target
-                opponents["target"] = Opponent("target", network=net, greedy=bool(greedy))
-            elif target is not None:
-                opponents["target"] = Opponent("target", target)
-        self.opponents: dict[str, Opponent] = dict(opponents)
-        """The agent opponents by label (weighted or not)."""
-        known = (*self.LEARNER_KINDS, *self.opponents)
-        unknown = set(weights) - set(known)
-        if unknown:
-            raise ValueError(f"unknown opponent kinds {sorted(unknown)}; expected {known}")
-        total = sum(weights.values())
-        if total <= 0:
-            raise ValueError("opponent weights must have a positive sum")
-        self.learner, self.size = learner, size
-        self.kinds = [k for k in known if weights.get(k, 0) > 0]
-        """The kinds drawn (positive weight), in draw order."""
-        self.probs = np.array([weights[k] / total for k in self.kinds])
-        self.snapshots: list[ActorCritic] = []
-        self.snapshot_updates: list[int] = []
-
-    def add_snapshot(self, update: int) -> None:
-        """Freeze a copy of the learner's current weights into the pool."""
-        snap = ActorCritic.from_arch(self.learner.arch())
-        snap.load_state_dict(self.learner.state_dict())
-        snap.to(next(self.learner.parameters()).device).eval().requires_grad_(False)
-        self.snapshots.append(snap)
-        self.snapshot_updates.append(update)
-        if len(self.snapshots) > self.size:
-            self.snapshots.pop(0)
-            self.snapshot_updates.pop(0)
-
-    def matchup(self, rng: np.random.Generator) -> Matchup:
-        """Draw the seats of one game (the learner's seat at random when it plays one seat)."""
-        kind = self.kinds[int(rng.choice(len(self.kinds), p=self.probs))]
-        learner = Seat(model=self.learner, record=True)
-        if kind == "self" or (kind == "snapshot" and not self.snapshots):
-            return learner, Seat(model=self.learner, record=True), "self"
-        if kind == "snapshot":
-            j = int(rng.integers(len(self.snapshots)))
-            other = Seat(model=self.snapshots[j])
-        elif (opponent := self.opponents[kind]).network is not None:
-            other = Seat(model=opponent.network, greedy=opponent.greedy)
-        else:
-            other = Seat(agent=opponent.make())  # type: ignore[misc]
-        seats = (learner, other) if rng.random() < 0.5 else (other, learner)
-        return seats[0], seats[1], kind

@@ -21,7 +21,7 @@ import torch
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_env.rules import make_rules
-from piquet_training.ppo.collector import OpponentPool
+from piquet_training.ppo.pool import OpponentPool
 from piquet_training.settings.train import TrainConfig
 
 

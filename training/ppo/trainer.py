@@ -43,17 +43,11 @@ from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules, make_rules
 from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
-from piquet_training.ppo.collector import (
-    Collection,
-    Collector,
-    Opponent,
-    OpponentPool,
-    Rollout,
-    resolve_opponent,
-)
+from piquet_training.ppo.collector import Collection, Collector, Rollout
 from piquet_training.ppo.compute import resolve_device, resolve_precision
 from piquet_training.ppo.imitation import behaviour_clone, collect_demonstrations
 from piquet_training.ppo.magnet import Magnet, scheduled
+from piquet_training.ppo.pool import Opponent, OpponentPool, resolve_opponent
 from piquet_training.ppo.resume import restore_training_checkpoint, save_training_checkpoint
 from piquet_training.ppo.run_log import Console, RunLogger, plot_learning_curve
 from piquet_training.ppo.summary import update_row, write_summary
@@ -252,7 +246,7 @@ def training_opponents(
     cfg: TrainConfig, rules: Rules, device: torch.device
 ) -> tuple[dict[str, float], dict[str, Opponent]]:
     """The opponent pool's weights and opponents of a run, each opponent an agent spec resolved
-    by :func:`~piquet_training.ppo.collector.resolve_opponent`: ``opponent`` alone (labelled
+    by :func:`~piquet_training.ppo.pool.resolve_opponent`: ``opponent`` alone (labelled
     ``"target"``, frozen: the exploiter's target), or self-play and snapshots beside
     ``heuristic_weight``'s heuristic, ``random_weight``'s random agent and ``opponents``' specs."""
     if cfg.opponent:
@@ -269,11 +263,11 @@ def training_opponents(
 def fixed_opponent(
     spec: str, rules: Rules, device: torch.device, seed: int
 ) -> tuple[ActorCritic, bool] | Callable[[], Agent]:
-    """Deprecated (:func:`~piquet_training.ppo.collector.resolve_opponent` gives an
-    :class:`~piquet_training.ppo.collector.Opponent`): a policy's frozen network and whether it
+    """Deprecated (:func:`~piquet_training.ppo.pool.resolve_opponent` gives an
+    :class:`~piquet_training.ppo.pool.Opponent`): a policy's frozen network and whether it
     plays greedily, else a factory of the agent."""
     warnings.warn(
-        "fixed_opponent is deprecated: use piquet_training.ppo.collector.resolve_opponent",
+        "fixed_opponent is deprecated: use piquet_training.ppo.pool.resolve_opponent",
         DeprecationWarning,
         stacklevel=2,
     )

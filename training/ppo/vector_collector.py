@@ -38,16 +38,9 @@ from piquet_agents.network import ActorCritic, ActorStack
 from piquet_env.vector import NO_ACTION, BatchGame, StepResult, sample_legal
 from piquet_env.vector.deal import max_deals
 from piquet_env.vector.engine import MAX_DECISIONS_PER_DEAL
-from piquet_training.ppo.collector import (
-    Collection,
-    CollectionCounts,
-    Collector,
-    Opponent,
-    OpponentPool,
-    Rollout,
-    Seat,
-)
+from piquet_training.ppo.collector import Collection, CollectionCounts, Collector, Rollout, Seat
 from piquet_training.ppo.compute import autocast
+from piquet_training.ppo.pool import Opponent, OpponentPool
 
 __all__ = ["VectorCollector", "concat_rollouts"]
 
