@@ -1,0 +1,248 @@
+"""The executor (piquet_training.evaluation.executor): the same results here, in worker processes
+and on a Ray cluster of three nodes (started once for the module), a killed worker and a node
+that leaves survived, every result checked."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from piquet_env.rules import STANDARD
+from piquet_training.evaluation.duplicate.match import DuplicateMatch, GameResult
+from piquet_training.evaluation.duplicate.play import _play_chunk_measured, play_games
+from piquet_training.evaluation.executor import (
+    POOL_RESTARTS,
+    RAY_INSTALL,
+    AgentFileError,
+    AgentFiles,
+    ExecutorError,
+    Fanout,
+    RayNotInstalledError,
+    ResultError,
+    check_chunk,
+    chunk_checker,
+)
+from piquet_training.memory import ProcessMemory
+
+# ------------------------------------------------------------------------------ the tasks
+
+
+def draw(seed: int, i: int) -> float:
+    """A deterministic task: the first draw of its own stream."""
+    return random.Random(f"{seed}/{i}").random()
+
+
+def die_once(marker_dir: str, victim: int, i: int) -> float:
+    """``draw(7, i)``; task ``victim`` kills its own process the first time it runs."""
+    marker = Path(marker_dir) / f"killed-{victim}"
+    if i == victim and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return draw(7, i)
+
+
+def die_always(i: int) -> float:
+    """A task that kills its process every time."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return 0.0
+
+
+def fail(i: int) -> float:
+    """A task that raises."""
+    raise KeyError(f"no such thing as {i}")
+
+
+def node_draw(marker_dir: str, i: int) -> tuple[float, str]:
+    """``draw(3, i)`` after a second, and the Ray node it ran on (a file per start says where
+    it started)."""
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    (Path(marker_dir) / f"start-{i}-{node}-{os.getpid()}").touch()
+    time.sleep(1.0)
+    return draw(3, i), node
+
+
+def collect(fanout: Fanout, fn, tasks, **kw) -> tuple[list, object]:
+    """The results of ``fanout`` running ``tasks``, sorted by task, and the executor."""
+    with fanout.open() as ex:
+        got = list(ex.run(fn, tasks, **kw))
+    assert sorted(i for i, _ in got) == list(range(len(tasks)))  # every task once
+    return [r for _, r in sorted(got, key=lambda p: p[0])], ex
+
+
+EXPECTED = [draw(1, i) for i in range(12)]
+MATCH = DuplicateMatch("random", "heuristic", STANDARD, 8, seed=5)
+CHUNKS = [[0, 1, 2], [3, 4, 5], [6, 7]]
+
+
+def match_games(fanout: Fanout) -> list[GameResult]:
+    """MATCH's games played in CHUNKS on ``fanout``, checked, sorted by pair and game."""
+    tasks = [(c, None, None) for c in CHUNKS]
+    results, _ = collect(
+        fanout, _play_chunk_measured, tasks, shared=(MATCH,), check=chunk_checker(CHUNKS)
+    )
+    return sorted((g for games, _ in results for g in games), key=lambda g: (g.pair, g.game))
+
+
+# --------------------------------------------------------------------------- the fanout value
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"workers": 0}, "workers must be an int of at least 1, got 0"),
+        ({"workers": True}, "workers must be an int of at least 1, got True"),
+        ({"workers": 2.0}, "workers must be an int of at least 1, got 2.0"),
+        ({"ray": "cluster"}, "ray must be 'local', 'auto' or 'ray://HOST:PORT', got 'cluster'"),
+        ({"ray": ""}, "ray must be 'local', 'auto' or 'ray://HOST:PORT', got ''"),
+        ({"ray": "ray://head"}, "got 'ray://head'"),
+        ({"ray": "ray://head:0"}, "got 'ray://head:0'"),
+        ({"ray": "ray://:10001"}, "got 'ray://:10001'"),
+        ({"ray": "head:6379"}, "got 'head:6379'"),
+    ],
+)
+def test_bad_fanouts_are_refused_by_name(kw, message):
+    with pytest.raises(ValueError) as err:
+        Fanout(**kw)
+    assert message in str(err.value)
+
+
+def test_good_fanouts_say_where_they_run():
+    assert Fanout().where == "this process"
+    assert Fanout(3).where == "3 worker processes"
+    assert Fanout(2, "auto").where == "Ray at auto, 2 tasks at a time"
+    assert Fanout(ray="ray://10.0.0.1:10001").where == "Ray at ray://10.0.0.1:10001, 1 task at a time"
+
+
+def test_without_ray_installed_ray_is_one_line_naming_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(RayNotInstalledError) as err:
+        Fanout(2, "local").open()
+    assert str(err.value) == "--ray needs Ray, which is not installed: " + RAY_INSTALL
+    assert RAY_INSTALL == "pip install 'piquet-env[ray]'"
+
+
+# ------------------------------------------------------------------------------- locally
+
+
+def test_here_and_in_processes_the_same_results():
+    tasks = [(1, i) for i in range(12)]
+    here, ex1 = collect(Fanout(1), draw, tasks)
+    two, ex2 = collect(Fanout(2), draw, tasks)
+    assert here == two == EXPECTED
+    assert ex1.duplicates == ex2.duplicates == ex2.resubmitted == 0
+
+
+def test_shared_arguments_come_first():
+    results, _ = collect(Fanout(2), draw, [(i,) for i in range(4)], shared=(1,))
+    assert results == EXPECTED[:4]
+
+
+def test_a_worker_killed_mid_run_is_survived_locally(tmp_path):
+    tasks = [(str(tmp_path), 3, i) for i in range(8)]
+    results, ex = collect(Fanout(2), die_once, tasks)
+    assert results == [draw(7, i) for i in range(8)]  # as if nothing had happened
+    assert (tmp_path / "killed-3").exists()  # the worker was killed
+    assert ex.resubmitted >= 1  # task 3 at least ran again in a new pool
+
+
+def test_a_task_that_always_kills_its_worker_ends_in_a_clear_error():
+    with Fanout(2).open() as ex, pytest.raises(ExecutorError) as err:
+        list(ex.run(die_always, [(0,), (1,)]))
+    assert f"the worker pool broke {POOL_RESTARTS + 1} times" in str(err.value)
+    assert "2 of 2 tasks unfinished" in str(err.value)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_task_error_is_raised_as_it_is(workers):
+    with Fanout(workers).open() as ex, pytest.raises(KeyError, match="no such thing as 0"):
+        list(ex.run(fail, [(0,)]))
+
+
+def test_a_match_chunk_by_chunk_equals_play_games():
+    reference = play_games(MATCH)
+    assert match_games(Fanout(1)) == match_games(Fanout(2)) == reference
+    assert [(g.pair, g.game) for g in reference] == [(p, k) for p in range(8) for k in (0, 1)]
+
+
+# ------------------------------------------------------------------------- checking results
+
+
+def _games(pairs: list[int]) -> list[GameResult]:
+    return [GameResult(p, k, k, 3 - k, 5, 1, 0.25) for p in pairs for k in (0, 1)]
+
+
+MEMORY = ProcessMemory(pid=12, peak_rss_mib=300.0, rss_mib=200.0, pss_mib=150.0, uss_mib=100.0)
+
+
+def test_a_well_formed_chunk_passes():
+    check_chunk([4, 5], (_games([4, 5]), MEMORY))
+    check_chunk([4, 5], (list(reversed(_games([4, 5]))), None))
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ([], "not a (games, memory) pair but a list"),
+        ((tuple(_games([4, 5])), None), "the games are a tuple, not a list"),
+        ((_games([4]), None), "2 games for 2 pairs, not 4"),
+        ((_games([4, 5, 6]), None), "6 games for 2 pairs, not 4"),
+        ((_games([4, 6]), None), "pair 6 is not one of the task's"),
+        ((_games([4, 4]), None), "game 0 of pair 5 is missing"),
+        ((_games([4])[:1] * 2 + _games([5]), MEMORY), "game 1 of pair 4 is missing"),
+        (([{"pair": 4}, *_games([4, 5])[1:]], None), "a game is a dict, not a GameResult"),
+        (([dataclasses.replace(_games([4])[0], game=True), *_games([4, 5])[1:]], None), "game"),
+        (([dataclasses.replace(_games([4])[0], a_seat=1), *_games([4, 5])[1:]], None), "seat"),
+        (([dataclasses.replace(_games([4])[0], points=2**53 + 1), *_games([4, 5])[1:]], None),
+         "points is not an int within 2^53"),
+        (([dataclasses.replace(_games([4])[0], result=1.0), *_games([4, 5])[1:]], None),
+         "result is not an int"),
+        (([dataclasses.replace(_games([4])[0], deals=0), *_games([4, 5])[1:]], None), "deals"),
+        (([dataclasses.replace(_games([4])[0], correction=float("nan")), *_games([4, 5])[1:]],
+          None), "correction is not a finite number"),
+        ((_games([4, 5]), {"pid": 12}), "the memory reading is a dict, not a ProcessMemory"),
+        ((_games([4, 5]), dataclasses.replace(MEMORY, uss_mib=float("inf"))), "uss_mib"),
+        ((_games([4, 5]), dataclasses.replace(MEMORY, pss_mib=-1.0)), "pss_mib"),
+        ((_games([4, 5]), dataclasses.replace(MEMORY, pid=0)), "pid"),
+    ],
+)
+def test_a_malformed_chunk_fails_its_check(result, message):
+    with pytest.raises(ResultError) as err:
+        check_chunk([4, 5], result)
+    assert message in str(err.value)
+
+
+def test_a_result_failing_its_check_stops_the_run_naming_the_task():
+    tasks = [(c, None, None) for c in CHUNKS]
+    wrong = [[0, 1, 2], [3, 4, 9], [6, 7]]  # task 1's check expects pair 9, not 5
+    with Fanout(1).open() as ex, pytest.raises(ResultError) as err:
+        list(ex.run(_play_chunk_measured, tasks, shared=(MATCH,), check=chunk_checker(wrong)))
+    assert str(err.value) == "task 1: pair 5 is not one of the task's"
+
+
+# ------------------------------------------------------------------------------ agent files
+
+
+def test_agent_files_check_the_bytes_where_they_run(tmp_path):
+    path = tmp_path / "policy.safetensors"
+    path.write_bytes(b"weights one")
+    files = AgentFiles.of([str(path), "random", None], STANDARD)
+    assert [spec for spec, _ in files.files] == [str(path), "random"]
+    assert files.files[0][1] == ((str(path), hashlib.sha256(b"weights one").hexdigest()),)
+    assert files.files[1][1] == ()  # random loads no file
+    files()  # the same bytes: passes
+    path.write_bytes(b"weights two")
+    with pytest.raises(AgentFileError, match=r"policy.safetensors on node .* has SHA-256"):
+        files()
+    path.unlink()
+    with pytest.raises(AgentFileError, match=r"policy.safetensors is not on node"):
+        files()

@@ -1,0 +1,638 @@
+"""One way to fan numbered, independent tasks out; two places to run them: processes on this
+machine, or a Ray cluster.
+
+A :class:`Fanout` says where (``workers`` tasks at a time; ``ray`` None for this machine,
+``"local"`` for a Ray instance started here, ``"auto"`` or ``"ray://HOST:PORT"`` to join a running
+cluster); :meth:`Fanout.open` gives an :class:`Executor` whose :meth:`~Executor.run` calls
+``fn(*shared, *tasks[i])`` for every ``i`` and yields ``(i, result)`` as the tasks finish. Results
+are keyed by task index: the first result of an index is the one counted, a later one (a task run
+twice) is dropped and counted in :attr:`Executor.duplicates`, so a retried task is never counted
+twice. The caller sorts.
+
+- **Here** (``workers=1``, no Ray): the tasks in this process, in order.
+- **Processes** (``workers>1``, no Ray): a process pool (fork where safe, spawn once torch is
+  imported; one torch thread per worker). A worker killed mid-run (out of memory, ``kill -9``)
+  breaks the pool: the pool is rebuilt and the unfinished tasks run again, at most
+  :data:`POOL_RESTARTS` times, then :class:`ExecutorError`.
+- **Ray**: at most ``workers`` tasks in flight, each taking one CPU and one torch thread. A
+  worker process killed or a node that leaves is a system failure, which Ray retries
+  (:data:`RAY_RETRIES` times per task); a task that still fails that way is submitted again, at
+  most :data:`RAY_RESUBMITS` times. An exception raised by ``fn`` itself is not retried: it is
+  raised here, as it would be locally. A Ray instance already initialized in this process is used
+  as it is (the caller's to shut down); one this executor started or joined is shut down on close.
+
+Every result is checked before it is yielded when the caller passes ``check(index, result)``:
+results from another machine are input like any other (:func:`check_chunk` is the check for a
+duplicate match's chunks). What the check guards against is a wrong or damaged result; Ray moves
+objects between nodes as pickles, so the machines of a cluster must trust one another.
+
+Agents' files on other nodes: a spec naming a checkpoint (``runs/x/policy.safetensors``,
+``baseline``, ``mcts:200:policy=...``) is loaded from the node's own disk. :class:`AgentFiles`,
+passed as ``prepare``, records the files' SHA-256 here and checks, in every worker process before
+its first task, that the node resolves the spec to files with the same bytes; otherwise
+:class:`AgentFileError` names the file and the node. Files are not copied: put them on every node
+(or on a shared filesystem) at the same path.
+
+``python -m piquet_training.evaluation.executor --pairs 200`` measures a ``baseline``--``heuristic``
+match's time on the process pool and on a local Ray instance, with 1 and 2 workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from multiprocessing.context import BaseContext
+from typing import Any, TypeVar
+
+__all__ = [
+    "POOL_RESTARTS",
+    "RAY_INSTALL",
+    "RAY_RESUBMITS",
+    "RAY_RETRIES",
+    "AgentFileError",
+    "AgentFiles",
+    "Executor",
+    "ExecutorError",
+    "Fanout",
+    "RayNotInstalledError",
+    "ResultError",
+    "check_chunk",
+    "chunk_checker",
+    "import_ray",
+]
+
+R = TypeVar("R")
+
+POOL_RESTARTS = 3
+"""How many times a local pool broken by a killed worker is rebuilt in one :meth:`Executor.run`."""
+RAY_RETRIES = 3
+"""Ray's own retries of a task after a system failure (``max_retries``: a killed worker, a node
+that left)."""
+RAY_RESUBMITS = 2
+"""How many times a task that Ray gave up on for a system failure is submitted again."""
+RAY_INSTALL = "pip install 'piquet-env[ray]'"
+"""The command that installs what ``--ray`` needs."""
+
+_MAX_EXACT_INT = 2**53
+
+
+class ExecutorError(RuntimeError):
+    """The tasks could not be run to the end: the message says which and why."""
+
+
+class ResultError(ValueError):
+    """A task's result failed its check (the message names the task)."""
+
+
+class AgentFileError(ValueError):
+    """A node's copy of an agent's file is missing or differs from the driver's (the message names
+    the file and the node)."""
+
+
+class RayNotInstalledError(ImportError):
+    """``--ray`` without Ray installed: the message is one line naming the extra to install."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`RayNotInstalledError` saying what to install."""
+    try:
+        import ray
+    except ImportError:
+        raise RayNotInstalledError(
+            f"--ray needs Ray, which is not installed: {RAY_INSTALL}"
+        ) from None
+    return ray
+
+
+# ----------------------------------------------------------------------------------- where
+
+
+def _check_address(ray: object) -> None:
+    if ray is None or ray in ("local", "auto"):
+        return
+    if isinstance(ray, str) and ray.startswith("ray://"):
+        host, _, port = ray[len("ray://") :].rpartition(":")
+        if host and port.isdigit() and 0 < int(port) < 65536:
+            return
+    raise ValueError(f"ray must be 'local', 'auto' or 'ray://HOST:PORT', got {ray!r}")
+
+
+@dataclass(frozen=True)
+class Fanout:
+    """Where tasks run: ``workers`` at a time (>= 1), on this machine (``ray=None``) or on Ray
+    (``"local"``: a Ray instance started here; ``"auto"`` or ``"ray://HOST:PORT"``: a running
+    cluster). Checked on construction.
+
+    >>> Fanout(2).where
+    '2 worker processes'
+    >>> Fanout(ray="ray://head:10001").where
+    'Ray at ray://head:10001, 1 task at a time'
+    """
+
+    workers: int = 1
+    ray: str | None = None
+
+    def __post_init__(self) -> None:
+        w = self.workers
+        if isinstance(w, bool) or not isinstance(w, int) or w < 1:
+            raise ValueError(f"workers must be an int of at least 1, got {w!r}")
+        _check_address(self.ray)
+
+    @property
+    def where(self) -> str:
+        """Where the tasks run, in words."""
+        if self.ray is not None:
+            tasks = "1 task" if self.workers == 1 else f"{self.workers} tasks"
+            return f"Ray at {self.ray}, {tasks} at a time"
+        return "this process" if self.workers == 1 else f"{self.workers} worker processes"
+
+    def open(self) -> Executor:
+        """An executor for this fanout (a context manager: close it, or use ``with``). Ray is
+        imported (:class:`RayNotInstalledError`) and started or joined here (``ConnectionError``
+        when the cluster cannot be reached)."""
+        if self.ray is not None:
+            return _RayExecutor(self.workers, self.ray)
+        if self.workers == 1:
+            return _HereExecutor()
+        return _PoolExecutor(self.workers)
+
+
+# -------------------------------------------------------------------------------- executors
+
+
+class Executor:
+    """Runs numbered tasks (:meth:`run`); made by :meth:`Fanout.open`."""
+
+    workers: int = 1
+    duplicates: int = 0
+    """Results dropped because their task had already given one."""
+    resubmitted: int = 0
+    """Tasks run again by this executor after a failure it saw (a broken pool, a task Ray gave
+    up on); Ray's own retries are not counted here."""
+
+    def run(
+        self,
+        fn: Callable[..., R],
+        tasks: Sequence[tuple[Any, ...]],
+        *,
+        shared: tuple[Any, ...] = (),
+        check: Callable[[int, R], None] | None = None,
+        prepare: Callable[[], None] | None = None,
+    ) -> Iterator[tuple[int, R]]:
+        """Call ``fn(*shared, *tasks[i])`` for every task and yield ``(i, result)`` as each
+        finishes, every index once (the caller sorts).
+
+        ``fn`` must be importable by name where it runs (a module's function); ``shared`` goes
+        to the workers once per run on Ray. ``check(i, result)`` raises for a result not to be
+        counted (:class:`ResultError`, named after the task here); ``prepare()`` (hashable, e.g.
+        :class:`AgentFiles`) runs on Ray in every worker process before its first task (once per
+        process and value), locally once in this process (the workers share its files). An exception from ``fn`` is raised as it is.
+        """
+        done: set[int] = set()
+        for i, result in self._results(fn, list(tasks), tuple(shared), prepare, done):
+            if i in done:
+                self.duplicates += 1
+                continue
+            if check is not None:
+                try:
+                    check(i, result)
+                except ResultError as exc:
+                    raise ResultError(f"task {i}: {exc}") from None
+            done.add(i)
+            yield i, result
+        missing = len(tasks) - len(done)
+        if missing:
+            raise ExecutorError(f"{missing} of {len(tasks)} tasks gave no result")
+
+    def _results(
+        self,
+        fn: Callable[..., Any],
+        tasks: list[tuple[Any, ...]],
+        shared: tuple[Any, ...],
+        prepare: Callable[[], None] | None,
+        done: set[int],
+    ) -> Iterator[tuple[int, Any]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the executor holds (a Ray instance it started)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _named(exc: BaseException, i: int) -> BaseException:
+    """``exc`` with a note naming task ``i`` (Python 3.11+)."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"(in task {i})")
+    return exc
+
+
+class _HereExecutor(Executor):
+    """Every task in this process, in order."""
+
+    def _results(self, fn, tasks, shared, prepare, done):  # type: ignore[no-untyped-def]
+        if prepare is not None:
+            _prepare_once(prepare)
+        for i, task in enumerate(tasks):
+            try:
+                result = fn(*shared, *task)
+            except Exception as exc:
+                _named(exc, i)
+                raise
+            yield i, result
+
+
+def _mp_context() -> BaseContext:
+    """Fork where it is safe (fast, no re-import); spawn once torch has started its threads."""
+    if sys.platform.startswith("linux") and "torch" not in sys.modules:
+        return get_context("fork")
+    return get_context("spawn")
+
+
+def _init_worker() -> None:
+    """One thread for torch in a worker: a batch-1 policy gains nothing from more, and workers
+    oversubscribing the cores make it many times slower."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+def _call(fn: Callable[..., Any], shared: tuple[Any, ...], task: tuple[Any, ...]) -> Any:
+    return fn(*shared, *task)
+
+
+class _PoolExecutor(Executor):
+    """The tasks in a process pool, rebuilt when a killed worker breaks it."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def _results(self, fn, tasks, shared, prepare, done):  # type: ignore[no-untyped-def]
+        if prepare is not None:  # the workers share this machine's files
+            _prepare_once(prepare)
+        pending = set(range(len(tasks)))
+        breaks = 0
+        while pending:
+            pool = ProcessPoolExecutor(
+                max_workers=min(self.workers, len(pending)),
+                mp_context=_mp_context(),
+                initializer=_init_worker,
+            )
+            futures: dict[Future, int] = {}
+            try:
+                for i in sorted(pending):
+                    futures[pool.submit(_call, fn, shared, tasks[i])] = i
+                waiting = set(futures)
+                broken = False
+                while waiting and not broken:
+                    finished, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+                    for fut in sorted(finished, key=futures.__getitem__):
+                        i = futures[fut]
+                        exc = fut.exception()
+                        if isinstance(exc, BrokenProcessPool):
+                            broken = True
+                            continue
+                        if exc is not None:
+                            raise _named(exc, i)
+                        pending.discard(i)
+                        yield i, fut.result()
+                if broken:
+                    # keep what finished before the break; run the rest in a new pool
+                    for fut, i in futures.items():
+                        if i in pending and fut.done() and fut.exception() is None:
+                            pending.discard(i)
+                            yield i, fut.result()
+                    breaks += 1
+                    if breaks > POOL_RESTARTS:
+                        raise ExecutorError(
+                            f"the worker pool broke {breaks} times (a worker process was killed: "
+                            f"out of memory?); {len(pending)} of {len(tasks)} tasks unfinished"
+                        )
+                    self.resubmitted += len(pending)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -------------------------------------------------------------------------------------- Ray
+
+_PREPARED: set[Hashable] = set()
+
+
+def _prepare_once(prepare: Callable[[], None]) -> None:
+    """Run ``prepare`` unless this process already ran an equal one."""
+    if prepare not in _PREPARED:
+        prepare()
+        _PREPARED.add(prepare)
+
+
+def _ray_task(
+    fn: Callable[..., Any],
+    shared: tuple[Any, ...],
+    task: tuple[Any, ...],
+    prepare: Callable[[], None] | None,
+) -> Any:
+    """One task in a Ray worker: one torch thread, ``prepare`` once, then ``fn``."""
+    _init_worker()
+    if prepare is not None:
+        _prepare_once(prepare)
+    return fn(*shared, *task)
+
+
+def _start_ray(workers: int, address: str) -> bool:
+    """Start (``"local"``) or join Ray unless this process already has; whether we did."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address == "local":
+        cpus = max(workers, 1)
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+        return True
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except ConnectionError as exc:
+        raise ConnectionError(
+            f"cannot join the Ray cluster at {address!r} ({exc}). Is it up (ray status)?"
+        ) from None
+    return True
+
+
+class _RayExecutor(Executor):
+    """The tasks on Ray, at most ``workers`` in flight."""
+
+    def __init__(self, workers: int, address: str) -> None:
+        self.workers = workers
+        self.address = address
+        self._ray = import_ray()
+        self._owns = _start_ray(workers, address)
+        self._remote = self._ray.remote(_ray_task).options(
+            num_cpus=1, max_retries=RAY_RETRIES, retry_exceptions=False
+        )
+
+    def _results(self, fn, tasks, shared, prepare, done):  # type: ignore[no-untyped-def]
+        ray = self._ray
+        shared_ref = ray.put(shared)
+        in_flight: dict[Any, int] = {}
+        resubmits: dict[int, int] = {}
+        queue = list(range(len(tasks)))
+        queue.reverse()  # popped from the end: task 0 first
+        while queue or in_flight:
+            while queue and len(in_flight) < self.workers:
+                i = queue.pop()
+                in_flight[self._remote.remote(fn, shared_ref, tasks[i], prepare)] = i
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in ready:
+                i = in_flight.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:  # fn raised: not retried
+                    cause = getattr(exc, "cause", None)
+                    raise _named(cause if isinstance(cause, Exception) else exc, i) from None
+                except ray.exceptions.RayError as exc:  # a system failure Ray gave up on
+                    resubmits[i] = resubmits.get(i, 0) + 1
+                    if resubmits[i] > RAY_RESUBMITS:
+                        raise ExecutorError(
+                            f"task {i} failed {resubmits[i]} times on Ray, each time after "
+                            f"{RAY_RETRIES} retries: {type(exc).__name__}: {exc}"
+                        ) from None
+                    self.resubmitted += 1
+                    queue.append(i)
+                    continue
+                yield i, result
+
+    def close(self) -> None:
+        """Shut Ray down if this executor started or joined it."""
+        if self._owns:
+            self._ray.shutdown()
+            self._owns = False
+
+
+# ----------------------------------------------------------------------------- agent files
+
+
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _node_name() -> str:
+    """This machine as a message names it: the Ray node (address and id) in a Ray worker."""
+    host = socket.gethostname()
+    if "ray" in sys.modules:
+        ray = sys.modules["ray"]
+        try:
+            if ray.is_initialized():
+                node = ray.get_runtime_context().get_node_id()
+                return f"{host} ({ray.util.get_node_ip_address()}, Ray node {node[:12]})"
+        except Exception:  # a name for a message, never a failure of its own
+            pass
+    return host
+
+
+@dataclass(frozen=True)
+class AgentFiles:
+    """The files agent specs load under some rules, with their SHA-256 as this machine has them;
+    called on a node, it checks that the node resolves each spec to files with the same bytes
+    (:class:`AgentFileError` naming the file and the node otherwise). Make one with :meth:`of`."""
+
+    rules: Any
+    """The :class:`~piquet_env.rules.Rules` the specs are resolved under."""
+    files: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    """Each spec with its files: ``(spec, ((path, sha256), ...))``."""
+
+    @classmethod
+    def of(cls, agents: Iterable[object], rules: Any) -> AgentFiles:
+        """The files of ``agents`` (specs; agents given as objects, and ``None``, have none)
+        under ``rules``, as this machine resolves them."""
+        from piquet_agents.registry import spec_files
+
+        out = []
+        for spec in dict.fromkeys(a for a in agents if isinstance(a, str)):
+            paths = spec_files(spec, rules)
+            out.append((spec, tuple((p, _file_sha256(p)) for p in paths)))
+        return cls(rules, tuple(out))
+
+    def __call__(self) -> None:
+        """Check this node's files (:class:`AgentFileError`)."""
+        from piquet_agents.registry import spec_files
+
+        for spec, expected in self.files:
+            if not expected:
+                continue
+            here = spec_files(spec, self.rules)
+            if len(here) < len(expected):
+                path = expected[len(here)][0]
+                raise AgentFileError(
+                    f"agent {spec!r}: {path} is not on node {_node_name()}; every node needs the "
+                    "agent's files at the same path (copy them there, or use a shared filesystem)"
+                )
+            for path, (want_path, want) in zip(here, expected):
+                got = _file_sha256(path)
+                if got != want:
+                    raise AgentFileError(
+                        f"agent {spec!r}: {path} on node {_node_name()} has SHA-256 {got[:16]}..., "
+                        f"not the {want[:16]}... of {want_path} where the run started"
+                    )
+
+
+# ------------------------------------------------------------------------- checking results
+
+
+def _check_int(name: str, value: object, low: int = -_MAX_EXACT_INT) -> None:
+    if type(value) is not int or not low <= value <= _MAX_EXACT_INT:
+        raise ResultError(f"{name} is not an int within 2^53: {value!r:.40}")
+
+
+def _check_float(name: str, value: object, low: float = -math.inf) -> None:
+    if type(value) not in (int, float) or not math.isfinite(value) or value < low:  # type: ignore[arg-type]
+        raise ResultError(f"{name} is not a finite number: {value!r:.40}")
+
+
+def _check_game(game: object, pairs: set[int]) -> tuple[int, int]:
+    from piquet_training.evaluation.duplicate.match import GameResult
+
+    if type(game) is not GameResult:
+        raise ResultError(f"a game is a {type(game).__name__}, not a GameResult")
+    where = f"game {game.game!r:.20} of pair {game.pair!r:.20}"
+    _check_int("a game's pair", game.pair, 0)
+    if game.pair not in pairs:
+        raise ResultError(f"pair {game.pair} is not one of the task's")
+    if game.game not in (0, 1) or type(game.game) is not int:
+        raise ResultError(f"{where}: game is not 0 or 1")
+    if game.a_seat != game.game or type(game.a_seat) is not int:
+        raise ResultError(f"{where}: A's seat is {game.a_seat!r:.20}, not {game.game}")
+    _check_int(f"{where}: result", game.result)
+    _check_int(f"{where}: points", game.points)
+    _check_int(f"{where}: deals", game.deals, 1)
+    _check_float(f"{where}: correction", game.correction)
+    return game.pair, game.game
+
+
+def _check_memory(memory: object) -> None:
+    from piquet_training.memory import ProcessMemory
+
+    if memory is None:
+        return
+    if type(memory) is not ProcessMemory:
+        raise ResultError(f"the memory reading is a {type(memory).__name__}, not a ProcessMemory")
+    _check_int("the memory reading's pid", memory.pid, 1)
+    for name in ("peak_rss_mib", "rss_mib", "pss_mib", "uss_mib"):
+        _check_float(f"the memory reading's {name}", getattr(memory, name), 0.0)
+
+
+def check_chunk(pairs: Sequence[int], result: object) -> None:
+    """Check a result of ``_play_chunk_measured`` for the pairs numbered ``pairs``: a
+    ``(games, memory)`` tuple, ``games`` a list of exactly games 0 and 1 of each of those pairs
+    (ints within 2^53, A's seat the game's number, at least one deal, a finite correction),
+    ``memory`` ``None`` or a well-formed :class:`~piquet_training.memory.ProcessMemory`.
+    :class:`ResultError` says what is wrong."""
+    if type(result) is not tuple or len(result) != 2:
+        raise ResultError(f"not a (games, memory) pair but a {type(result).__name__}")
+    games, memory = result
+    if type(games) is not list:
+        raise ResultError(f"the games are a {type(games).__name__}, not a list")
+    want = {(p, g) for p in pairs for g in (0, 1)}
+    if len(games) != len(want):
+        raise ResultError(f"{len(games)} games for {len(want) // 2} pairs, not {len(want)}")
+    wanted_pairs = set(pairs)
+    got = {_check_game(g, wanted_pairs) for g in games}
+    if got != want:
+        pair, game = min(want - got)
+        raise ResultError(f"game {game} of pair {pair} is missing (another given twice)")
+    _check_memory(memory)
+
+
+def chunk_checker(chunks: Sequence[Sequence[int]]) -> Callable[[int, object], None]:
+    """The ``check`` for tasks whose task ``i`` plays the pairs ``chunks[i]``
+    (:func:`check_chunk`)."""
+    frozen = [tuple(c) for c in chunks]
+
+    def check(i: int, result: object) -> None:
+        check_chunk(frozen[i], result)
+
+    return check
+
+
+# ------------------------------------------------------------------------------ measuring
+
+
+def _measure(fanout: Fanout, match: Any, size: int) -> dict[str, float]:
+    """Seconds to open ``fanout`` and to play ``match`` on it in chunks of ``size`` pairs."""
+    from piquet_training.evaluation.duplicate.play import _play_chunk_measured
+
+    numbers = list(match.numbers)
+    chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
+    t0 = time.perf_counter()
+    with fanout.open() as ex:
+        t1 = time.perf_counter()
+        first = None
+        games = []
+        tasks = [(c, None, None) for c in chunks]
+        for _, (chunk, _mem) in ex.run(
+            _play_chunk_measured, tasks, shared=(match,), check=chunk_checker(chunks)
+        ):
+            first = first or time.perf_counter()
+            games.extend(chunk)
+        t2 = time.perf_counter()
+    t3 = time.perf_counter()
+    games.sort(key=lambda g: (g.pair, g.game))
+    return {
+        "start_s": t1 - t0,
+        "first_s": (first or t2) - t1,
+        "play_s": t2 - t1,
+        "close_s": t3 - t2,
+        "points": sum(g.points for g in games),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the time of a match on the process pool and on a local Ray instance."""
+    parser = argparse.ArgumentParser(
+        prog="python -m piquet_training.evaluation.executor",
+        description="Time a duplicate match on local processes and on a local Ray instance.",
+    )
+    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--agents", nargs=2, default=["baseline", "heuristic"])
+    parser.add_argument("--rules", default="standard")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    from piquet_env.rules import make_rules
+    from piquet_training.evaluation.duplicate.match import DuplicateMatch
+
+    rules = make_rules(args.rules)
+    match = DuplicateMatch(args.agents[0], args.agents[1], rules, args.pairs, seed=args.seed)
+    print(f"{args.agents[0]} vs {args.agents[1]}, {args.pairs} pairs, rules {args.rules}")
+    print("where                          open s  first s   play s  close s  ms/pair  points")
+    for workers in args.workers:
+        size = max(1, min(10, args.pairs // (workers * 4)))  # play_games's chunks
+        for ray in (None, "local"):
+            fanout = Fanout(workers, ray)
+            m = _measure(fanout, match, size)
+            print(
+                f"{fanout.where:30} {m['start_s']:7.2f} {m['first_s']:8.2f} {m['play_s']:8.2f} "
+                f"{m['close_s']:8.2f} {1000 * m['play_s'] / args.pairs:8.1f} {m['points']:7d}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
