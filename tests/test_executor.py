@@ -120,7 +120,9 @@ def test_good_fanouts_say_where_they_run():
     assert Fanout().where == "this process"
     assert Fanout(3).where == "3 worker processes"
     assert Fanout(2, "auto").where == "Ray at auto, 2 tasks at a time"
-    assert Fanout(ray="ray://10.0.0.1:10001").where == "Ray at ray://10.0.0.1:10001, 1 task at a time"
+    assert (
+        Fanout(ray="ray://10.0.0.1:10001").where == "Ray at ray://10.0.0.1:10001, 1 task at a time"
+    )
 
 
 def test_without_ray_installed_ray_is_one_line_naming_the_extra(monkeypatch):
@@ -202,13 +204,22 @@ def test_a_well_formed_chunk_passes():
         (([{"pair": 4}, *_games([4, 5])[1:]], None), "a game is a dict, not a GameResult"),
         (([dataclasses.replace(_games([4])[0], game=True), *_games([4, 5])[1:]], None), "game"),
         (([dataclasses.replace(_games([4])[0], a_seat=1), *_games([4, 5])[1:]], None), "seat"),
-        (([dataclasses.replace(_games([4])[0], points=2**53 + 1), *_games([4, 5])[1:]], None),
-         "points is not an int within 2^53"),
-        (([dataclasses.replace(_games([4])[0], result=1.0), *_games([4, 5])[1:]], None),
-         "result is not an int"),
+        (
+            ([dataclasses.replace(_games([4])[0], points=2**53 + 1), *_games([4, 5])[1:]], None),
+            "points is not an int within 2^53",
+        ),
+        (
+            ([dataclasses.replace(_games([4])[0], result=1.0), *_games([4, 5])[1:]], None),
+            "result is not an int",
+        ),
         (([dataclasses.replace(_games([4])[0], deals=0), *_games([4, 5])[1:]], None), "deals"),
-        (([dataclasses.replace(_games([4])[0], correction=float("nan")), *_games([4, 5])[1:]],
-          None), "correction is not a finite number"),
+        (
+            (
+                [dataclasses.replace(_games([4])[0], correction=float("nan")), *_games([4, 5])[1:]],
+                None,
+            ),
+            "correction is not a finite number",
+        ),
         ((_games([4, 5]), {"pid": 12}), "the memory reading is a dict, not a ProcessMemory"),
         ((_games([4, 5]), dataclasses.replace(MEMORY, uss_mib=float("inf"))), "uss_mib"),
         ((_games([4, 5]), dataclasses.replace(MEMORY, pss_mib=-1.0)), "pss_mib"),
@@ -246,3 +257,98 @@ def test_agent_files_check_the_bytes_where_they_run(tmp_path):
     path.unlink()
     with pytest.raises(AgentFileError, match=r"policy.safetensors is not on node"):
         files()
+
+
+# ------------------------------------------------------------------------------------- Ray
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A Ray cluster of three nodes of one CPU each on this machine, this process its driver."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray = pytest.importorskip("ray", reason="Ray is not installed")
+    from ray.cluster_utils import Cluster
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the tasks of this file
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    workers = [c.add_node(num_cpus=1) for _ in range(2)]
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    try:
+        yield c, workers
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+def test_on_ray_the_same_results_and_the_callers_ray_kept(cluster):
+    import ray
+
+    tasks = [(1, i) for i in range(12)]
+    three, ex = collect(Fanout(3, "auto"), draw, tasks)
+    one, _ = collect(Fanout(1, "auto"), draw, tasks)
+    assert three == one == EXPECTED
+    assert ex.duplicates == ex.resubmitted == 0
+    assert ray.is_initialized()  # the executor joined the caller's Ray: not its to shut down
+
+
+def test_a_match_on_ray_equals_the_match_played_here(cluster):
+    assert match_games(Fanout(3, "auto")) == play_games(MATCH)
+
+
+def test_a_worker_killed_on_ray_is_retried(cluster, tmp_path):
+    tasks = [(str(tmp_path), 4, i) for i in range(8)]
+    results, ex = collect(Fanout(3, "auto"), die_once, tasks)
+    assert results == [draw(7, i) for i in range(8)]
+    assert (tmp_path / "killed-4").exists()  # its worker was killed, and Ray ran it again
+    assert ex.resubmitted == ex.duplicates == 0
+
+
+def test_a_task_error_on_ray_is_raised_as_it_is(cluster):
+    with Fanout(2, "auto").open() as ex, pytest.raises(KeyError, match="no such thing as 1"):
+        list(ex.run(fail, [(1,)]))
+
+
+def test_agent_files_that_differ_on_a_node_are_named(cluster, tmp_path):
+    path = tmp_path / "policy.safetensors"
+    path.write_bytes(b"weights one")
+    files = AgentFiles.of([str(path)], STANDARD)
+    results, _ = collect(Fanout(2, "auto"), draw, [(1, 0), (1, 1)], prepare=files)
+    assert results == EXPECTED[:2]
+    path.write_bytes(b"weights two")  # the file changed after the run started
+    again = AgentFiles.of([str(path)], STANDARD)
+    path.write_bytes(b"weights three")
+    with Fanout(2, "auto").open() as ex, pytest.raises(AgentFileError) as err:
+        list(ex.run(draw, [(1, 0)], prepare=again))
+    assert f"agent {str(path)!r}: {path} on node " in str(err.value)
+    assert "Ray node" in str(err.value)
+
+
+def test_a_node_that_leaves_loses_no_task_and_counts_none_twice(cluster, tmp_path):
+    """Last of the module: it takes a node away."""
+    c, workers = cluster
+    tasks = [(str(tmp_path), i) for i in range(9)]
+    got: dict[int, tuple[float, str]] = {}
+    removed = None
+    with Fanout(3, "auto").open() as ex:
+        for i, result in ex.run(node_draw, tasks):
+            assert i not in got
+            got[i] = result
+            if removed is None:  # a worker node with a task running on it leaves
+                running = {
+                    p.name.split("-")[2]
+                    for p in tmp_path.iterdir()
+                    if int(p.name.split("-")[1]) not in got
+                }
+                victim = next(n for n in workers if n.node_id in running)
+                removed = victim.node_id
+                c.remove_node(victim)
+    assert sorted(got) == list(range(9))
+    assert [got[i][0] for i in range(9)] == [draw(3, i) for i in range(9)]
+    assert ex.duplicates == 0
+    lost = {
+        int(p.name.split("-")[1]) for p in tmp_path.iterdir() if p.name.split("-")[2] == removed
+    }
+    lost -= {i for i in got if got[i][1] == removed}  # tasks it started but never finished
+    assert lost  # some task was running there when it left...
+    assert all(got[i][1] != removed for i in lost)  # ...and finished on another node
