@@ -61,13 +61,13 @@ def fail(i: int) -> float:
 
 
 def node_draw(marker_dir: str, i: int) -> tuple[float, str]:
-    """``draw(3, i)`` after a second, and the Ray node it ran on (a file per start says where
-    it started)."""
+    """``draw(3, i)`` after 2 s for tasks 1 and 2 (0.2 s for the others), and the Ray node it
+    ran on (a file ``start-TASK-NODE-PID`` says where each start was)."""
     import ray
 
     node = ray.get_runtime_context().get_node_id()
     (Path(marker_dir) / f"start-{i}-{node}-{os.getpid()}").touch()
-    time.sleep(1.0)
+    time.sleep(2.0 if i in (1, 2) else 0.2)
     return draw(3, i), node
 
 
@@ -330,17 +330,22 @@ def test_a_node_that_leaves_loses_no_task_and_counts_none_twice(cluster, tmp_pat
     tasks = [(str(tmp_path), i) for i in range(9)]
     got: dict[int, tuple[float, str]] = {}
     removed = None
+    worker_ids = {n.node_id for n in workers}
+
+    def started(node_ids: set[str]) -> set[int]:
+        """The tasks that started on those nodes and gave no result yet."""
+        names = [p.name.split("-") for p in tmp_path.iterdir()]
+        return {int(i) for _, i, node, _ in names if node in node_ids and int(i) not in got}
+
     with Fanout(3, "auto").open() as ex:
         for i, result in ex.run(node_draw, tasks):
             assert i not in got
             got[i] = result
-            if removed is None:  # a worker node with a task running on it leaves
-                running = {
-                    p.name.split("-")[2]
-                    for p in tmp_path.iterdir()
-                    if int(p.name.split("-")[1]) not in got
-                }
-                victim = next(n for n in workers if n.node_id in running)
+            if removed is None:  # after the first result, a worker node leaves with task 1 or 2
+                deadline = time.monotonic() + 30
+                while not started(worker_ids) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                victim = next(n for n in workers if started({n.node_id}))
                 removed = victim.node_id
                 c.remove_node(victim)
     assert sorted(got) == list(range(9))

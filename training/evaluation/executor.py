@@ -196,7 +196,8 @@ class Executor:
         to the workers once per run on Ray. ``check(i, result)`` raises for a result not to be
         counted (:class:`ResultError`, named after the task here); ``prepare()`` (hashable, e.g.
         :class:`AgentFiles`) runs on Ray in every worker process before its first task (once per
-        process and value), locally once in this process (the workers share its files). An exception from ``fn`` is raised as it is.
+        process and value), locally once in this process (the workers share its files). An
+        exception from ``fn`` is raised as it is, with a note naming the task.
         """
         done: set[int] = set()
         for i, result in self._results(fn, list(tasks), tuple(shared), prepare, done):
