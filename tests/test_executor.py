@@ -23,6 +23,7 @@ from piquet_training.evaluation.executor import (
     RAY_INSTALL,
     AgentFileError,
     AgentFiles,
+    Executor,
     ExecutorError,
     Fanout,
     RayNotInstalledError,
@@ -142,6 +143,22 @@ def test_here_and_in_processes_the_same_results():
     two, ex2 = collect(Fanout(2), draw, tasks)
     assert here == two == EXPECTED
     assert ex1.duplicates == ex2.duplicates == ex2.resubmitted == 0
+
+
+class _Twice(Executor):
+    """Gives every task's result twice, the second time wrong."""
+
+    def _results(self, fn, tasks, shared, prepare):
+        for i, task in enumerate(tasks):
+            yield i, fn(*shared, *task)
+            yield i, -1.0
+
+
+def test_a_result_given_twice_is_counted_once():
+    ex = _Twice()
+    got = list(ex.run(draw, [(1, i) for i in range(3)]))
+    assert got == [(0, EXPECTED[0]), (1, EXPECTED[1]), (2, EXPECTED[2])]  # the first of each
+    assert ex.duplicates == 3
 
 
 def test_shared_arguments_come_first():

@@ -200,7 +200,7 @@ class Executor:
         exception from ``fn`` is raised as it is, with a note naming the task.
         """
         done: set[int] = set()
-        for i, result in self._results(fn, list(tasks), tuple(shared), prepare, done):
+        for i, result in self._results(fn, list(tasks), tuple(shared), prepare):
             if i in done:
                 self.duplicates += 1
                 continue
@@ -221,8 +221,9 @@ class Executor:
         tasks: list[tuple[Any, ...]],
         shared: tuple[Any, ...],
         prepare: Callable[[], None] | None,
-        done: set[int],
     ) -> Iterator[tuple[int, Any]]:
+        """``(index, result)`` as the tasks finish; an index may come twice (:meth:`run`
+        keeps the first)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -245,7 +246,7 @@ def _named(exc: BaseException, i: int) -> BaseException:
 class _HereExecutor(Executor):
     """Every task in this process, in order."""
 
-    def _results(self, fn, tasks, shared, prepare, done):  # type: ignore[no-untyped-def]
+    def _results(self, fn, tasks, shared, prepare):  # type: ignore[no-untyped-def]
         if prepare is not None:
             _prepare_once(prepare)
         for i, task in enumerate(tasks):
@@ -282,7 +283,7 @@ class _PoolExecutor(Executor):
     def __init__(self, workers: int) -> None:
         self.workers = workers
 
-    def _results(self, fn, tasks, shared, prepare, done):  # type: ignore[no-untyped-def]
+    def _results(self, fn, tasks, shared, prepare):  # type: ignore[no-untyped-def]
         if prepare is not None:  # the workers share this machine's files
             _prepare_once(prepare)
         pending = set(range(len(tasks)))
@@ -384,7 +385,7 @@ class _RayExecutor(Executor):
             num_cpus=1, max_retries=RAY_RETRIES, retry_exceptions=False
         )
 
-    def _results(self, fn, tasks, shared, prepare, done):  # type: ignore[no-untyped-def]
+    def _results(self, fn, tasks, shared, prepare):  # type: ignore[no-untyped-def]
         ray = self._ray
         shared_ref = ray.put(shared)
         in_flight: dict[Any, int] = {}
