@@ -330,10 +330,11 @@ def test_ladder_matrix_text_marks_significance():
 
 def test_a_match_extended_from_a_later_pair_is_the_match_played_in_one_go():
     from piquet_training.evaluation.duplicate import DuplicateMatch, play_games
+    from piquet_training.evaluation.executor import Fanout
 
     whole = play_games(DuplicateMatch("heuristic", "random", STANDARD, 6, seed=3))
     parts = play_games(DuplicateMatch("heuristic", "random", STANDARD, 2, seed=3)) + play_games(
-        DuplicateMatch("heuristic", "random", STANDARD, 4, seed=3, start=2), workers=2
+        DuplicateMatch("heuristic", "random", STANDARD, 4, seed=3, start=2), fanout=Fanout(2)
     )
     assert parts == whole
     assert [g.pair for g in parts] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]

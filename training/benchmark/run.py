@@ -74,6 +74,7 @@ from piquet_training.evaluation.duplicate import (
     play_games,
     report,
 )
+from piquet_training.evaluation.executor import Fanout
 from piquet_training.evaluation.paired import Edge
 from piquet_training.exploit.exploiter import exploit, exploit_config
 from piquet_training.exploit.result import ExploitError
@@ -86,9 +87,11 @@ def benchmark_match(
     protocol: Protocol = PROTOCOL,
     workers: int = 1,
     progress: bool = False,
+    ray: str | None = None,
 ) -> MatchReport:
     """Play the protocol's match of ``agent`` (an agent object or spec) against ``opponent``:
-    its pairs, its seed, the protocol's rules and mode; A is the agent."""
+    its pairs, its seed, the protocol's rules and mode; A is the agent. ``workers`` tasks at a
+    time, in processes here or on Ray with ``ray`` (the same games)."""
     m = protocol.match(opponent)
     rules = make_rules(protocol.rules)
     return evaluate(
@@ -101,6 +104,7 @@ def benchmark_match(
         workers=workers,
         progress=progress,
         variance_reduction="baseline" if protocol.variance_reduction else None,
+        ray=ray,
     )
 
 
@@ -170,6 +174,7 @@ def run_benchmark(
     protocol: Protocol = PROTOCOL,
     name: str | None = None,
     workers: int = 1,
+    ray: str | None = None,
     exploit_it: bool | None = None,
     resume: bool = False,
     overwrite: bool = False,
@@ -180,12 +185,14 @@ def run_benchmark(
     """Run ``protocol`` for the agent ``spec`` and return the result file's content.
 
     ``work_dir`` holds the exploiter's run (``exploit/``); ``name`` labels the agent (default:
-    the spec); ``workers`` processes play the matches and the exploit's final evaluation (the
-    results do not depend on it); ``exploit_it`` forces the exploit on (``True``) or off
+    the spec); ``workers`` tasks at a time play the matches and the exploit's final evaluation,
+    in processes here or on Ray with ``ray`` (:class:`~piquet_training.evaluation.executor.Fanout`;
+    the results do not depend on either); ``exploit_it`` forces the exploit on (``True``) or off
     (``False``; default: off for searches only); ``resume`` continues a stopped exploiter run,
     ``overwrite`` replaces one; ``command`` is recorded as the command that made the file.
     """
     t0 = time.perf_counter()
+    fanout = Fanout(workers, ray)
     info = run_info(command)
     rules = make_rules(protocol.rules)
     try:
@@ -208,7 +215,7 @@ def run_benchmark(
                 print(f"  {spec} vs {opponent}: {SELF_SKIP}", flush=True)
             continue
         t = time.perf_counter()
-        rep, minutes = _played_match(spec, m, protocol, work, files, workers, progress)
+        rep, minutes = _played_match(spec, m, protocol, work, files, fanout, progress)
         earlier += _earlier(minutes, t)
         matches[m.opponent] = match_entry(rep, minutes)
         if echo:
@@ -221,7 +228,7 @@ def run_benchmark(
     bound: dict[str, Any] = {"skipped": skip_reason}
     if exploit_it:
         t = time.perf_counter()
-        bound = _exploit(spec, rules, protocol, work, resume, workers, echo, progress)
+        bound = _exploit(spec, rules, protocol, work, resume, fanout, echo, progress)
         earlier += _earlier(bound["minutes"], t)
     exact = exact_nashconv(spec, protocol, echo=echo)
     info["minutes"] = round((time.perf_counter() - t0) / 60 + earlier, 2)
@@ -329,7 +336,7 @@ def _played_match(
     protocol: Protocol,
     work: Path,
     files: list[dict[str, str]],
-    workers: int,
+    fanout: Fanout,
     progress: bool,
 ) -> tuple[MatchReport, float]:
     """The protocol's match ``m`` of ``spec``, continued from and recorded in the work folder
@@ -350,7 +357,7 @@ def _played_match(
 
     def play(start: int, n: int) -> list[GameResult]:
         match = DuplicateMatch(spec, opponent, rules, n, protocol.mode, m.seed, start, vr)
-        return play_games(match, workers=workers)
+        return play_games(match, fanout=fanout)
 
     bar = None
     if progress:
@@ -387,7 +394,7 @@ def _exploit(
     protocol: Protocol,
     work: Path,
     resume: bool,
-    workers: int,
+    fanout: Fanout,
     echo: bool,
     progress: bool,
 ) -> dict[str, Any]:
@@ -424,7 +431,7 @@ def _exploit(
         pairs=budget.eval_pairs,
         reference=reference,
         resume=resume and exploiter_held(work),
-        workers=workers,
+        fanout=fanout,
         echo=echo,
     )
     if echo:

@@ -29,8 +29,9 @@ from pathlib import Path
 from piquet_agents.registry import SPEC_HELP
 from piquet_cli.common import (
     CLIError,
-    at_least,
+    add_fanout_arguments,
     check_output_path,
+    fanout_from_args,
     run_folder,
     write_or_fall_back,
 )
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:
         raise CLIError("give the result file: --out FILE.json")
     out = check_output_path(args.out, "--out")
-    at_least("--workers", args.workers, 1)
+    fanout = fanout_from_args(args)
     protocol = _protocol(args.protocol)
     name = args.name or args.agent
     work = Path(args.work) if args.work else default_work(name)
@@ -94,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
             work,
             protocol=protocol,
             name=name,
-            workers=args.workers,
+            workers=fanout.workers,
+            ray=fanout.ray,
             exploit_it=args.exploit,
             resume=args.resume,
             overwrite=args.overwrite,
@@ -146,13 +148,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="folder of the run's matches and exploiter (default: runs/benchmark-NAME)",
     )
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="processes to play the matches in (the results do not depend on it; default 1)",
-    )
+    add_fanout_arguments(p, "the matches and the exploit's final evaluation")
     p.add_argument(
         "--exploit",
         action=argparse.BooleanOptionalAction,

@@ -51,6 +51,7 @@ USER_ERRORS: dict[str, str] = {
     "piquet_training.ppo.resume": "RunFolderError",
     "piquet_training.exploit.result": "ExploitError",
     "piquet_training.settings.schema": "ConfigError",
+    "piquet_training.evaluation.executor": "ClusterError",
 }
 """Errors (module: class) that :func:`run_command` reports as ``piquet COMMAND: REASON``, exit 2.
 
@@ -388,6 +389,45 @@ def add_settings_arguments(
     p.add_argument(
         "--show-config", action="store_true", help="print the effective settings as TOML and exit"
     )
+
+
+def add_fanout_arguments(p: argparse.ArgumentParser, what: str = "the pairs") -> None:
+    """``--workers N`` and ``--ray ADDRESS``: where ``what`` are played (:func:`fanout_from_args`
+    reads them)."""
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help=f"tasks at a time playing {what}: processes here, or Ray tasks with --ray "
+        "(default: 1; the results do not depend on it)",
+    )
+    p.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="play on Ray: local (a Ray instance started here), auto (the cluster this machine "
+        "joined with ray start) or ray://HOST:PORT; the same results as here, pair for pair "
+        "(needs the ray extra; docs: Evaluating on a cluster)",
+    )
+
+
+def fanout_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~piquet_training.evaluation.executor.Fanout` of ``--workers`` and ``--ray``,
+    checked: a bad value, or ``--ray`` without Ray installed, is a :class:`CLIError`."""
+    from piquet_training.evaluation.executor import Fanout, RayNotInstalledError, import_ray
+
+    at_least("--workers", args.workers, 1)
+    try:
+        fanout = Fanout(args.workers, args.ray)
+    except ValueError as exc:
+        raise CLIError(f"--ray: {exc}") from None
+    if fanout.ray is not None:
+        try:
+            import_ray()
+        except RayNotInstalledError as exc:
+            raise CLIError(str(exc)) from None
+    return fanout
 
 
 def build_settings(

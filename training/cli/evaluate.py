@@ -24,10 +24,12 @@ from pathlib import Path
 from piquet_agents.registry import SPEC_HELP
 from piquet_cli.common import (
     CLIError,
+    add_fanout_arguments,
     add_rules_arguments,
     add_seed_argument,
     at_least,
     check_output_path,
+    fanout_from_args,
     parse_specs,
     require,
     resolve_seed,
@@ -55,9 +57,7 @@ def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
         help="deal: each game is one deal; partie: a whole partie (default: deal)",
     )
     add_rules_arguments(p)
-    p.add_argument(
-        "--workers", type=int, default=1, metavar="N", help="processes to play in (default: 1)"
-    )
+    add_fanout_arguments(p)
     add_seed_argument(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument(
@@ -78,7 +78,12 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     if not args.no_progress:
         require(["tqdm"])
     at_least("--deals", args.deals, 1)
-    at_least("--workers", args.workers, 1)
+    args.fanout = fanout_from_args(args)
+    if getattr(args, "save_games", None) and not args.fanout.on_this_machine:
+        raise CLIError(
+            "--save-games writes each game's log where it is played: not with --ray "
+            f"{args.ray} (use --ray local, or no --ray)"
+        )
     rules = rules_from_args(args)
     resolve_seed(args)
     parse_specs(specs, rules)
@@ -113,7 +118,7 @@ def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> No
             )
 
 
-MATCH_ONLY = ("deals", "mode", "rules", "variant", "workers", "seed", "save_games", "exact")
+MATCH_ONLY = ("deals", "mode", "rules", "variant", "workers", "ray", "seed", "save_games", "exact")
 MATCH_ONLY += ("json", "variance_reduction")
 """``piquet eval``'s options for playing a match, refused beside ``--compare``."""
 
@@ -157,10 +162,11 @@ def run_eval(args: argparse.Namespace) -> int:
         args.deals,
         args.mode,
         args.seed,
-        args.workers,
+        args.fanout.workers,
         progress=not args.no_progress,
         save_dir=args.save_games,
         variance_reduction=args.variance_reduction,
+        ray=args.fanout.ray,
     )
     print(rep.summary())
     print(f"  seed {args.seed} (repeat with --seed {args.seed})")
@@ -221,13 +227,14 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         args.deals,
         args.mode,
         args.seed,
-        args.workers,
+        args.fanout.workers,
         progress=not args.no_progress,
         neighbour_pairs=args.neighbour_deals or 0,
         neighbour_max=args.neighbour_max_deals or 0,
         record=record,
         on_match=_print_match,
         variance_reduction=args.variance_reduction,
+        ray=args.fanout.ray,
     )
     print(res.summary())
     if args.exact:

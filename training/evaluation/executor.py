@@ -55,12 +55,14 @@ from multiprocessing.context import BaseContext
 from typing import Any, TypeVar
 
 __all__ = [
+    "HERE",
     "POOL_RESTARTS",
     "RAY_INSTALL",
     "RAY_RESUBMITS",
     "RAY_RETRIES",
     "AgentFileError",
     "AgentFiles",
+    "ClusterError",
     "Executor",
     "ExecutorError",
     "Fanout",
@@ -97,6 +99,10 @@ class ResultError(ValueError):
 class AgentFileError(ValueError):
     """A node's copy of an agent's file is missing or differs from the driver's (the message names
     the file and the node)."""
+
+
+class ClusterError(ConnectionError, ValueError):
+    """A Ray cluster that cannot be joined: the message names the address and what to check."""
 
 
 class RayNotInstalledError(ImportError):
@@ -156,9 +162,14 @@ class Fanout:
             return f"Ray at {self.ray}, {tasks} at a time"
         return "this process" if self.workers == 1 else f"{self.workers} worker processes"
 
+    @property
+    def on_this_machine(self) -> bool:
+        """Whether every task runs on this machine: no Ray, or a Ray instance started here."""
+        return self.ray in (None, "local")
+
     def open(self) -> Executor:
         """An executor for this fanout (a context manager: close it, or use ``with``). Ray is
-        imported (:class:`RayNotInstalledError`) and started or joined here (``ConnectionError``
+        imported (:class:`RayNotInstalledError`) and started or joined here (:class:`ClusterError`
         when the cluster cannot be reached)."""
         if self.ray is not None:
             return _RayExecutor(self.workers, self.ray)
@@ -168,6 +179,10 @@ class Fanout:
 
 
 # -------------------------------------------------------------------------------- executors
+
+
+HERE = Fanout()
+"""Every task in this process, in order: the default."""
 
 
 class Executor:
@@ -366,8 +381,8 @@ def _start_ray(workers: int, address: str) -> bool:
         return True
     try:
         ray.init(address=address, log_to_driver=False)
-    except ConnectionError as exc:
-        raise ConnectionError(
+    except (ConnectionError, RuntimeError) as exc:
+        raise ClusterError(
             f"cannot join the Ray cluster at {address!r} ({exc}). Is it up (ray status)?"
         ) from None
     return True

@@ -1,22 +1,20 @@
-"""Playing a match's pairs: in this process, or spread over worker processes.
+"""Playing a match's pairs: in this process, in worker processes, or on a Ray cluster.
 
 :func:`play_games` plays a :class:`~piquet_training.evaluation.duplicate.match.DuplicateMatch`
 and returns its games sorted by pair then game; :func:`evaluate_match` adds the report, and
 :func:`evaluate` is the same with the match given field by field. Pairs are independent and
-numbered, so where each is played changes nothing: with ``workers > 1`` chunks of pair numbers go
-to worker processes, each rebuilding the agents from their specs (or a pickled copy).
+numbered, so where each is played changes nothing: with a
+:class:`~piquet_training.evaluation.executor.Fanout` of several workers, or on Ray, chunks of pair
+numbers are the executor's tasks, each worker rebuilding the agents from their specs (or a
+pickled copy), each chunk's games checked before they are counted, and counted once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
-from multiprocessing.context import BaseContext
 from typing import Any
 
 from piquet_env.agent import Agent
@@ -28,6 +26,7 @@ from piquet_training.evaluation.duplicate.match import (
     play_pair,
 )
 from piquet_training.evaluation.duplicate.report import MatchReport, report
+from piquet_training.evaluation.executor import HERE, AgentFiles, Fanout, chunk_checker
 from piquet_training.evaluation.variance import TalonCorrection, correction_for
 from piquet_training.memory import ProcessMemory, process_memory
 
@@ -69,21 +68,6 @@ def _play_chunk_measured(*args: Any) -> tuple[list[GameResult], ProcessMemory | 
     """:func:`_play_chunk` in a worker process, with the worker's memory after it."""
     games = _play_chunk(*args)
     return games, process_memory()
-
-
-def _mp_context() -> BaseContext:
-    """Fork where it is safe (fast, no re-import); spawn once torch has started its threads."""
-    if sys.platform.startswith("linux") and "torch" not in sys.modules:
-        return get_context("fork")
-    return get_context("spawn")
-
-
-def _init_worker() -> None:
-    """Worker processes each use one thread for torch: a batch-1 policy gains nothing from more,
-    and workers oversubscribing the cores make it many times slower."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
 def _chunks(numbers: range, size: int) -> Iterator[range]:
@@ -146,34 +130,37 @@ def _play_here(
     return games
 
 
-def _play_in_pool(
+def _fan_out(
     match: DuplicateMatch,
-    workers: int,
+    fanout: Fanout,
     save_dir: str | None,
     fallback_dir: str | None,
     bar: Any,
     memory: list[ProcessMemory] | None,
 ) -> list[GameResult]:
-    """Chunks of pairs in ``workers`` processes; each worker's largest memory reading appended
-    to ``memory``."""
-    size = max(1, min(10, match.pairs // (workers * 4)))
+    """Chunks of pairs as tasks of ``fanout``'s executor (worker processes, or Ray), each result
+    checked before it is counted (:func:`~piquet_training.evaluation.executor.check_chunk`), and
+    each chunk counted once however often it was played; each worker's largest memory reading
+    appended to ``memory`` (on this machine: a remote node's pids are its own)."""
+    size = max(1, min(10, match.pairs // (fanout.workers * 4)))
+    chunks = [list(c) for c in _chunks(match.numbers, size)]
+    agents = (match.agent_a, match.agent_b, match.variance_reduction)
     games: list[GameResult] = []
     readings: dict[int, ProcessMemory] = {}
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=_mp_context(), initializer=_init_worker
-    ) as ex:
-        futures = {
-            ex.submit(_play_chunk_measured, match, list(c), save_dir, fallback_dir): len(c)
-            for c in _chunks(match.numbers, size)
-        }
-        for fut in as_completed(futures):
-            chunk, used = fut.result()
+    with fanout.open() as ex:
+        for i, (chunk, used) in ex.run(
+            _play_chunk_measured,
+            [(c, save_dir, fallback_dir) for c in chunks],
+            shared=(match,),
+            check=chunk_checker(chunks),
+            prepare=AgentFiles.of(agents, match.rules),
+        ):
             games.extend(chunk)
             if used is not None and used.uss_mib >= readings.get(used.pid, used).uss_mib:
                 readings[used.pid] = used
             if bar is not None:
-                bar.update(futures[fut])
-    if memory is not None:
+                bar.update(len(chunks[i]))
+    if memory is not None and fanout.on_this_machine:
         memory.extend(readings[pid] for pid in sorted(readings))
     return games
 
@@ -181,7 +168,7 @@ def _play_in_pool(
 def play_games(
     match: DuplicateMatch,
     *,
-    workers: int = 1,
+    fanout: Fanout = HERE,
     progress: bool = False,
     save_dir: str | None = None,
     desc: str | None = None,
@@ -190,22 +177,27 @@ def play_games(
     """Play ``match``'s pairs and return their games, sorted by pair then game (pairs are
     numbered: a match extended from ``start`` equals one played from 0 in one go).
 
-    ``workers`` processes share the pairs (agents given as objects must then be picklable); with
-    a ``memory`` list each worker's own memory (:func:`~piquet_training.memory.process_memory`,
-    the reading with the largest unique set of its batches) is appended to it. ``progress`` shows
-    a bar (``desc`` its label). With ``save_dir`` every game's log is written there; a log that
-    cannot be is written to a fresh temporary folder instead (a warning says where), so no game
-    and no log is lost.
+    ``fanout`` says where (:class:`~piquet_training.evaluation.executor.Fanout`: this process,
+    ``workers`` processes, or Ray; agents given as objects must then be picklable); the games are
+    the same wherever they are played. With a ``memory`` list each worker's own memory
+    (:func:`~piquet_training.memory.process_memory`, the reading with the largest unique set of
+    its batches) is appended to it. ``progress`` shows a bar (``desc`` its label). With
+    ``save_dir`` every game's log is written there (not on a cluster's other machines: refused
+    there); a log that cannot be is written to a fresh temporary folder instead (a warning says
+    where), so no game and no log is lost.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers!r}")
+    if save_dir is not None and not fanout.on_this_machine:
+        raise ValueError(
+            f"game logs are written where each game is played: --save-games needs this "
+            f"machine, not Ray at {fanout.ray}"
+        )
     corr = correction_for(match.variance_reduction, match.rules)  # a bad value fails before play
     label = desc or "duplicate pairs"
     with _log_folders(save_dir) as fallback_dir, _progress_bar(progress, match.pairs, label) as bar:
-        if workers == 1:
+        if fanout == HERE:
             games = _play_here(match, corr, save_dir, fallback_dir, bar)
         else:
-            games = _play_in_pool(match, workers, save_dir, fallback_dir, bar, memory)
+            games = _fan_out(match, fanout, save_dir, fallback_dir, bar, memory)
     games.sort(key=lambda g: (g.pair, g.game))
     return games
 
@@ -213,16 +205,17 @@ def play_games(
 def evaluate_match(
     match: DuplicateMatch,
     *,
-    workers: int = 1,
+    fanout: Fanout = HERE,
     progress: bool = False,
     save_dir: str | None = None,
 ) -> MatchReport:
-    """Play ``match`` (:func:`play_games`) and report A's difference with 95% intervals."""
+    """Play ``match`` where ``fanout`` says (:func:`play_games`) and report A's difference with
+    95% intervals."""
     name_a, name_b = match.names
     memory: list[ProcessMemory] = []
     games = play_games(
         match,
-        workers=workers,
+        fanout=fanout,
         progress=progress,
         save_dir=save_dir,
         desc=f"{name_a} vs {name_b}",
@@ -245,19 +238,22 @@ def evaluate(
     progress: bool = False,
     save_dir: str | None = None,
     variance_reduction: str | None = None,
+    ray: str | None = None,
 ) -> MatchReport:
     """Play ``n`` duplicate pairs of A against B and report the difference with 95% intervals.
 
     ``agent_a``/``agent_b`` are agents or specs (``"random"``, ``"heuristic"``, ``"mcts:200"``, a
     checkpoint path). ``mode`` is ``"deal"`` or ``"partie"``; ``seed`` fixes the cards and the
     agents' seeds (same seed, same match); ``workers`` processes share the pairs (agents given as
-    objects must then be picklable); ``progress`` shows a progress bar; ``save_dir`` writes each
-    game's event log there as JSON; ``variance_reduction`` (a policy checkpoint spec such as
-    ``"baseline"``) removes the talon's luck with that policy's critic
-    (:mod:`~piquet_training.evaluation.variance`: the same games, an unbiased estimate with a
+    objects must then be picklable), or ``workers`` tasks at a time on Ray with ``ray``
+    (``"local"``, ``"auto"``, ``"ray://HOST:PORT"``: the same games); ``progress`` shows a
+    progress bar; ``save_dir`` writes each game's event log there as JSON; ``variance_reduction`` (a
+    policy checkpoint spec such as ``"baseline"``) removes the talon's luck with that policy's
+    critic (:mod:`~piquet_training.evaluation.variance`: the same games, an unbiased estimate with a
     smaller interval, the plain one kept as ``plain_points``). The match as one value is
     :class:`~piquet_training.evaluation.duplicate.match.DuplicateMatch`
     (:func:`evaluate_match`).
     """
     match = DuplicateMatch(agent_a, agent_b, rules, n, mode, seed, 0, variance_reduction)
-    return evaluate_match(match, workers=workers, progress=progress, save_dir=save_dir)
+    fanout = Fanout(workers, ray)
+    return evaluate_match(match, fanout=fanout, progress=progress, save_dir=save_dir)

@@ -61,6 +61,7 @@ from piquet_training.evaluation.duplicate import (
     play_games,
     report,
 )
+from piquet_training.evaluation.executor import Fanout
 from piquet_training.evaluation.ladder import figure as ladder_figure
 from piquet_training.evaluation.ladder import text as ladder_text
 from piquet_training.evaluation.ladder.data import LadderData
@@ -150,6 +151,7 @@ def run_ladder(
     record: MatchRecord | None = None,
     on_match: Callable[[MatchReport], None] | None = None,
     variance_reduction: str | None = None,
+    ray: str | None = None,
 ) -> LadderResult:
     """Play every pairing of ``agents`` (specs or agents) for ``n`` duplicate pairs and rate
     them; with ``neighbour_pairs`` (more than ``n``), extend the matches between neighbours of
@@ -163,12 +165,23 @@ def run_ladder(
     as it is complete (an extended match again when extended). With ``variance_reduction`` (a
     policy checkpoint spec) every match's points are corrected for the talon's luck by that
     policy's critic (:mod:`~piquet_training.evaluation.variance`), and so are the ratings and the
-    neighbours' verdicts; the record keeps such games apart from plain ones."""
+    neighbours' verdicts; the record keeps such games apart from plain ones. ``workers`` tasks
+    play at a time, in processes here or on Ray with ``ray``
+    (:class:`~piquet_training.evaluation.executor.Fanout`): the same games either way."""
     names = [agent_name(a) for a in agents]
     _check_ladder(names, n, neighbour_pairs, neighbour_max)
     counts = looks(neighbour_pairs, neighbour_max) if neighbour_pairs else []
     play = _Matches(
-        agents, names, rules, mode, seed, workers, progress, record, on_match, variance_reduction
+        agents,
+        names,
+        rules,
+        mode,
+        seed,
+        Fanout(workers, ray),
+        progress,
+        record,
+        on_match,
+        variance_reduction,
     )
     pairings = list(itertools.combinations(range(len(agents)), 2))
     matches = [play.match(i, j, n, f"{names[i]} vs {names[j]}") for i, j in pairings]
@@ -205,7 +218,7 @@ class _Matches:
     rules: Rules
     mode: str
     seed: int
-    workers: int
+    fanout: Fanout
     progress: bool
     record: MatchRecord | None
     on_match: Callable[[MatchReport], None] | None
@@ -234,7 +247,7 @@ class _Matches:
                 self.agents[i], self.agents[j], self.rules, len(todo), self.mode, self.seed,
                 todo[0], vr,
             )  # fmt: skip
-            more = play_games(match, workers=self.workers, progress=self.progress, desc=desc)
+            more = play_games(match, fanout=self.fanout, progress=self.progress, desc=desc)
             if key is not None and record is not None:
                 record.add(key, more)
             games += more
