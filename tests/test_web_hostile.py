@@ -298,3 +298,101 @@ def test_with_a_token_only_a_browser_that_gave_it_is_served(tmp_path):
         client.cookies.clear()
         tries = [client.post("/api/login", json={"token": "x"}).status_code for _ in range(12)]
         assert tries.count(429) >= 2  # tries are limited: a token is not guessed by trying
+
+
+def _post_login(port: int, headers: str, body_chunk: bytes, total: int) -> tuple[bytes, int]:
+    """POST ``total`` bytes to /api/login (``body_chunk`` at a time, framed as ``headers`` say)
+    until the server answers, then read until it drops the connection; its answer and the bytes
+    sent."""
+    import select
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setblocking(False)
+    head = f"POST /api/login HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n".encode()
+    pending, sent, answer_ = head, 0, b""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            sending = sent < total and not answer_
+            readable, writable, _ = select.select([sock], [sock] if sending else [], [], 1)
+            if readable:
+                try:
+                    data = sock.recv(65536)
+                except ConnectionResetError:
+                    break
+                if not data:
+                    break
+                answer_ += data
+            elif writable:
+                if not pending:
+                    pending = body_chunk
+                try:
+                    n = sock.send(pending)
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                pending = pending[n:]
+                sent += n
+    finally:
+        sock.close()
+    return answer_, sent
+
+
+def test_a_huge_login_body_is_refused_without_being_read(tmp_path):
+    """A 300 MB login body took the server to 842 MB resident: it was read whole. Now it is
+    refused by its Content-Length at once, and a chunked one (no length) once past 1 KiB: the
+    server answers 413 and stops reading while the client has sent a small part of it (what the
+    sockets' buffers hold)."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    hub = make_hub(tmp_path / "records")
+    app = create_app(hub, allowed_hosts=["testserver"], token="s3cret-table")
+    total = 300 * 10**6
+    with serving(app) as port:
+        reply, sent = _post_login(port, f"Content-Length: {total}\r\n", b"x" * 65536, total)
+        assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
+        assert sent < 64 * 2**20, sent  # of 300 MB
+        chunk = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+        reply, sent = _post_login(port, "Transfer-Encoding: chunked\r\n", chunk, total)
+        assert reply.startswith(b"HTTP/1.1 413") and b"at most 1,024 bytes" in reply, reply[:300]
+        assert sent < 64 * 2**20, sent
+        with TestClient(app) as client:  # an ordinary login still works
+            right = client.post("/api/login", json={"token": "s3cret-table"})
+            assert right.status_code == 200
+
+
+def test_a_restart_revokes_the_cookies_unless_the_secret_is_kept(tmp_path):
+    """The cookie was a fixed HMAC of the token: no restart revoked it. Now it is keyed by a
+    secret of the server's, new each start unless kept in a file."""
+    from piquet_table.web.token import COOKIE, cookie_secret
+
+    hub = make_hub(tmp_path / "records")
+
+    def app(**options):
+        return create_app(hub, allowed_hosts=["testserver"], **options)
+
+    def cookie_of(app) -> str:
+        with TestClient(app) as client:
+            reply = client.post("/api/login", json={"token": "s3cret-table"})
+            assert reply.status_code == 200
+            return reply.cookies[COOKIE]
+
+    def served(app, cookie: str) -> int:
+        with TestClient(app, cookies={COOKIE: cookie}) as client:
+            return client.get("/api/config").status_code
+
+    first = cookie_of(app(token="s3cret-table"))
+    assert served(app(token="s3cret-table"), first) == 401  # a new start
+    kept = tmp_path / "cookie-secret"
+    secret = cookie_secret(kept)
+    assert (kept.stat().st_mode & 0o777) == 0o600 and len(secret) == 64
+    assert cookie_secret(kept) == secret  # read back, not made again
+    cookie = cookie_of(app(token="s3cret-table", cookie_secret=secret))
+    assert cookie != first
+    assert served(app(token="s3cret-table", cookie_secret=secret), cookie) == 200
+    assert served(app(token="another", cookie_secret=secret), cookie) == 401
+    short = tmp_path / "short"
+    short.write_text("abc\n")
+    with pytest.raises(ValueError, match="at least 32 characters"):
+        cookie_secret(short)
+    with pytest.raises(ValueError, match="is a directory"):
+        cookie_secret(tmp_path)
