@@ -3,6 +3,7 @@ humans' summary with the evaluation's intervals."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -244,3 +245,63 @@ def test_the_web_bench_runs_and_prints_its_numbers():
     assert "GET /api/results with 5 records: the first after a start" in out.stdout
     (row,) = [x for x in out.stdout.splitlines() if x.startswith("  random ")]
     assert int(row.split()[1]) == 3  # moves timed
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` (its children, theirs...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = {c for c, pp in parents.items() if pp == p} - found
+        found |= kids
+        todo += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the processes in /proc")
+def test_a_hard_kill_of_the_server_leaves_no_process_behind(tmp_path):
+    """After ``kill -9`` of ``piquet serve``, its 2 move workers and the resource tracker lived on
+    (9 minutes later), re-parented to PID 1. Now they end with it."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--workers", "2"]
+    cmd += ["--opponent", "random", "--records", str(tmp_path / "records")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    children: set[int] = set()
+    try:
+        assert _wait_for(f"http://127.0.0.1:{port}/api/config", proc) == 200
+        deadline = time.monotonic() + 120
+        while len(children := _descendants(proc.pid)) < 3:  # 2 workers, the resource tracker
+            assert time.monotonic() < deadline, children
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 30
+        while alive := [p for p in children if _alive(p)]:
+            assert time.monotonic() < deadline, f"{alive} outlived the server"
+            time.sleep(0.2)
+    finally:
+        for pid in [proc.pid, *(p for p in children if _alive(p))]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        proc.communicate(timeout=10)
