@@ -39,7 +39,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from piquet_env.game.record import RecordError, load_record, parse_record
 from piquet_table.web.client import Client
-from piquet_table.web.connection import Connection, Gate
+from piquet_table.web.connection import Connection, Gate, quiet_accept_errors
 from piquet_table.web.hub import Hub
 from piquet_table.web.records import RECORD_NAME
 from piquet_table.web.replayer import replay_frames
@@ -173,6 +173,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        quiet_accept_errors(asyncio.get_running_loop())
         hub.moves.start()  # the agents' worker processes load while the server starts
         await hub.store.start()  # the records folder indexed, within its budget
         yield

@@ -1,8 +1,9 @@
 """What browsers may hold open, send and save: the server's limits, one frozen value.
 
 Read by the hub (tables open), the sockets' gate (message rates,
-:mod:`piquet_table.web.connection`), the records store (:mod:`piquet_table.web.records`) and
-``piquet serve``'s flags, whose defaults are these. Importing it loads nothing else, so the
+:mod:`piquet_table.web.connection`), the records store (:mod:`piquet_table.web.records`), the
+HTTP protocol (connections and read timeouts, :mod:`piquet_table.web.server`) and ``piquet
+serve``'s flags, whose defaults are these. Importing it loads nothing else, so the
 command line can show the defaults without the web extra.
 """
 
@@ -34,6 +35,15 @@ class Limits:
     """Messages (and new sockets) one client address may send at once."""
     max_sockets: int = 32
     """Sockets open at once from one client address."""
+    max_connections: int = 64
+    """Connections open at once from one client address, HTTP and WebSocket together
+    (:mod:`piquet_table.web.server`): past it a new one is dropped when accepted."""
+    header_timeout: float = 10.0
+    """Seconds a request's head (its line and headers) may take to arrive."""
+    body_timeout: float = 10.0
+    """Seconds a request's body may pause between two reads."""
+    keep_alive: float = 5.0
+    """Seconds an HTTP connection may stay idle between requests."""
     cooldown: float = 10.0
     """Seconds an address may open no socket after one of its sockets was closed for its rate."""
     max_records: int = 2000
