@@ -46,6 +46,8 @@ def _run(argv, capsys):
         (["--workers", "1"], "--workers must be 0 (threads) or at least 2, got 1"),
         (["--rate", "0"], "--rate must be a positive number of messages a second, got 0.0"),
         (["--client-rate", "nan"], "--client-rate must be a positive number of messages a second"),
+        (["--connections-per-client", "0"], "--connections-per-client must be at least 1, got 0"),
+        (["--cookie-secret-file", "."], "--cookie-secret-file: .: is a directory"),
     ],
 )
 def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_path):
@@ -53,6 +55,25 @@ def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_pa
     rc, _, err = _run(["serve", "--records", str(tmp_path / "r"), *extra], capsys)
     assert rc == 2
     assert err.startswith("piquet serve: ") and reason in err and err.count("\n") == 1
+
+
+def test_the_limits_check_themselves_naming_the_field():
+    """Limits refuses a value out of range itself (the command line only names its flag)."""
+    from piquet_table.web.limits import LimitError, Limits
+
+    for field, value, rule in [
+        ("max_tables", 0, "must be at least 1, got 0"),
+        ("max_connections", 2.5, "must be at least 1, got 2.5"),
+        ("rate", float("inf"), "must be a positive number of messages a second, got inf"),
+        ("header_timeout", 0.0, "must be a positive number, got 0"),
+        ("cooldown", -1.0, "must be 0 or more seconds, got -1"),
+        ("keep_alive", "5", "must be a number, got '5'"),
+    ]:
+        with pytest.raises(LimitError) as err:
+            Limits(**{field: value})
+        assert (err.value.field, err.value.rule) == (field, rule)
+        assert str(err.value) == f"{field} {rule}"
+    assert Limits(cooldown=0.0).cooldown == 0.0
 
 
 def test_serve_checks_the_records_folder_before_starting(capsys, tmp_path):

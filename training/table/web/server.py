@@ -171,3 +171,10 @@ def uvicorn_options(limits: Limits | None = None) -> dict[str, Any]:
         "timeout_keep_alive": guard.limits.keep_alive,
         "log_level": "warning",
     }
+
+
+def run(app: Any, host: str, port: int, limits: Limits | None = None) -> None:
+    """Serve ``app`` on ``host``:``port`` until interrupted (uvicorn, :func:`uvicorn_options`)."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, **uvicorn_options(limits))
