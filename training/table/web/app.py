@@ -200,7 +200,6 @@ def _too_big() -> Response:
     return JSONResponse(
         {"error": f"a record upload may take at most {MAX_UPLOAD_BYTES // 2**20} MiB"},
         status_code=413,
-        headers={"connection": "close"},  # the rest of the body is not read
     )
 
 

@@ -15,7 +15,9 @@ A connection that holds a file of the server's without finishing its request is 
 - a request's body may pause at most :attr:`~piquet_table.web.limits.Limits.body_timeout`
   seconds between two reads;
 - an idle connection between requests is closed after
-  :attr:`~piquet_table.web.limits.Limits.keep_alive` seconds (uvicorn's ``timeout_keep_alive``).
+  :attr:`~piquet_table.web.limits.Limits.keep_alive` seconds (uvicorn's ``timeout_keep_alive``);
+- a connection answered before its request's body was read (a refusal: too big, too many tries,
+  no token) is closed, rather than read to the end of its body as uvicorn would, to keep it.
 
 And one client address holds at most :attr:`~piquet_table.web.limits.Limits.max_connections`
 connections at once, HTTP and WebSocket together (a :class:`Guard` per server): past it a new
@@ -39,6 +41,10 @@ CLOSE_TIMEOUT = 1.0
 
 WS_MAX_BYTES = 64 * 1024
 """Largest WebSocket frame the server reads at all."""
+
+LINGER = 1.0
+"""Seconds a connection answered before its body was read stays open, unread, before it is
+closed."""
 
 
 class Guard:
@@ -112,6 +118,19 @@ class GuardedH11Protocol(H11Protocol):
                 self._arm("head", self.guard.limits.header_timeout)
         else:
             self._disarm()
+
+    def on_response_complete(self) -> None:
+        """The answer is sent: a body still coming is not read. The connection stops reading,
+        says it has nothing more to send, and is closed :data:`LINGER` seconds later (a client
+        still sending then reads the answer before the reset that closing with unread data
+        makes)."""
+        super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            self._disarm()
+            self.flow.pause_reading()
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self.loop.call_later(LINGER, self.transport.close)
 
     def _arm(self, kind: str, seconds: float) -> None:
         self._disarm()

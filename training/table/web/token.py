@@ -136,7 +136,6 @@ class TokenGate:
             return JSONResponse(
                 {"error": f"a login takes at most {MAX_LOGIN_BYTES:,} bytes", "code": "token"},
                 status_code=413,
-                headers={"connection": "close"},  # the rest of the body is not read
             )
         try:
             token = json.loads(body)["token"]
@@ -154,8 +153,8 @@ class TokenGate:
 
 async def _body(request: Request, limit: int) -> bytes | None:
     """The request's body, or ``None`` as soon as it is seen to pass ``limit`` bytes (by its
-    ``Content-Length``, or while it streams in): the rest is never read, and the server drops the
-    connection after the answer."""
+    ``Content-Length``, or while it streams in): the rest is never read (the server's protocol
+    drops the connection after the answer, :mod:`piquet_table.web.server`)."""
     size = request.headers.get("content-length")
     if size is not None and (not size.isdigit() or int(size) > limit):
         return None
