@@ -10,7 +10,7 @@ hang:
   opened (a FIFO or a device is refused, without blocking), then at most so many bytes are read;
 - :func:`read_json_file`: the two together, the file named once in any message;
 - :func:`parse_json`: JSON without ``NaN`` or ``Infinity``, without numbers beyond a float's
-  range, and nested no deeper than the parser can go;
+  range, and nested no deeper than :data:`MAX_DEPTH` (or the depth given);
 - :func:`canonical_json` and :func:`sha256_hex`: the bytes a checksum covers (sorted keys, no
   spaces) and their SHA-256;
 - :func:`json_kind` and :func:`short_json`: a value named and shown safely in a message.
@@ -21,6 +21,10 @@ hang:
 Traceback (most recent call last):
 ...
 piquet_env.untrusted.UntrustedError: -Infinity is not a JSON number
+>>> parse_json("[[[1]]]", max_depth=2)
+Traceback (most recent call last):
+...
+piquet_env.untrusted.UntrustedError: nested too deeply (more than 2 deep)
 >>> canonical_json({"b": 1, "a": (2, "é")})
 b'{"a":[2,"\\\\u00e9"],"b":1}'
 """
@@ -35,6 +39,7 @@ import stat
 from pathlib import Path
 
 __all__ = [
+    "MAX_DEPTH",
     "UntrustedError",
     "canonical_json",
     "file_kind",
@@ -45,6 +50,12 @@ __all__ = [
     "sha256_hex",
     "short_json",
 ]
+
+
+MAX_DEPTH = 64
+"""How deep JSON read from outside may nest (arrays and objects), unless a reader says otherwise:
+the project's files nest under 10 deep, and a deeper value could exhaust the recursion of whatever
+walks it later."""
 
 
 class UntrustedError(ValueError):
@@ -129,28 +140,48 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def parse_json(text: str) -> object:
+def _depth_within(value: object, max_depth: int) -> None:
+    """:class:`UntrustedError` if ``value`` nests arrays and objects more than ``max_depth`` deep
+    (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        if depth > max_depth:
+            raise UntrustedError(f"nested too deeply (more than {max_depth} deep)")
+        stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+
+
+def parse_json(text: str, max_depth: int = MAX_DEPTH) -> object:
     """``text`` as JSON, strictly: :class:`UntrustedError` if it is not JSON, holds ``NaN`` or
-    ``Infinity`` (or a number that would become one), nests deeper than the parser can go, or
-    holds an integer of more digits than Python converts."""
+    ``Infinity`` (or a number that would become one), nests arrays and objects more than
+    ``max_depth`` deep (or deeper than the parser can go), or holds an integer of more digits
+    than Python converts."""
     try:
-        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        _depth_within(value, max_depth)
+        return value
     except UntrustedError:
         raise
     except json.JSONDecodeError as err:
         raise UntrustedError(str(err)) from None
     except RecursionError:
-        raise UntrustedError("nested too deeply") from None
+        raise UntrustedError(f"nested too deeply (more than {max_depth} deep)") from None
     except ValueError as err:  # e.g. an integer of more than 4,300 digits
         raise UntrustedError(str(err)) from None
 
 
-def read_json_file(path: str | os.PathLike, max_bytes: int, what: str) -> object:
-    """The strict JSON (:func:`parse_json`) of the regular file ``path`` of at most ``max_bytes``
-    (:func:`read_regular_file`); :class:`UntrustedError` naming the file once, whatever is
-    wrong (not UTF-8 text included)."""
+def read_json_file(
+    path: str | os.PathLike, max_bytes: int, what: str, max_depth: int = MAX_DEPTH
+) -> object:
+    """The strict JSON (:func:`parse_json`, at most ``max_depth`` deep) of the regular file
+    ``path`` of at most ``max_bytes`` (:func:`read_regular_file`); :class:`UntrustedError` naming
+    the file once, whatever is wrong (not UTF-8 text included)."""
     try:
-        return parse_json(read_regular_file(path, max_bytes, what).decode())
+        return parse_json(read_regular_file(path, max_bytes, what).decode(), max_depth)
     except UnicodeDecodeError:
         raise UntrustedError(f"{path}: not UTF-8 text") from None
     except UntrustedError as exc:

@@ -3,6 +3,7 @@ humans' summary with the evaluation's intervals."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -45,6 +46,8 @@ def _run(argv, capsys):
         (["--workers", "1"], "--workers must be 0 (threads) or at least 2, got 1"),
         (["--rate", "0"], "--rate must be a positive number of messages a second, got 0.0"),
         (["--client-rate", "nan"], "--client-rate must be a positive number of messages a second"),
+        (["--connections-per-client", "0"], "--connections-per-client must be at least 1, got 0"),
+        (["--cookie-secret-file", "."], "--cookie-secret-file: .: is a directory"),
     ],
 )
 def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_path):
@@ -52,6 +55,25 @@ def test_serve_user_errors_are_one_line_and_exit_2(extra, reason, capsys, tmp_pa
     rc, _, err = _run(["serve", "--records", str(tmp_path / "r"), *extra], capsys)
     assert rc == 2
     assert err.startswith("piquet serve: ") and reason in err and err.count("\n") == 1
+
+
+def test_the_limits_check_themselves_naming_the_field():
+    """Limits refuses a value out of range itself (the command line only names its flag)."""
+    from piquet_table.web.limits import LimitError, Limits
+
+    for field, value, rule in [
+        ("max_tables", 0, "must be at least 1, got 0"),
+        ("max_connections", 2.5, "must be at least 1, got 2.5"),
+        ("rate", float("inf"), "must be a positive number of messages a second, got inf"),
+        ("header_timeout", 0.0, "must be a positive number, got 0"),
+        ("cooldown", -1.0, "must be 0 or more seconds, got -1"),
+        ("keep_alive", "5", "must be a number, got '5'"),
+    ]:
+        with pytest.raises(LimitError) as err:
+            Limits(**{field: value})
+        assert (err.value.field, err.value.rule) == (field, rule)
+        assert str(err.value) == f"{field} {rule}"
+    assert Limits(cooldown=0.0).cooldown == 0.0
 
 
 def test_serve_checks_the_records_folder_before_starting(capsys, tmp_path):
@@ -234,13 +256,73 @@ def test_humans_refuses_what_is_not_a_folder(capsys, tmp_path):
 
 
 def test_the_web_bench_runs_and_prints_its_numbers():
-    """``python -m piquet_env.testing.web_speed`` (the harness of docs/results/speed.md), shortly:
+    """``python -m piquet_table.web.speed`` (the harness of docs/results/speed.md), shortly:
     a table against random, the results with a few records, agents in the server's threads."""
     pytest.importorskip("websockets", reason="needs the web extra")
-    cmd = [sys.executable, "-m", "piquet_env.testing.web_speed", "--tables", "1", "--moves", "3"]
+    cmd = [sys.executable, "-m", "piquet_table.web.speed", "--tables", "1", "--moves", "3"]
     cmd += ["--records", "5", "--workers", "0", "random"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "GET /api/results with 5 records: the first after a start" in out.stdout
     (row,) = [x for x in out.stdout.splitlines() if x.startswith("  random ")]
     assert int(row.split()[1]) == 3  # moves timed
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` (its children, theirs...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = {c for c, pp in parents.items() if pp == p} - found
+        found |= kids
+        todo += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the processes in /proc")
+def test_a_hard_kill_of_the_server_leaves_no_process_behind(tmp_path):
+    """After ``kill -9`` of ``piquet serve``, its 2 move workers and the resource tracker lived on
+    (9 minutes later), re-parented to PID 1. Now they end with it."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--workers", "2"]
+    cmd += ["--opponent", "random", "--records", str(tmp_path / "records")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    children: set[int] = set()
+    try:
+        assert _wait_for(f"http://127.0.0.1:{port}/api/config", proc) == 200
+        deadline = time.monotonic() + 120
+        while len(children := _descendants(proc.pid)) < 3:  # 2 workers, the resource tracker
+            assert time.monotonic() < deadline, children
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 30
+        while alive := [p for p in children if _alive(p)]:
+            assert time.monotonic() < deadline, f"{alive} outlived the server"
+            time.sleep(0.2)
+    finally:
+        for pid in [proc.pid, *(p for p in children if _alive(p))]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        proc.communicate(timeout=10)

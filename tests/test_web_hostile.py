@@ -298,3 +298,263 @@ def test_with_a_token_only_a_browser_that_gave_it_is_served(tmp_path):
         client.cookies.clear()
         tries = [client.post("/api/login", json={"token": "x"}).status_code for _ in range(12)]
         assert tries.count(429) >= 2  # tries are limited: a token is not guessed by trying
+
+
+def _post_login(port: int, headers: str, body_chunk: bytes, total: int) -> tuple[bytes, int]:
+    """POST ``total`` bytes to /api/login (``body_chunk`` at a time, framed as ``headers`` say)
+    until the server answers, then read until it drops the connection; its answer and the bytes
+    sent."""
+    import select
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setblocking(False)
+    head = f"POST /api/login HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n".encode()
+    pending, sent, answer_ = head, 0, b""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            sending = sent < total and not answer_
+            readable, writable, _ = select.select([sock], [sock] if sending else [], [], 1)
+            if readable:
+                try:
+                    data = sock.recv(65536)
+                except ConnectionResetError:
+                    break
+                if not data:
+                    break
+                answer_ += data
+            elif writable:
+                if not pending:
+                    pending = body_chunk
+                try:
+                    n = sock.send(pending)
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                pending = pending[n:]
+                sent += n
+    finally:
+        sock.close()
+    return answer_, sent
+
+
+def test_a_huge_login_body_is_refused_without_being_read(tmp_path):
+    """A 300 MB login body took the server to 842 MB resident: it was read whole. Now it is
+    refused by its Content-Length at once, and a chunked one (no length) once past 1 KiB: the
+    server answers 413 and stops reading while the client has sent a small part of it (what the
+    sockets' buffers hold)."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    hub = make_hub(tmp_path / "records")
+    app = create_app(hub, allowed_hosts=["testserver"], token="s3cret-table")
+    total = 300 * 10**6
+    with serving(app) as port:
+        reply, sent = _post_login(port, f"Content-Length: {total}\r\n", b"x" * 65536, total)
+        assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
+        assert sent < 64 * 2**20, sent  # of 300 MB
+        chunk = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+        reply, sent = _post_login(port, "Transfer-Encoding: chunked\r\n", chunk, total)
+        assert reply.startswith(b"HTTP/1.1 413") and b"at most 1,024 bytes" in reply, reply[:300]
+        assert sent < 64 * 2**20, sent
+        for _ in range(10):  # past its tries an address is refused (429) before its body is read
+            reply, sent = _post_login(port, "Transfer-Encoding: chunked\r\n", chunk, total)
+            assert reply.startswith((b"HTTP/1.1 413", b"HTTP/1.1 429")), reply[:200]
+            assert sent < 64 * 2**20, sent
+        assert reply.startswith(b"HTTP/1.1 429"), reply[:200]
+        with TestClient(app) as client:  # an ordinary login still works
+            right = client.post("/api/login", json={"token": "s3cret-table"})
+            assert right.status_code == 200
+
+
+def test_a_restart_revokes_the_cookies_unless_the_secret_is_kept(tmp_path):
+    """The cookie was a fixed HMAC of the token: no restart revoked it. Now it is keyed by a
+    secret of the server's, new each start unless kept in a file."""
+    from piquet_table.web.token import COOKIE, cookie_secret
+
+    hub = make_hub(tmp_path / "records")
+
+    def app(**options):
+        return create_app(hub, allowed_hosts=["testserver"], **options)
+
+    def cookie_of(app) -> str:
+        with TestClient(app) as client:
+            reply = client.post("/api/login", json={"token": "s3cret-table"})
+            assert reply.status_code == 200
+            return reply.cookies[COOKIE]
+
+    def served(app, cookie: str) -> int:
+        with TestClient(app, cookies={COOKIE: cookie}) as client:
+            return client.get("/api/config").status_code
+
+    first = cookie_of(app(token="s3cret-table"))
+    assert served(app(token="s3cret-table"), first) == 401  # a new start
+    kept = tmp_path / "cookie-secret"
+    secret = cookie_secret(kept)
+    assert (kept.stat().st_mode & 0o777) == 0o600 and len(secret) == 64
+    assert cookie_secret(kept) == secret  # read back, not made again
+    cookie = cookie_of(app(token="s3cret-table", cookie_secret=secret))
+    assert cookie != first
+    assert served(app(token="s3cret-table", cookie_secret=secret), cookie) == 200
+    assert served(app(token="another", cookie_secret=secret), cookie) == 401
+    short = tmp_path / "short"
+    short.write_text("abc\n")
+    with pytest.raises(ValueError, match="at least 32 characters"):
+        cookie_secret(short)
+    with pytest.raises(ValueError, match="is a directory"):
+        cookie_secret(tmp_path)
+
+
+HALF = b"GET /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+"""A request's head cut short: the server waits for the rest."""
+
+
+def _closed_within(sock, seconds: float) -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` (reading what it sends)."""
+    import select
+
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if select.select([sock], [], [], left)[0]:
+            try:
+                if not sock.recv(65536):
+                    return True
+            except ConnectionResetError:
+                return True
+    return False
+
+
+def _get(port: int, source: str = "127.0.0.1", path: str = "/api/config") -> int:
+    """The status of ``GET path`` sent from the address ``source``; 0 if the server dropped
+    the connection or did not answer in 10 s."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status
+    except OSError:
+        return 0
+    finally:
+        conn.close()
+
+
+def test_slow_requests_are_dropped_after_their_timeouts(tmp_path):
+    """300 half-sent requests stayed open 75 s: no timeout. Now a head must arrive within the
+    header timeout, a body may not pause past the body timeout, and an idle connection goes after
+    the keep-alive (1, 1 and 1 s here; a request sent whole, byte by byte, is served)."""
+    import socket
+
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    from piquet_table.web.limits import Limits
+
+    hub = make_hub(tmp_path / "records")
+    limits = Limits(header_timeout=1.0, body_timeout=1.0, keep_alive=1.0)
+    with serving(create_app(hub), limits=limits) as port:
+        silent = socket.create_connection(("127.0.0.1", port))
+        half = socket.create_connection(("127.0.0.1", port))
+        half.sendall(HALF)
+        body = socket.create_connection(("127.0.0.1", port))
+        body.sendall(
+            b"POST /api/replay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"
+        )
+        idle = socket.create_connection(("127.0.0.1", port))
+        idle.sendall(b"GET /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        slow = socket.create_connection(("127.0.0.1", port))
+        for byte in b"GET /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"[:20]:
+            slow.sendall(bytes([byte]))  # well within the head's timeout
+        slow.sendall(b"GET /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"[20:])
+        assert slow.recv(15).startswith(b"HTTP/1.1 200")
+        for sock in (silent, half, body, idle):
+            assert _closed_within(sock, 10), sock
+            sock.close()
+        slow.close()
+        assert _get(port) == 200
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="Linux only")
+def test_half_sent_requests_from_one_address_leave_the_server_to_others(tmp_path):
+    """With the file limit at 256, 300 half-sent requests from one address made every other
+    request fail ("Too many open files") until they let go. Now an address holds at most
+    64 connections: another address (127.0.0.2) is served, by HTTP and by WebSocket, while
+    they hang."""
+    import resource
+    import socket
+    import subprocess
+    import sys
+
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    from websockets.sync.client import connect
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "piquet_cli", "serve", "--port", str(port), "--workers", "0"]
+    cmd += ["--opponent", "random", "--records", str(tmp_path / "records")]
+
+    def low_file_limit() -> None:
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+
+    log = tmp_path / "stderr.txt"
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+        preexec_fn=low_file_limit,
+    )
+    attack: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 60
+        while _get(port) != 200:
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+        for _ in range(300):
+            sock = socket.socket()
+            sock.settimeout(5)
+            try:
+                sock.connect(("127.0.0.1", port))
+                sock.sendall(HALF)
+            except OSError:
+                pass  # dropped at once: the address holds its most
+            attack.append(sock)
+        deadline = time.monotonic() + 10  # the first burst may pass the file limit for a second
+        while (status := _get(port, source="127.0.0.2")) != 200:
+            assert time.monotonic() < deadline, status
+            time.sleep(0.2)
+        with connect(f"ws://127.0.0.1:{port}/ws", source_address=("127.0.0.2", 0)) as ws:
+            ws.send(NEW)
+            assert json.loads(ws.recv())["type"] == "welcome"
+        held = sum(not _closed_within(sock, 0.01) for sock in attack)
+        assert held <= 64, held
+    finally:
+        for sock in attack:
+            sock.close()
+        proc.terminate()
+        proc.wait(30)
+    err = log.read_text()
+    assert "Traceback" not in err, err[-2000:]
+    assert err.count("Too many open files") <= 3, err[-2000:]  # a line every 10 s at most
+
+
+def test_an_address_holds_so_many_connections_websockets_and_http_together(tmp_path):
+    """The connection cap counts an address's WebSockets and HTTP connections together: with 3
+    sockets open (its most, here), its next request is dropped, another address's is served, and
+    a socket closed makes room."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    from websockets.sync.client import connect
+
+    from piquet_table.web.limits import Limits
+
+    hub = make_hub(tmp_path / "records")
+    with serving(create_app(hub), limits=Limits(max_connections=3)) as port:
+        sockets = [connect(f"ws://127.0.0.1:{port}/ws") for _ in range(3)]
+        try:
+            assert _get(port) == 0
+            assert _get(port, source="127.0.0.2") == 200
+            sockets.pop().close()
+            deadline = time.monotonic() + 10
+            while _get(port) != 200:
+                assert time.monotonic() < deadline, "no room made"
+                time.sleep(0.1)
+        finally:
+            for ws in sockets:
+                ws.close()

@@ -237,3 +237,77 @@ def test_a_restart_reads_the_results_kept_not_the_records(tmp_path, monkeypatch)
         assert [r["name"] for r in client.get("/api/records").json()] == [
             p.name for p in (tmp_path / "records").glob("2*.json")
         ]
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+"""JSON nested far deeper than a parser's recursion goes."""
+
+
+def _bad_folder_served(tmp_path, caplog, before: dict[str, object], copied: dict[str, object]):
+    """A server started on a records folder holding ``before`` (name: text, or ``"fifo"``), then
+    given ``copied`` while it runs: its records and results still answer, and each bad file is
+    named in one log line."""
+    import logging
+    import os
+
+    folder = tmp_path / "records"
+    folder.mkdir(exist_ok=True)
+
+    def put(files):
+        for name, text in files.items():
+            if text == "fifo":
+                os.mkfifo(folder / name)
+            else:
+                (folder / name).write_text(text)
+
+    put(before)
+    game = play_game(Game(seed=5, mode="deal"), [RandomAgent(seed=1), RandomAgent(seed=2)])
+    save_record(folder / "good.json", game, ["human", "heuristic"])
+    caplog.set_level(logging.INFO, logger="piquet_table.web")
+    _, client = _client(tmp_path)
+    with client:
+        for _ in range(2):
+            listed = client.get("/api/records")
+            assert listed.status_code == 200
+            shown = client.get("/api/results")
+            assert shown.status_code == 200
+            assert shown.json()["standings"][0]["opponent"] == "heuristic"
+            assert "good.json" in [r["name"] for r in listed.json()]
+            put(copied)
+            copied = {}
+    lines = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("before", "copied", "named"),
+    [
+        ({".piquet-results.json": DEEP}, {}, [".piquet-results.json"]),
+        ({".piquet-results.json": "[" * 900 + "]" * 900}, {}, [".piquet-results.json"]),
+        ({".piquet-results.json": "fifo"}, {}, [".piquet-results.json"]),
+        ({"20260101-000000-play-0123456789abcdef.json": DEEP}, {}, ["20260101-000000-play-"]),
+        ({"deep.json": DEEP}, {}, ["deep.json"]),
+        ({}, {"20260101-000000-play-0123456789abcdef.json": DEEP}, ["20260101-000000-play-"]),
+        ({}, {"copied-deep.json": DEEP}, ["copied-deep.json"]),
+        ({}, {"20260101-000000-watch-0123456789abcdef.json": "fifo"}, ["-watch-"]),
+    ],
+    ids=[
+        "deep cache",
+        "cache nested 900 deep",
+        "FIFO cache",
+        "deep server record",
+        "deep record",
+        "deep server record copied in",
+        "deep record copied in",
+        "FIFO record copied in",
+    ],
+)
+def test_a_bad_file_in_the_records_folder_is_skipped_with_one_line(
+    tmp_path, caplog, before, copied, named
+):
+    """A deeply nested cache stopped the server at start (RecursionError), a FIFO cache hung it,
+    and a deeply nested record made /api/records and /api/results answer 500. Now each bad file is
+    skipped, named in one log line, and the pages answer."""
+    lines = _bad_folder_served(tmp_path, caplog, before, copied)
+    for name in named:
+        assert len([t for t in lines if name in t]) == 1, lines

@@ -112,6 +112,7 @@ def test_refused_messages_get_the_reason_and_change_nothing(tmp_path):
             (json.dumps({"type": "next", "version": version, "x": 1}), "has no field"),
             (json.dumps({"type": "exchange", "cards": ["AC"] * 13, "version": version}), "at most"),
             ("x" * (MAX_MESSAGE_CHARS + 1), "at most 2,048"),
+            ("x" * 5000, "message of 5,000 characters"),  # its real length, not the cut one
             ("[" * 1020 + "]" * 1020, "not a JSON message"),
             (json.dumps({"type": "play", "card": "QH", "version": version}), "it is the exchange"),
             (json.dumps({"type": "next", "version": version}), "no deal breakdown"),

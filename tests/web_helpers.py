@@ -15,10 +15,10 @@ from pathlib import Path
 
 from piquet_env.cards import parse_card
 from piquet_env.rules import STANDARD, Rules
-from piquet_env.testing.web_speed import answer
 from piquet_table.web.hub import Hub
 from piquet_table.web.limits import Limits
 from piquet_table.web.opponents import Choice
+from piquet_table.web.speed import answer
 
 QUICK = {
     "random": Choice("random", "Random", "random"),
@@ -40,9 +40,10 @@ def make_hub(records: Path, rules: Rules = STANDARD, seed: int = 1, **limits: fl
 
 
 @contextlib.contextmanager
-def serving(app: object, **config: object) -> Iterator[int]:
-    """``app`` served by uvicorn on a free port of 127.0.0.1, in a thread; yields the port.
-    uvicorn's own logging goes to the root logger (``log_config=None``), where pytest sees it."""
+def serving(app: object, limits: Limits | None = None, **config: object) -> Iterator[int]:
+    """``app`` served by uvicorn on a free port of 127.0.0.1, in a thread, under ``limits``'
+    connections and read timeouts; yields the port. uvicorn's own logging goes to the root logger
+    (``log_config=None``), where pytest sees it."""
     import uvicorn
 
     from piquet_table.web.server import uvicorn_options
@@ -50,7 +51,7 @@ def serving(app: object, **config: object) -> Iterator[int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    options = {"host": "127.0.0.1", "port": port, **uvicorn_options(), "log_config": None}
+    options = {"host": "127.0.0.1", "port": port, **uvicorn_options(limits), "log_config": None}
     srv = uvicorn.Server(uvicorn.Config(app, **{**options, **config}))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()

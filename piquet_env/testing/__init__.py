@@ -7,9 +7,8 @@
 - :mod:`.batch_speed`: the batched engine beside them (``piquet bench vector``).
 - :mod:`.exact_bench`: the exact solver on a whole small game: counts, time per stage, CFR+
   (``python -m piquet_env.testing.exact_bench``).
-- :mod:`.web_speed`: how fast ``piquet serve`` answers with many tables open, under searches and
-  floods (``python -m piquet_env.testing.web_speed``): a client of the server, run in a process of
-  its own.
+
+How fast ``piquet serve`` answers is measured beside the server, by ``piquet_table.web.speed``.
 
 Nothing in the engine, the env, the batched engine or the tables imports this package.
 """

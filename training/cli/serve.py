@@ -17,17 +17,20 @@ import re
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
     add_seed_argument,
-    at_least,
     check_output_path,
     require,
     resolve_seed,
     rules_from_args,
 )
+
+if TYPE_CHECKING:
+    from piquet_table.web.limits import Limits
 
 HOST_NAME = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|[0-9A-Fa-f:.]{2,45}")
 """What ``--allowed-host`` takes: a host name or address, or ``*.domain`` for its subdomains."""
@@ -93,81 +96,101 @@ def _log_to_stderr() -> None:
     log.propagate = False
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from piquet_table.web import WEB_EXTRA
+LIMIT_FLAGS = {
+    "max_tables": "--max-tables",
+    "max_per_client": "--per-client",
+    "max_connections": "--connections-per-client",
+    "rate": "--rate",
+    "client_rate": "--client-rate",
+    "max_records": "--max-records",
+    "max_record_mib": "--max-record-mib",
+    "records_per_hour": "--records-per-hour",
+}
+"""The flag that sets each field of :class:`~piquet_table.web.limits.Limits` from the command
+line."""
 
-    require(WEB_EXTRA, "web")
-    rules = rules_from_args(args)
-    seed = resolve_seed(args)
+
+def _limits(args: argparse.Namespace) -> Limits:
+    """The server's limits from its flags; a value the limits refuse is a :class:`CLIError`
+    naming its flag."""
+    from piquet_table.web.limits import LimitError, Limits
+
+    given = {
+        field: getattr(args, flag[2:].replace("-", "_")) for field, flag in LIMIT_FLAGS.items()
+    }
+    try:
+        return Limits(
+            **given,
+            burst=_burst(args.rate),
+            client_burst=_burst(args.client_rate),
+        )
+    except LimitError as err:
+        raise CLIError(f"{LIMIT_FLAGS.get(err.field, err.field)} {err.rule}") from None
+
+
+def _burst(rate: float) -> int:
+    """Messages sent at once for ``rate`` a second (:data:`BURST` seconds' worth); a rate the
+    limits refuse is left for them to name."""
+    return max(1, round(BURST * rate)) if math.isfinite(rate) and rate > 0 else 1
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """The flags that are the command line's own: the port, the host names, the workers."""
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be 0 to 65535, got {args.port}")
-    at_least("--max-tables", args.max_tables, 1)
-    at_least("--per-client", args.per_client, 1)
     if args.workers == 1 or args.workers < 0:
         raise CLIError(f"--workers must be 0 (threads) or at least 2, got {args.workers}")
-    for flag, value in (("--rate", args.rate), ("--client-rate", args.client_rate)):
-        if not (math.isfinite(value) and value > 0):
-            raise CLIError(f"{flag} must be a positive number of messages a second, got {value}")
-    at_least("--max-records", args.max_records, 1)
-    for flag, value in (
-        ("--max-record-mib", args.max_record_mib),
-        ("--records-per-hour", args.records_per_hour),
-    ):
-        if not (math.isfinite(value) and value > 0):
-            raise CLIError(f"{flag} must be a positive number, got {value:g}")
     for name in args.allowed_host:
         if not HOST_NAME.fullmatch(name):
             raise CLIError(
                 f"--allowed-host {name[:60]!r}: not a host name, an address or '*.domain'"
             )
+
+
+def _folders(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The records folder (checked, not yet made) and the checkpoints folder, if given."""
     records = check_output_path(args.records, "--records", directory=True)
     checkpoints = None
     if args.checkpoints is not None:
         checkpoints = Path(args.checkpoints)
         if not checkpoints.is_dir():
             raise CLIError(f"--checkpoints {checkpoints}: not a directory")
-    try:
-        import uvicorn
+    return records, checkpoints
 
-        from piquet_table.text import printable
-        from piquet_table.web.app import create_app
-        from piquet_table.web.hub import Hub
-        from piquet_table.web.moves import MovePool
-        from piquet_table.web.opponents import opponent_choices
-        from piquet_table.web.server import uvicorn_options
-        from piquet_table.web.token import new_token
-    except ImportError as err:
-        raise CLIError(str(err)) from None
-    try:
-        choices, skipped = opponent_choices(rules, args.opponent, checkpoints)
-    except ValueError as err:
-        raise CLIError(f"--opponent: {err}") from None
-    _one_torch_thread()
-    records.mkdir(parents=True, exist_ok=True)
-    from piquet_table.web.limits import Limits
 
-    limits = Limits(
-        max_tables=args.max_tables,
-        max_per_client=args.per_client,
-        rate=args.rate,
-        burst=max(1, round(BURST * args.rate)),
-        client_rate=args.client_rate,
-        client_burst=max(1, round(BURST * args.client_rate)),
-        max_records=args.max_records,
-        max_record_mib=args.max_record_mib,
-        records_per_hour=args.records_per_hour,
-    )
-    hub = Hub(rules, choices, records, seed=seed, limits=limits, moves=MovePool(args.workers))
-    token = (args.token or new_token()) if args.token is not None else None
-    names = reachable(args.host)
+def _secret(args: argparse.Namespace) -> bytes | None:
+    """The cookie secret kept in ``--cookie-secret-file`` (made there if missing), or ``None``
+    for a fresh one each start."""
+    if args.cookie_secret_file is None:
+        return None
+    from piquet_table.web.token import cookie_secret
+
+    try:
+        return cookie_secret(args.cookie_secret_file)
+    except (ValueError, OSError) as err:
+        raise CLIError(f"--cookie-secret-file: {err}") from None
+
+
+def _banner(
+    args: argparse.Namespace,
+    rules_name: str,
+    names: list[str],
+    token: str | None,
+    choices: list[str],
+    skipped: list[str],
+    records: Path,
+    seed: int,
+) -> None:
+    """What ``piquet serve`` prints as it starts: where to go, the token, the opponents, the
+    records folder and seed; and a warning on stderr when others can reach it."""
     first = "127.0.0.1" if args.host in WILDCARD else args.host
-    print(f"Piquet, {rules.name} rules: {_url(first, args.port)}  (Ctrl-C stops)")
+    print(f"Piquet, {rules_name} rules: {_url(first, args.port)}  (Ctrl-C stops)")
     others = [_url(n, args.port) for n in names if n != first]
     if others:
         print(f"  also at {', '.join(others)}")
     if token is not None:
         print(f"  token: {token} (the page asks for it once)")
-    print(f"  opponents: {', '.join(printable(c) for c in choices)}")
+    print(f"  opponents: {', '.join(choices)}")
     for line in skipped:
         print(f"  left out {line}")
     print(
@@ -186,14 +209,44 @@ def _serve(args: argparse.Namespace) -> int:
             ),
             file=sys.stderr,
         )
-    allowed = [*names, *args.allowed_host]
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from piquet_table.web import WEB_EXTRA
+
+    require(WEB_EXTRA, "web")
+    rules = rules_from_args(args)
+    seed = resolve_seed(args)
+    _check_flags(args)
+    limits = _limits(args)
+    records, checkpoints = _folders(args)
+    try:
+        from piquet_table.text import printable
+        from piquet_table.web.app import create_app
+        from piquet_table.web.hub import Hub
+        from piquet_table.web.moves import MovePool
+        from piquet_table.web.opponents import opponent_choices
+        from piquet_table.web.server import run
+        from piquet_table.web.token import new_token
+    except ImportError as err:
+        raise CLIError(str(err)) from None
+    try:
+        choices, skipped = opponent_choices(rules, args.opponent, checkpoints)
+    except ValueError as err:
+        raise CLIError(f"--opponent: {err}") from None
+    secret = _secret(args)
+    _one_torch_thread()
+    records.mkdir(parents=True, exist_ok=True)
+    hub = Hub(rules, choices, records, seed=seed, limits=limits, moves=MovePool(args.workers))
+    token = (args.token or new_token()) if args.token is not None else None
+    names = reachable(args.host)
+    shown = [printable(c) for c in choices]
+    _banner(args, rules.name, names, token, shown, skipped, records, seed)
     _log_to_stderr()
-    uvicorn.run(
-        create_app(hub, allowed_hosts=allowed, token=token),
-        host=args.host,
-        port=args.port,
-        **uvicorn_options(),
+    app = create_app(
+        hub, allowed_hosts=[*names, *args.allowed_host], token=token, cookie_secret=secret
     )
+    run(app, args.host, args.port, limits)
     return 0
 
 
@@ -217,6 +270,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="TOKEN",
         help="a shared secret the page asks for once (its cookie then lasts 30 days); --token "
         "alone makes a random one, printed at start (a TOKEN given here is seen in ps)",
+    )
+    p.add_argument(
+        "--cookie-secret-file",
+        metavar="FILE",
+        help="keep the secret the token's cookies are signed with in FILE (made, readable by you "
+        "only, if missing), so cookies outlive a restart; by default each start makes a new one, "
+        "and a restart asks every page for the token again",
     )
     p.add_argument(
         "--allowed-host",
@@ -261,6 +321,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=8,
         metavar="N",
         help="tables open at once from one address (default: 8)",
+    )
+    p.add_argument(
+        "--connections-per-client",
+        type=int,
+        default=Limits.max_connections,
+        metavar="N",
+        help="connections one address may hold open, HTTP and WebSocket together; past it a new "
+        f"one is dropped (default: {Limits.max_connections})",
     )
     p.add_argument(
         "--max-records",

@@ -39,9 +39,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from piquet_env.game.record import RecordError, load_record, parse_record
 from piquet_table.web.client import Client
-from piquet_table.web.connection import Connection, Gate
+from piquet_table.web.connection import Connection, Gate, quiet_accept_errors
 from piquet_table.web.hub import Hub
-from piquet_table.web.protocol import MAX_MESSAGE_CHARS
 from piquet_table.web.records import RECORD_NAME
 from piquet_table.web.replayer import replay_frames
 from piquet_table.web.token import TokenGate
@@ -77,14 +76,19 @@ def record_path(folder: Path, name: str) -> Path:
 
 
 def create_app(
-    hub: Hub, *, allowed_hosts: Sequence[str] = (), token: str | None = None
+    hub: Hub,
+    *,
+    allowed_hosts: Sequence[str] = (),
+    token: str | None = None,
+    cookie_secret: bytes | None = None,
 ) -> Starlette:
     """The application serving ``hub``'s tables (its tables are saved when the app stops).
 
     Only requests whose ``Host`` is one of :data:`LOCAL_HOSTS` or ``allowed_hosts`` are served
     (Starlette's ``TrustedHostMiddleware``; others get 400): a site whose name an attacker points
     at this server (DNS rebinding) sends its own name, and is refused. With ``token``, only
-    browsers that gave it are (:mod:`piquet_table.web.token`)."""
+    browsers that gave it are (:mod:`piquet_table.web.token`), their cookie keyed by
+    ``cookie_secret`` (by default a random one: cookies of an earlier start are refused)."""
 
     gate = Gate(hub.limits)
 
@@ -158,9 +162,7 @@ def create_app(
                 text = message.get("text")
                 if text is None:
                     text = message.get("bytes")  # refused by the protocol, with the reason
-                elif len(text) > MAX_MESSAGE_CHARS:
-                    text = text[: MAX_MESSAGE_CHARS + 1]  # refused, without reading it whole
-                await client.receive(text)
+                await client.receive(text)  # past MAX_MESSAGE_CHARS refused by its length alone
         except (WebSocketDisconnect, RuntimeError):  # gone mid-read: the client's own doing
             pass
         finally:
@@ -171,6 +173,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        quiet_accept_errors(asyncio.get_running_loop())
         hub.moves.start()  # the agents' worker processes load while the server starts
         await hub.store.start()  # the records folder indexed, within its budget
         yield
@@ -189,7 +192,7 @@ def create_app(
     hosts = list(dict.fromkeys([*LOCAL_HOSTS, *allowed_hosts]))
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)]
     if token:
-        middleware.append(Middleware(TokenGate, token=token))
+        middleware.append(Middleware(TokenGate, token=token, secret=cookie_secret))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 

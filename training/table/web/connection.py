@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import time
 from collections import Counter
@@ -38,6 +39,41 @@ REFUSAL_DELAY = 1.0
 
 SEND_TIMEOUT = 10.0
 """Seconds a message may wait for a client that reads nothing before its connection is dropped."""
+
+
+OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+"""Errors of ``accept()`` that mean the server holds all the files it may: asyncio waits a second
+and accepts again."""
+
+OUT_OF_FILES_EVERY = 10.0
+"""Seconds between two log lines saying the server ran out of files."""
+
+
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """Make ``loop`` log the server's running out of files (an ``accept()`` refused for
+    :data:`OUT_OF_FILES`) in one line every :data:`OUT_OF_FILES_EVERY` seconds at most, with
+    the count, rather than a traceback for every connection it could not accept (asyncio tries
+    hundreds at once); other errors go to the handler there was."""
+    previous = loop.get_exception_handler()
+    last, count = -OUT_OF_FILES_EVERY, 0
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        nonlocal last, count
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in OUT_OF_FILES:
+            count += 1
+            now = time.monotonic()
+            if now - last >= OUT_OF_FILES_EVERY:
+                LOG.warning(
+                    "out of files (%s): %d connections waited to be accepted", exc.strerror, count
+                )
+                last, count = now, 0
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
 
 
 class Gate:

@@ -14,6 +14,11 @@ The workers form two lanes, so that a search never waits in front of a quick age
   the others, at a lower CPU priority (``nice`` :data:`SEARCH_NICE`): the cores go to the event
   loop and the quick lane first, and the searches take what is left.
 
+A worker ends with the server, however the server ends (a ``kill -9``, the out-of-memory killer):
+on Linux the kernel kills it when its parent dies (``PR_SET_PDEATHSIG``), and everywhere a thread
+of its own checks every :data:`ORPHAN_POLL` seconds that its parent is still there. The
+multiprocessing resource tracker ends when the last of them has (its pipe closes).
+
 A table goes to the process of its lane holding the fewest tables. ``processes=0`` plays the
 moves in threads of this process instead (the tests' quick opponents; nothing to start).
 """
@@ -22,9 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -44,6 +53,9 @@ of a core that a quick move or the event loop wants)."""
 QUICK, SEARCH = "quick", "search"
 """The two lanes."""
 
+ORPHAN_POLL = 1.0
+"""Seconds between a worker's checks that the server that started it still runs."""
+
 T = TypeVar("T")
 
 # ---------------------------------------------------------------------- the worker's side
@@ -52,11 +64,36 @@ _SEATS: dict[str, list[Agent | None]] = {}
 """The agents of each table this worker holds, by table id (``None``: the person's seat)."""
 
 
-def _start(nice: int) -> None:
-    """A worker process's start: its priority."""
+def _start(nice: int, parent: int) -> None:
+    """A worker process's start: it ends with its parent, the server of process id ``parent``
+    (:func:`_end_with`), and takes its priority."""
+    _end_with(parent)
     if nice:
         with contextlib.suppress(OSError):
             os.nice(nice)
+
+
+PR_SET_PDEATHSIG = 1
+"""Linux's ``prctl`` option: the signal a process gets when its parent dies."""
+
+
+def _end_with(parent: int) -> None:
+    """Make this process end when the process ``parent`` does: on Linux, the kernel sends it
+    ``SIGKILL`` (``prctl(PR_SET_PDEATHSIG)``); everywhere, a daemon thread checks its parent
+    every :data:`ORPHAN_POLL` seconds and ends it once re-parented."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
 
 
 def _open(
@@ -144,7 +181,7 @@ class MovePool:
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start,
-                initargs=(SEARCH_NICE if lane == SEARCH else 0,),
+                initargs=(SEARCH_NICE if lane == SEARCH else 0, os.getpid()),
             )
         return workers[i]  # type: ignore[return-value]
 

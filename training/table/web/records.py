@@ -17,6 +17,11 @@ Every game the server saves is a ``piquet play`` record (:mod:`piquet_env.game.r
   copied in while the server runs is read once, when the folder is seen to have changed). The
   rows are kept in :data:`CACHE` when the server stops, so a restart reads them, not the records.
 
+Every file there is read as hostile input (:mod:`piquet_env.untrusted`: regular files only,
+opened without blocking, with a size and a depth cap): a file that does not read (a FIFO, a
+record nested too deeply, a cache that is not one) is skipped, named in one log line (logger
+``piquet_table.web``), and never stops the server or its pages.
+
 Which games are saved at all (finished, or with a person's move) is the hub's decision
 (:meth:`piquet_table.web.hub.Hub.save`).
 """
@@ -26,12 +31,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from piquet_env.game import Game
-from piquet_env.game.record import record_of, save_record
+from piquet_env.game.record import MAX_RECORD_BYTES, record_of, save_record
+from piquet_env.untrusted import UntrustedError, file_kind, read_json_file
 from piquet_table import results
 from piquet_table.results import Outcome, Row, Summary, file_row, record_row, summarize_rows
 from piquet_table.text import printable
@@ -53,6 +61,12 @@ a record)."""
 
 CACHE_FORMAT = 1
 """The cache's format (another is ignored)."""
+
+MAX_CACHE_BYTES = 64 * 2**20
+"""Largest results cache read (a row takes under 200 bytes)."""
+
+LOG = logging.getLogger("piquet_table.web")
+"""Where a skipped file is named."""
 
 
 @dataclass
@@ -86,6 +100,29 @@ class RecordStore:
         go)."""
         self._indexing: asyncio.Task | None = None
         self._rows: asyncio.Task | None = None
+        self._skipped: set[str] = set()
+        """The names of the files already logged as skipped."""
+
+    def _skip(self, name: str, why: str) -> None:
+        """Name a file that is not read, once (a log line)."""
+        if name not in self._skipped:
+            self._skipped.add(name)
+            LOG.warning("records folder: skipped %s", printable(why, 300))
+
+    def _row(self, entry: Entry) -> Row:
+        """``entry``'s results row, read from its file now (one that does not read is named in
+        the log, once)."""
+        row = file_row(self.folder / entry.name)
+        if row.problem is not None:
+            self._skip(entry.name, row.problem)
+        return row
+
+    def _scan(self, known: dict[str, Entry]) -> tuple[dict[str, Entry], int, int | None]:
+        """:func:`_scan` of the folder, the files it skipped named in the log."""
+        entries, left_out, stamp, skipped = _scan(self.folder, known)
+        for name, why in skipped:
+            self._skip(name, why)
+        return entries, left_out, stamp
 
     # ------------------------------------------------------------------ the index
 
@@ -99,7 +136,7 @@ class RecordStore:
     async def _index(self) -> dict[str, Entry]:
         if self._entries is None:
             if self._indexing is None:
-                self._indexing = asyncio.create_task(asyncio.to_thread(_scan, self.folder, {}))
+                self._indexing = asyncio.create_task(asyncio.to_thread(self._scan, {}))
             entries, left_out, stamp = await asyncio.shield(self._indexing)
             if self._entries is None:
                 self._entries, self._left_out, self._stamp = entries, left_out, stamp
@@ -111,9 +148,7 @@ class RecordStore:
         record copied in, or removed, while the server runs): only new names are read."""
         entries = await self._index()
         if _stamp(self.folder) != self._stamp:
-            fresh, self._left_out, self._stamp = await asyncio.to_thread(
-                _scan, self.folder, dict(entries)
-            )
+            fresh, self._left_out, self._stamp = await asyncio.to_thread(self._scan, dict(entries))
             entries.clear()
             entries.update(fresh)
         return entries
@@ -122,7 +157,7 @@ class RecordStore:
         entries = await self._index()
         for entry in list(entries.values()):
             if entry.row is None and entry.name in entries:
-                entry.row = await asyncio.to_thread(file_row, self.folder / entry.name)
+                entry.row = await asyncio.to_thread(self._row, entry)
 
     async def stop(self) -> None:
         """Keep the results rows worked out in :data:`CACHE` (the server is stopping): the next
@@ -202,7 +237,7 @@ class RecordStore:
     def _rows_of(self, entries: list[Entry]) -> None:
         for entry in entries:
             if entry.row is None:
-                entry.row = file_row(self.folder / entry.name)
+                entry.row = self._row(entry)
 
     async def listing(self) -> list[dict]:
         """The records, newest first (at most :data:`MAX_LISTED`): name, modification time,
@@ -232,12 +267,16 @@ def _write_cache(folder: Path, entries: dict[str, Entry]) -> None:
     tmp.replace(folder / CACHE)
 
 
-def _read_cache(folder: Path) -> dict[str, tuple[float, int, Row]]:
-    """The rows kept in :data:`CACHE`, by record name, with the file's time and size then; a
-    cache that does not read is ignored (its rows are worked out again)."""
+def _read_cache(folder: Path) -> tuple[dict[str, tuple[float, int, Row]], str | None]:
+    """The rows kept in :data:`CACHE`, by record name, with the file's time and size then; and
+    why the cache was not read, if it is there but does not read (it is ignored: its rows are
+    worked out again)."""
+    path = folder / CACHE
+    if not path.exists() and not path.is_symlink():
+        return {}, None
     try:
-        doc = json.loads((folder / CACHE).read_text(encoding="utf-8"))
-        assert doc["format"] == CACHE_FORMAT
+        doc = read_json_file(path, MAX_CACHE_BYTES, "a results cache", max_depth=4)
+        assert isinstance(doc, dict) and doc["format"] == CACHE_FORMAT, "not a results cache"
         out = {}
         for name, (mtime, size, key, outcome, problem) in doc["rows"].items():
             if key is not None:
@@ -248,9 +287,11 @@ def _read_cache(folder: Path) -> dict[str, tuple[float, int, Row]]:
                 outcome = Outcome(float(points), int(result), int(deals))
             problem = printable(str(problem), 300) if problem is not None else None
             out[str(name)] = (float(mtime), int(size), Row(key, outcome, problem))
-        return out
-    except (OSError, ValueError, TypeError, KeyError, AssertionError, AttributeError):
-        return {}
+        return out, None
+    except UntrustedError as err:
+        return {}, str(err).replace(str(folder) + "/", "")
+    except (ValueError, TypeError, KeyError, AssertionError, AttributeError) as err:
+        return {}, f"{CACHE}: not a results cache of format {CACHE_FORMAT} ({type(err).__name__})"
 
 
 def _stamp(folder: Path) -> int | None:
@@ -260,22 +301,37 @@ def _stamp(folder: Path) -> int | None:
         return None
 
 
-def _scan(folder: Path, known: dict[str, Entry]) -> tuple[dict[str, Entry], int, int | None]:
+def _scan(
+    folder: Path, known: dict[str, Entry]
+) -> tuple[dict[str, Entry], int, int | None, list[tuple[str, str]]]:
     """The record files directly in ``folder`` (plain files, no links, names a record may have;
     at most the newest :data:`~piquet_table.results.MAX_RECORDS` by name of those not the
-    server's), how many were left out, and the folder's modification time; the entries in
-    ``known`` are kept as they are (their rows with them)."""
+    server's), how many were left out, the folder's modification time, and the files skipped
+    (name, why: a record's name on something not a regular file, a cache that does not read);
+    the entries in ``known`` are kept as they are (their rows with them)."""
     stamp = _stamp(folder)
     if stamp is None:
-        return {}, 0, None
-    cached = _read_cache(folder) if not known else {}
+        return {}, 0, None, []
+    skipped: list[tuple[str, str]] = []
+    cached: dict[str, tuple[float, int, Row]] = {}
+    if not known:
+        cached, why = _read_cache(folder)
+        if why is not None:
+            skipped.append((CACHE, why))
     entries, others = {}, []
     for path in folder.iterdir():
         entry = known.get(path.name)
         if entry is None:
-            if not RECORD_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
+            if not RECORD_NAME.fullmatch(path.name):
                 continue
-            info = path.stat()
+            try:
+                info = path.lstat()
+            except OSError:  # gone meanwhile
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                if not stat.S_ISDIR(info.st_mode) and not stat.S_ISLNK(info.st_mode):
+                    skipped.append((path.name, f"{path.name}: {file_kind(info.st_mode)}"))
+                continue
             entry = Entry(path.name, info.st_mtime, info.st_size, False)
             entry.finished = entry.servers and _finished(path)
             mtime, size, row = cached.get(path.name, (None, None, None))
@@ -289,14 +345,14 @@ def _scan(folder: Path, known: dict[str, Entry]) -> tuple[dict[str, Entry], int,
     room = max(0, results.MAX_RECORDS - len(entries))
     kept = others[len(others) - room :] if room else []
     entries.update((e.name, e) for e in kept)
-    return entries, len(others) - len(kept), stamp
+    return entries, len(others) - len(kept), stamp, skipped
 
 
 def _finished(path: Path) -> bool:
     """Whether the server's record at ``path`` says its game was finished (a file that does not
     read as one is taken as unfinished: it goes first)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = read_json_file(path, MAX_RECORD_BYTES, "a game record")
+    except UntrustedError:  # named in the log when its results row is worked out
         return False
     return isinstance(doc, dict) and doc.get("finished") is True

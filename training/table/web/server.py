@@ -5,13 +5,36 @@ reads on for the client's closing reply, up to 10 s, parsing and dropping every 
 that never reads keeps it parsing all that time. :class:`QuickCloseProtocol` waits
 :data:`CLOSE_TIMEOUT` seconds instead. Frames past :data:`WS_MAX_BYTES` close the socket
 (the page's messages are refused, with the reason, past 2,048 characters).
+
+A connection that holds a file of the server's without finishing its request is dropped
+(:class:`GuardedH11Protocol`, uvicorn's HTTP/1.1 protocol):
+
+- a request's head (its line and headers) must arrive within
+  :attr:`~piquet_table.web.limits.Limits.header_timeout` seconds of its first byte (or of the
+  connection, for the first);
+- a request's body may pause at most :attr:`~piquet_table.web.limits.Limits.body_timeout`
+  seconds between two reads;
+- an idle connection between requests is closed after
+  :attr:`~piquet_table.web.limits.Limits.keep_alive` seconds (uvicorn's ``timeout_keep_alive``);
+- a connection answered before its request's body was read (a refusal: too big, too many tries,
+  no token) is closed, rather than read to the end of its body as uvicorn would, to keep it.
+
+And one client address holds at most :attr:`~piquet_table.web.limits.Limits.max_connections`
+connections at once, HTTP and WebSocket together (a :class:`Guard` per server): past it a new
+connection is dropped as soon as it is accepted, so an address cannot take every file the server
+may open, and other addresses are served on.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+from piquet_table.web.limits import Limits
 
 CLOSE_TIMEOUT = 1.0
 """Seconds a socket the server closed may take to answer before its connection is dropped."""
@@ -19,17 +42,158 @@ CLOSE_TIMEOUT = 1.0
 WS_MAX_BYTES = 64 * 1024
 """Largest WebSocket frame the server reads at all."""
 
+LINGER = 1.0
+"""Seconds a connection answered before its body was read stays open, unread, before it is
+closed."""
+
+
+class Guard:
+    """The connections each client address holds open, at most ``limits.max_connections``."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._open: dict[str, set[asyncio.BaseTransport]] = {}
+        self.refused = 0
+        """Connections dropped for their address's count."""
+
+    def admit(self, transport: asyncio.BaseTransport) -> bool:
+        """Count ``transport``'s connection against its address; ``False`` if the address holds
+        its most already (the connection is then to be dropped)."""
+        peer = transport.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) else str(peer)
+        held = self._open.setdefault(host, set())
+        if transport in held:  # an HTTP connection upgraded to a WebSocket
+            return True
+        if len(held) >= self.limits.max_connections:
+            self.refused += 1
+            return False
+        held.add(transport)
+        return True
+
+    def release(self, transport: asyncio.BaseTransport) -> None:
+        """``transport``'s connection has closed."""
+        peer = transport.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) else str(peer)
+        held = self._open.get(host)
+        if held is not None:
+            held.discard(transport)
+            if not held:
+                del self._open[host]
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with the read timeouts and the address's count of the
+    module's docstring (:attr:`guard` is set on a subclass made for each server)."""
+
+    guard: Guard
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Count the connection (drop it past its address's most); its first request's head
+        is due within the header timeout."""
+        super().connection_made(transport)
+        self._timer: asyncio.TimerHandle | None = None
+        self._timing: str | None = None
+        if not self.guard.admit(transport):
+            transport.abort()
+            return
+        self._arm("head", self.guard.limits.header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Stop the timer and uncount the connection."""
+        self._disarm()
+        self.guard.release(self.transport)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        """Read, then time what the client still owes: the rest of a head, or of a body."""
+        super().data_received(data)
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            self._disarm()  # closed, or upgraded to a WebSocket
+            return
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            self._arm("body", self.guard.limits.body_timeout)  # again at every read
+        elif state is h11.IDLE:
+            if self._timing != "head":  # a head begun: due within the timeout of its first byte
+                self._arm("head", self.guard.limits.header_timeout)
+        else:
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        """The answer is sent: a body still coming is not read. The connection stops reading,
+        says it has nothing more to send, and is closed :data:`LINGER` seconds later (a client
+        still sending then reads the answer before the reset that closing with unread data
+        makes)."""
+        super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            self._disarm()
+            self.flow.pause_reading()
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self.loop.call_later(LINGER, self.transport.close)
+
+    def _arm(self, kind: str, seconds: float) -> None:
+        self._disarm()
+        self._timing = kind
+        self._timer = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timing = None, None
+
+    def _expired(self) -> None:
+        self._timer = None
+        if self._timing == "body" and self.flow.read_paused:  # the app is slow, not the client
+            self._arm("body", self.guard.limits.body_timeout)
+            return
+        self._timing = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
 
 class QuickCloseProtocol(WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol (websockets' sans-I/O), dropping a closed socket's connection
-    after :data:`CLOSE_TIMEOUT` seconds rather than 10."""
+    after :data:`CLOSE_TIMEOUT` seconds rather than 10, and counting its connection against its
+    address (:attr:`guard`, set on a subclass made for each server; ``None``: not counted)."""
+
+    guard: Guard | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.close_timeout = CLOSE_TIMEOUT
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Count the connection (already counted when it came as HTTP)."""
+        super().connection_made(transport)
+        if self.guard is not None and not self.guard.admit(transport):
+            transport.abort()
 
-def uvicorn_options() -> dict[str, Any]:
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Uncount the connection."""
+        if self.guard is not None:
+            self.guard.release(self.transport)
+        super().connection_lost(exc)
+
+
+def uvicorn_options(limits: Limits | None = None) -> dict[str, Any]:
     """The options :func:`uvicorn.run` (or :class:`uvicorn.Config`) serves the application
-    with, besides the host and the port."""
-    return {"ws": QuickCloseProtocol, "ws_max_size": WS_MAX_BYTES, "log_level": "warning"}
+    with, besides the host and the port: ``limits``' read timeouts and connections per address
+    (by default :class:`~piquet_table.web.limits.Limits`'), counted for this server alone."""
+    guard = Guard(limits or Limits())
+    http = type("ServerH11Protocol", (GuardedH11Protocol,), {"guard": guard})
+    ws = type("ServerWebSocketProtocol", (QuickCloseProtocol,), {"guard": guard})
+    return {
+        "http": http,
+        "ws": ws,
+        "ws_max_size": WS_MAX_BYTES,
+        "timeout_keep_alive": guard.limits.keep_alive,
+        "log_level": "warning",
+    }
+
+
+def run(app: Any, host: str, port: int, limits: Limits | None = None) -> None:
+    """Serve ``app`` on ``host``:``port`` until interrupted (uvicorn, :func:`uvicorn_options`)."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, **uvicorn_options(limits))
