@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from piquet_env.rules import STANDARD
+from piquet_training.evaluation.duplicate.checks import check_chunk, chunk_checker
 from piquet_training.evaluation.duplicate.match import DuplicateMatch, GameResult
 from piquet_training.evaluation.duplicate.play import _play_chunk_measured, play_games
 from piquet_training.evaluation.executor import (
@@ -28,8 +29,6 @@ from piquet_training.evaluation.executor import (
     Fanout,
     RayNotInstalledError,
     ResultError,
-    check_chunk,
-    chunk_checker,
 )
 from piquet_training.memory import ProcessMemory
 

@@ -168,3 +168,59 @@ def test_the_commands_without_a_network_start_without_torch():
     )
     out = _fresh_python(code)
     assert out.stdout.split() == ["False", "True"], out.stdout + out.stderr
+
+
+def _named_modules(path: Path) -> set[str]:
+    """The project modules that ``path`` names in a string as something to import or run: an
+    ``import_module``/``__import__`` argument or the word after ``-m`` in an argument list (an
+    import the graph above cannot see, issue 49)."""
+    found = set()
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("import_module", "__import__") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    found.add(first.value)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            found.update(
+                words[i + 1]
+                for i, w in enumerate(words[:-1])
+                if w == "-m" and isinstance(words[i + 1], str)
+            )
+    return {n for n in found if n.split(".")[0] in LAYER}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_names_a_higher_layer_in_a_string(name):
+    """``importlib.import_module("piquet_cli")`` or ``[python, "-m", "piquet_cli", ...]`` in a
+    lower layer is an upward import all the same."""
+    layer = LAYER[name.split(".")[0]]
+    upward = sorted(n for n in _named_modules(MODULES[name]) if LAYER[n.split(".")[0]] > layer)
+    assert not upward, f"{name} names upper layers in a string: {upward}"
+
+
+def test_the_string_check_sees_both_forms(tmp_path: Path):
+    """The check of the test above can fail: it finds both forms in a module that has them."""
+    f = tmp_path / "m.py"
+    f.write_text(
+        "import importlib, sys\n"
+        "importlib.import_module('piquet_cli.train')\n"
+        "cmd = [sys.executable, '-m', 'piquet_table.web', '--port', '1']\n"
+    )
+    assert _named_modules(f) == {"piquet_cli.train", "piquet_table.web"}
+
+
+def test_reading_the_benchmark_protocol_imports_no_torch():
+    """The protocol is data: reading it (and its exploit budget's settings) needs no torch."""
+    code = (
+        "import sys\n"
+        "from piquet_training.benchmark.protocol import PROTOCOL\n"
+        "PROTOCOL.exploit_config_base()\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = _fresh_python(code)
+    assert out.stdout.split() == ["False"], out.stdout + out.stderr

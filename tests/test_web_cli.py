@@ -256,10 +256,10 @@ def test_humans_refuses_what_is_not_a_folder(capsys, tmp_path):
 
 
 def test_the_web_bench_runs_and_prints_its_numbers():
-    """``python -m piquet_table.web.speed`` (the harness of docs/results/speed.md), shortly:
+    """``python -m piquet_cli.web_speed`` (the harness of docs/results/speed.md), shortly:
     a table against random, the results with a few records, agents in the server's threads."""
     pytest.importorskip("websockets", reason="needs the web extra")
-    cmd = [sys.executable, "-m", "piquet_table.web.speed", "--tables", "1", "--moves", "3"]
+    cmd = [sys.executable, "-m", "piquet_cli.web_speed", "--tables", "1", "--moves", "3"]
     cmd += ["--records", "5", "--workers", "0", "random"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -13,12 +13,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from piquet_cli.web_speed import answer
 from piquet_env.cards import parse_card
 from piquet_env.rules import STANDARD, Rules
 from piquet_table.web.hub import Hub
 from piquet_table.web.limits import Limits
 from piquet_table.web.opponents import Choice
-from piquet_table.web.speed import answer
 
 QUICK = {
     "random": Choice("random", "Random", "random"),

@@ -8,7 +8,7 @@
 - :mod:`.exact_bench`: the exact solver on a whole small game: counts, time per stage, CFR+
   (``python -m piquet_env.testing.exact_bench``).
 
-How fast ``piquet serve`` answers is measured beside the server, by ``piquet_table.web.speed``.
+How fast ``piquet serve`` answers is measured beside the server, by ``piquet_cli.web_speed``.
 
 Nothing in the engine, the env, the batched engine or the tables imports this package.
 """

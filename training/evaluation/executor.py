@@ -22,9 +22,10 @@ twice. The caller sorts.
   as it is (the caller's to shut down); one this executor started or joined is shut down on close.
 
 Every result is checked before it is yielded when the caller passes ``check(index, result)``:
-results from another machine are input like any other (:func:`check_chunk` is the check for a
-duplicate match's chunks). What the check guards against is a wrong or damaged result; Ray moves
-objects between nodes as pickles, so the machines of a cluster must trust one another.
+results from another machine are input like any other
+(:func:`~piquet_training.evaluation.duplicate.checks.check_chunk` is the check for a duplicate
+match's chunks). What the check guards against is a wrong or damaged result; Ray moves objects
+between nodes as pickles, so the machines of a cluster must trust one another.
 
 Agents' files on other nodes: a spec naming a checkpoint (``runs/x/policy.safetensors``,
 ``baseline``, ``mcts:200:policy=...``) is loaded from the node's own disk. :class:`AgentFiles`,
@@ -33,19 +34,16 @@ its first task, that the node resolves the spec to files with the same bytes; ot
 :class:`AgentFileError` names the file and the node. Files are not copied: put them on every node
 (or on a shared filesystem) at the same path.
 
-``python -m piquet_training.evaluation.executor --pairs 200`` measures a ``baseline``--``heuristic``
-match's time on the process pool and on a local Ray instance, with 1 and 2 workers.
+``python -m piquet_training.studies.fanout_speed`` measures a ``baseline``--``heuristic`` match's
+time here, on the process pool and on a local Ray instance, with 1 and 2 workers.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import math
 import os
 import socket
 import sys
-import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -68,8 +66,6 @@ __all__ = [
     "Fanout",
     "RayNotInstalledError",
     "ResultError",
-    "check_chunk",
-    "chunk_checker",
     "import_ray",
 ]
 
@@ -84,8 +80,6 @@ RAY_RESUBMITS = 2
 """How many times a task that Ray gave up on for a system failure is submitted again."""
 RAY_INSTALL = "pip install 'piquet-env[ray]'"
 """The command that installs what ``--ray`` needs."""
-
-_MAX_EXACT_INT = 2**53
 
 
 class ExecutorError(RuntimeError):
@@ -507,149 +501,3 @@ class AgentFiles:
                         f"agent {spec!r}: {path} on node {_node_name()} has SHA-256 {got[:16]}..., "
                         f"not the {want[:16]}... of {want_path} where the run started"
                     )
-
-
-# ------------------------------------------------------------------------- checking results
-
-
-def _check_int(name: str, value: object, low: int = -_MAX_EXACT_INT) -> None:
-    if type(value) is not int or not low <= value <= _MAX_EXACT_INT:
-        raise ResultError(f"{name} is not an int within 2^53: {value!r:.40}")
-
-
-def _check_float(name: str, value: object, low: float = -math.inf) -> None:
-    if type(value) not in (int, float) or not math.isfinite(value) or value < low:  # type: ignore[arg-type]
-        raise ResultError(f"{name} is not a finite number: {value!r:.40}")
-
-
-def _check_game(game: object, pairs: set[int]) -> tuple[int, int]:
-    from piquet_training.evaluation.duplicate.match import GameResult
-
-    if type(game) is not GameResult:
-        raise ResultError(f"a game is a {type(game).__name__}, not a GameResult")
-    where = f"game {game.game!r:.20} of pair {game.pair!r:.20}"
-    _check_int("a game's pair", game.pair, 0)
-    if game.pair not in pairs:
-        raise ResultError(f"pair {game.pair} is not one of the task's")
-    if game.game not in (0, 1) or type(game.game) is not int:
-        raise ResultError(f"{where}: game is not 0 or 1")
-    if game.a_seat != game.game or type(game.a_seat) is not int:
-        raise ResultError(f"{where}: A's seat is {game.a_seat!r:.20}, not {game.game}")
-    _check_int(f"{where}: result", game.result)
-    _check_int(f"{where}: points", game.points)
-    _check_int(f"{where}: deals", game.deals, 1)
-    _check_float(f"{where}: correction", game.correction)
-    return game.pair, game.game
-
-
-def _check_memory(memory: object) -> None:
-    from piquet_training.memory import ProcessMemory
-
-    if memory is None:
-        return
-    if type(memory) is not ProcessMemory:
-        raise ResultError(f"the memory reading is a {type(memory).__name__}, not a ProcessMemory")
-    _check_int("the memory reading's pid", memory.pid, 1)
-    for name in ("peak_rss_mib", "rss_mib", "pss_mib", "uss_mib"):
-        _check_float(f"the memory reading's {name}", getattr(memory, name), 0.0)
-
-
-def check_chunk(pairs: Sequence[int], result: object) -> None:
-    """Check a result of ``_play_chunk_measured`` for the pairs numbered ``pairs``: a
-    ``(games, memory)`` tuple, ``games`` a list of exactly games 0 and 1 of each of those pairs
-    (ints within 2^53, A's seat the game's number, at least one deal, a finite correction),
-    ``memory`` ``None`` or a well-formed :class:`~piquet_training.memory.ProcessMemory`.
-    :class:`ResultError` says what is wrong."""
-    if type(result) is not tuple or len(result) != 2:
-        raise ResultError(f"not a (games, memory) pair but a {type(result).__name__}")
-    games, memory = result
-    if type(games) is not list:
-        raise ResultError(f"the games are a {type(games).__name__}, not a list")
-    want = {(p, g) for p in pairs for g in (0, 1)}
-    if len(games) != len(want):
-        raise ResultError(f"{len(games)} games for {len(want) // 2} pairs, not {len(want)}")
-    wanted_pairs = set(pairs)
-    got = {_check_game(g, wanted_pairs) for g in games}
-    if got != want:
-        pair, game = min(want - got)
-        raise ResultError(f"game {game} of pair {pair} is missing (another given twice)")
-    _check_memory(memory)
-
-
-def chunk_checker(chunks: Sequence[Sequence[int]]) -> Callable[[int, object], None]:
-    """The ``check`` for tasks whose task ``i`` plays the pairs ``chunks[i]``
-    (:func:`check_chunk`)."""
-    frozen = [tuple(c) for c in chunks]
-
-    def check(i: int, result: object) -> None:
-        check_chunk(frozen[i], result)
-
-    return check
-
-
-# ------------------------------------------------------------------------------ measuring
-
-
-def _measure(fanout: Fanout, match: Any, size: int) -> dict[str, float]:
-    """Seconds to open ``fanout`` and to play ``match`` on it in chunks of ``size`` pairs."""
-    from piquet_training.evaluation.duplicate.play import _play_chunk_measured
-
-    numbers = list(match.numbers)
-    chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
-    t0 = time.perf_counter()
-    with fanout.open() as ex:
-        t1 = time.perf_counter()
-        first = None
-        games = []
-        tasks = [(c, None, None) for c in chunks]
-        for _, (chunk, _mem) in ex.run(
-            _play_chunk_measured, tasks, shared=(match,), check=chunk_checker(chunks)
-        ):
-            first = first or time.perf_counter()
-            games.extend(chunk)
-        t2 = time.perf_counter()
-    t3 = time.perf_counter()
-    games.sort(key=lambda g: (g.pair, g.game))
-    return {
-        "start_s": t1 - t0,
-        "first_s": (first or t2) - t1,
-        "play_s": t2 - t1,
-        "close_s": t3 - t2,
-        "points": sum(g.points for g in games),
-    }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the time of a match on the process pool and on a local Ray instance."""
-    parser = argparse.ArgumentParser(
-        prog="python -m piquet_training.evaluation.executor",
-        description="Time a duplicate match on local processes and on a local Ray instance.",
-    )
-    parser.add_argument("--pairs", type=int, default=200)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--agents", nargs=2, default=["baseline", "heuristic"])
-    parser.add_argument("--rules", default="standard")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    from piquet_env.rules import make_rules
-    from piquet_training.evaluation.duplicate.match import DuplicateMatch
-
-    rules = make_rules(args.rules)
-    match = DuplicateMatch(args.agents[0], args.agents[1], rules, args.pairs, seed=args.seed)
-    print(f"{args.agents[0]} vs {args.agents[1]}, {args.pairs} pairs, rules {args.rules}")
-    print("where                          open s  first s   play s  close s  ms/pair  points")
-    for workers in args.workers:
-        size = max(1, min(10, args.pairs // (workers * 4)))  # play_games's chunks
-        for ray in (None, "local"):
-            fanout = Fanout(workers, ray)
-            m = _measure(fanout, match, size)
-            print(
-                f"{fanout.where:30} {m['start_s']:7.2f} {m['first_s']:8.2f} {m['play_s']:8.2f} "
-                f"{m['close_s']:8.2f} {1000 * m['play_s'] / args.pairs:8.1f} {m['points']:7d}",
-                flush=True,
-            )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,5 +1,6 @@
 """The scripts behind the results pages (``python -m piquet_training.studies.NAME``).
 
 - :mod:`.exact_curves`: exact NashConv curves of training runs beside CFR+ (``exact-curves.png``);
-- :mod:`.exact_coverage`: how often a match's 95% interval holds the exact truth on `mini`.
+- :mod:`.exact_coverage`: how often a match's 95% interval holds the exact truth on `mini`;
+- :mod:`.fanout_speed`: a match's time here, in worker processes and on a local Ray instance.
 """

@@ -22,7 +22,8 @@ processes, each rebuilding the agents (from the spec, or from a pickled copy).
 
 The package does one job a module: :mod:`.match` one pair and the match as a value
 (:class:`~piquet_training.evaluation.duplicate.match.DuplicateMatch`), :mod:`.play` playing the
-pairs here or in worker processes, :mod:`.report` the games reduced to a report.
+pairs here, in worker processes or on Ray, :mod:`.checks` a chunk's games checked before they are
+counted, :mod:`.report` the games reduced to a report.
 
 >>> from piquet_env.rules import STANDARD
 >>> rep = evaluate("random", "random", STANDARD, n=20, seed=1)

@@ -19,6 +19,7 @@ from typing import Any
 
 from piquet_env.agent import Agent
 from piquet_env.rules import Rules
+from piquet_training.evaluation.duplicate.checks import chunk_checker
 from piquet_training.evaluation.duplicate.match import (
     AgentLike,
     DuplicateMatch,
@@ -26,7 +27,7 @@ from piquet_training.evaluation.duplicate.match import (
     play_pair,
 )
 from piquet_training.evaluation.duplicate.report import MatchReport, report
-from piquet_training.evaluation.executor import HERE, AgentFiles, Fanout, chunk_checker
+from piquet_training.evaluation.executor import HERE, AgentFiles, Fanout
 from piquet_training.evaluation.variance import TalonCorrection, correction_for
 from piquet_training.memory import ProcessMemory, process_memory
 
@@ -139,8 +140,8 @@ def _fan_out(
     memory: list[ProcessMemory] | None,
 ) -> list[GameResult]:
     """Chunks of pairs as tasks of ``fanout``'s executor (worker processes, or Ray), each result
-    checked before it is counted (:func:`~piquet_training.evaluation.executor.check_chunk`), and
-    each chunk counted once however often it was played; each worker's largest memory reading
+    checked before it is counted (:func:`~piquet_training.evaluation.duplicate.checks.check_chunk`),
+    and each chunk counted once however often it was played; each worker's largest memory reading
     appended to ``memory`` (on this machine: a remote node's pids are its own)."""
     size = max(1, min(10, match.pairs // (fanout.workers * 4)))
     chunks = [list(c) for c in _chunks(match.numbers, size)]

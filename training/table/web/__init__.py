@@ -14,9 +14,7 @@
 - :mod:`.replayer`: a saved record as frames for the replay viewer;
 - :mod:`.app`: the Starlette application (the page, its files, JSON routes, the WebSocket);
 - :mod:`.server`: how uvicorn serves it;
-- :mod:`.token`: the shared secret of a table served to a network (``--token``);
-- :mod:`.speed`: how fast the server answers, under searches and floods (a client of it, run as
-  ``python -m piquet_table.web.speed``: imports nothing of the server).
+- :mod:`.token`: the shared secret of a table served to a network (``--token``).
 
 The page (``static/``: one HTML file, its script and styles) is served from the package: nothing
 to build, nothing fetched from elsewhere.

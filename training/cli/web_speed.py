@@ -2,7 +2,7 @@
 
 Command::
 
-    python -m piquet_table.web.speed [--tables 20] [--moves 30] [--think 0]
+    python -m piquet_cli.web_speed [--tables 20] [--moves 30] [--think 0]
         [--busy mcts:400 --busy-tables 8] [--flood] [--records N] [--workers N] [OPPONENT ...]
 
 It starts ``piquet serve`` in a process of its own on a free port of 127.0.0.1 (its own records
@@ -33,8 +33,8 @@ Without ``--flood`` the server is started with message rates no client here reac
 may play far faster than a person); with it, with its default rates, which the measured clients
 keep to at ``--think`` 0.2 s or more. This module is a client of the server, which it runs as
 ``python -m piquet_cli serve``; it imports nothing of the server, only the engine (which writes
-the records of ``--records``). It lives beside the server it measures (it was
-``piquet_env.testing.web_speed``, in the engine's layer, which knows nothing of a server).
+the records of ``--records``). It lives with the command it starts (it was
+``piquet_env.testing.web_speed``, in the engine's layer, which may not name the command).
 """
 
 from __future__ import annotations
@@ -335,7 +335,7 @@ def _row(label: str, times: list[tuple[float, float]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print one line per opponent (and per load)."""
     p = argparse.ArgumentParser(
-        prog="python -m piquet_table.web.speed",
+        prog="python -m piquet_cli.web_speed",
         description=__doc__.split("\n")[0],
     )
     p.add_argument("opponents", nargs="*", default=list(DEFAULT_OPPONENTS), metavar="OPPONENT")
