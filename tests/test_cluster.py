@@ -1,0 +1,157 @@
+"""The evaluation commands on a Ray cluster of three nodes on this machine (issue 48): a match, a
+ladder, a benchmark row and an exploit's final evaluation give the local run's results pair for
+pair, a worker killed in the middle of a match included, and ``piquet eval --ray auto`` joins the
+cluster from the command line. The cluster starts once for the module; the executor's own tests
+(a node that leaves, results that fail their checks) are in tests/test_executor.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from piquet_env.rules import STANDARD, make_rules
+from piquet_training.evaluation.duplicate import evaluate
+from piquet_training.evaluation.executor import Fanout
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (the ray extra)")
+
+KILLER = '''\
+"""A heuristic agent that kills its own process at its first move, once (a marker file)."""
+import os
+import signal
+from pathlib import Path
+
+from piquet_agents.heuristic import HeuristicAgent
+
+MARK = Path(__file__).with_suffix(".killed")
+
+
+class Killer(HeuristicAgent):
+    def act(self, turn):
+        if not MARK.exists():
+            MARK.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().act(turn)
+
+
+def make(rules, seed):
+    return Killer(seed, name="killer")
+'''
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Three nodes of one CPU each, this process the driver (``Fanout(ray="auto")`` uses it)."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    for _ in range(2):
+        c.add_node(num_cpus=1)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    try:
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+def _games(report) -> list:
+    return [dataclasses.astuple(g) for g in report.games]
+
+
+def test_a_match_on_the_cluster_is_the_local_match_pair_for_pair(cluster):
+    here = evaluate("baseline", "heuristic", STANDARD, 12, seed=5)
+    there = evaluate("baseline", "heuristic", STANDARD, 12, seed=5, workers=3, ray="auto")
+    assert _games(there) == _games(here)
+    assert there.to_dict() == here.to_dict()  # the same report, to the digit
+
+
+def test_a_worker_killed_in_the_middle_of_a_match_is_retried_to_the_same_games(
+    cluster, tmp_path: Path
+):
+    killer = tmp_path / "killer.py"
+    killer.write_text(KILLER)
+    spec = f"py:{killer}:make"
+    there = evaluate(spec, "random", STANDARD, 9, seed=2, workers=3, ray="auto")
+    assert killer.with_suffix(".killed").exists()  # a worker did die, mid-match
+    here = evaluate(spec, "random", STANDARD, 9, seed=2)  # the marker is there: nobody dies
+    assert _games(there) == _games(here)
+    assert [g.pair for g in there.games] == [p for p in range(9) for _ in (0, 1)]
+
+
+def test_a_ladder_on_the_cluster_is_the_local_ladder(cluster):
+    from piquet_training.evaluation.ladder.run import run_ladder
+
+    agents = ["random", "heuristic", "mcts:3"]
+    here = run_ladder(agents, STANDARD, 4, seed=3)
+    there = run_ladder(agents, STANDARD, 4, seed=3, workers=3, ray="auto")
+    assert [_games(m) for m in there.matches] == [_games(m) for m in here.matches]
+    assert there.table() == here.table()
+
+
+def test_a_benchmark_row_on_the_cluster_is_the_local_row(cluster, tmp_path: Path):
+    from piquet_training.benchmark.run import run_benchmark
+    from tests.test_benchmark import tiny_protocol
+
+    protocol = tiny_protocol()
+
+    def row(where: str, **kwargs) -> dict:
+        d = run_benchmark(
+            "heuristic", tmp_path / where, protocol=protocol, echo=False, command="x", **kwargs
+        )
+        for m in d["matches"].values():
+            m.pop("minutes", None)
+        d["exploit"].pop("minutes", None)
+        return {"matches": d["matches"], "exploit": d["exploit"]}
+
+    assert row("ray", workers=3, ray="auto") == row("here")
+
+
+def test_an_exploit_final_evaluation_on_the_cluster_is_the_local_one(cluster, tmp_path: Path):
+    from piquet_agents.registry import spec_files
+    from piquet_training.exploit.exploiter import final_evaluation
+
+    policy = Path(spec_files("baseline", STANDARD)[0])
+
+    def pairs(where: str, fanout: Fanout) -> str:
+        out = tmp_path / where
+        out.mkdir()
+        final_evaluation(
+            policy, "heuristic", STANDARD, out, mode="deal", seed=7, pairs=6, env_steps=0,
+            reference="random", fanout=fanout, echo=False,
+        )  # fmt: skip
+        return (out / "pairs.csv").read_text()
+
+    assert pairs("ray", Fanout(3, "auto")) == pairs("here", Fanout())
+
+
+def test_piquet_eval_joins_the_cluster_from_the_command_line(cluster, tmp_path: Path):
+    """``RAY_ADDRESS`` names the cluster as ``ray start`` would have it; ``--ray auto`` joins it,
+    and the report is the local one's."""
+    env = dict(os.environ, RAY_ADDRESS=cluster.address, OMP_NUM_THREADS="1")
+
+    def report(*flags: str) -> dict:
+        out = tmp_path / f"r{len(flags)}.json"
+        cmd = [sys.executable, "-m", "piquet_cli", "eval", "heuristic", "random"]
+        cmd += ["--deals", "8", "--seed", "4", "--no-progress", "--json", str(out), *flags]
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(out.read_text())
+
+    assert report("--ray", "auto", "--workers", "3") == report()
+
+
+def test_the_rules_of_a_match_reach_the_cluster(cluster):
+    """Another rule set's match (the small ``mini``) on the cluster, as here."""
+    rules = make_rules("mini")
+    here = evaluate("heuristic", "random", rules, 6, seed=1)
+    there = evaluate("heuristic", "random", rules, 6, seed=1, workers=2, ray="auto")
+    assert _games(there) == _games(here)
