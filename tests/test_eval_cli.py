@@ -303,7 +303,7 @@ def test_ladder_without_its_optional_packages_fails_before_any_game(tmp_path, ca
 
 
 def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, monkeypatch):
-    from piquet_training.evaluation.ladder import run as ladder
+    from piquet_training.evaluation import record as recording
 
     out = tmp_path / "lad"
     argv = ["ladder", "random", "heuristic", "mcts:2", "--deals", "2", "--no-progress",
@@ -318,7 +318,7 @@ def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, 
     def no_play(*args, **kwargs):
         raise AssertionError("a recorded pair was played again")
 
-    monkeypatch.setattr(ladder, "play_games", no_play)
+    monkeypatch.setattr(recording, "play_games", no_play)
     assert main([*argv, "--resume"]) == 0
     assert json.loads((out / "ladder.json").read_text()) == first
     (out / "matches.jsonl").write_text("[1, 2]\n")

@@ -426,6 +426,7 @@ def _no_play(*args, **kwargs):
 
 
 def test_a_resumed_ladder_takes_the_recorded_pairs_and_plays_only_the_rest(tmp_path, monkeypatch):
+    from piquet_training.evaluation import record as recording
     from piquet_training.evaluation.ladder import run as ladder
 
     agents, path = ["random", "heuristic", "mcts:3"], tmp_path / "matches.jsonl"
@@ -437,7 +438,7 @@ def test_a_resumed_ladder_takes_the_recorded_pairs_and_plays_only_the_rest(tmp_p
     assert len(lines) == 5  # 3 pairings, then 2 neighbours' extensions (pairs 3 and 4)
     assert [len(json.loads(x)["games"]) for x in lines] == [6, 6, 6, 4, 4]
     # everything recorded: nothing is played, the same ladder comes out
-    monkeypatch.setattr(ladder, "play_games", _no_play)
+    monkeypatch.setattr(recording, "play_games", _no_play)
     again = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5,
                        record=ladder.MatchRecord(path, resume=True))  # fmt: skip
     assert _games_of(again) == _games_of(whole) and again.ratings == whole.ratings
@@ -445,13 +446,13 @@ def test_a_resumed_ladder_takes_the_recorded_pairs_and_plays_only_the_rest(tmp_p
     monkeypatch.undo()
     path.write_text("\n".join(lines[:2]) + "\n")
     played = []
-    real = ladder.play_games
+    real = recording.play_games
 
     def counting(match, **kwargs):
         played.append((match.agent_a, match.agent_b, match.start, match.pairs))
         return real(match, **kwargs)
 
-    monkeypatch.setattr(ladder, "play_games", counting)
+    monkeypatch.setattr(recording, "play_games", counting)
     seen = []
     record = ladder.MatchRecord(path, resume=True)
     resumed = run_ladder(agents, STANDARD, n=3, seed=4, neighbour_pairs=5,

@@ -51,7 +51,7 @@ def _resume_fails(out: Path, capsys: pytest.CaptureFixture[str], reason: str) ->
         raise AssertionError("a game was played from a bad record")
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("piquet_training.evaluation.ladder.run.play_games", no_play)
+        mp.setattr("piquet_training.evaluation.record.play_games", no_play)
         assert main([*ARGV, "--out", str(out), "--resume"]) == 2
     captured = capsys.readouterr()
     err = captured.err

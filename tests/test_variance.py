@@ -21,7 +21,7 @@ from piquet_training.evaluation.duplicate import (
     play_pair,
     report,
 )
-from piquet_training.evaluation.ladder.record import MatchRecord, read_line, record_line
+from piquet_training.evaluation.record import MatchRecord, read_line, record_line
 from piquet_training.evaluation.variance import TalonCorrection, VarianceReductionError
 
 

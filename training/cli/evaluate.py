@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from piquet_agents.registry import SPEC_HELP
 from piquet_cli.common import (
@@ -37,15 +38,21 @@ from piquet_cli.common import (
     write_or_fall_back,
 )
 from piquet_env.rules import Rules
-from piquet_training.evaluation.duplicate import MODES, MatchReport, evaluate
-from piquet_training.evaluation.ladder.run import (
+from piquet_training.evaluation.duplicate import (
+    MODES,
+    DuplicateMatch,
+    MatchReport,
+    evaluate_match,
+    report,
+)
+from piquet_training.evaluation.ladder.run import LadderResult, run_ladder
+from piquet_training.evaluation.paired import ReportError, compare_reports
+from piquet_training.evaluation.record import (
     RECORD_FILE,
     LadderRecordError,
-    LadderResult,
     MatchRecord,
-    run_ladder,
+    play_recorded,
 )
-from piquet_training.evaluation.paired import ReportError, compare_reports
 
 
 def _common(p: argparse.ArgumentParser, deals_help: str) -> None:
@@ -119,7 +126,7 @@ def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> No
 
 
 MATCH_ONLY = ("deals", "mode", "rules", "variant", "workers", "ray", "seed", "save_games", "exact")
-MATCH_ONLY += ("json", "variance_reduction")
+MATCH_ONLY += ("json", "variance_reduction", "record", "resume")
 """``piquet eval``'s options for playing a match, refused beside ``--compare``."""
 
 
@@ -152,22 +159,18 @@ def run_eval(args: argparse.Namespace) -> int:
         check_output_path(args.json, "--json")
     if args.save_games:
         check_output_path(args.save_games, "--save-games", directory=True)
+    if args.resume and not args.record:
+        raise CLIError("--resume needs --record FILE, the record of the run to continue")
+    if args.record:
+        check_output_path(args.record, "--record")
     rules = _prepare(args, [args.agent_a, args.agent_b])
     if args.exact:
         _check_exact(args, rules, [args.agent_a, args.agent_b])
-    rep = evaluate(
-        args.agent_a,
-        args.agent_b,
-        rules,
-        args.deals,
-        args.mode,
-        args.seed,
-        args.fanout.workers,
-        progress=not args.no_progress,
-        save_dir=args.save_games,
-        variance_reduction=args.variance_reduction,
-        ray=args.fanout.ray,
-    )
+    match = DuplicateMatch(
+        args.agent_a, args.agent_b, rules, args.deals, args.mode, args.seed, 0,
+        args.variance_reduction,
+    )  # fmt: skip
+    rep = _play_eval(args, match)
     print(rep.summary())
     print(f"  seed {args.seed} (repeat with --seed {args.seed})")
     doc = rep.to_dict(games=True)
@@ -191,6 +194,39 @@ def run_eval(args: argparse.Namespace) -> int:
         written = write_or_fall_back(args.json, write, "--json", "eval")
         print(f"report written to {written}")
     return 0
+
+
+def _play_eval(args: argparse.Namespace, match: DuplicateMatch) -> MatchReport:
+    """The match, played where ``--workers``/``--ray`` say; with ``--record`` each chunk kept as
+    it is played and, with ``--resume``, the recorded pairs taken instead of played."""
+    progress = not args.no_progress
+    if not args.record:
+        return evaluate_match(
+            match, fanout=args.fanout, progress=progress, save_dir=args.save_games
+        )
+    try:
+        record = MatchRecord(Path(args.record), resume=args.resume)
+    except LadderRecordError as exc:
+        raise CLIError(f"--resume: {exc}") from None
+    key = _key(match, record)
+    held = 0 if key is None else len(record.recorded(key))
+    if args.resume:
+        print(f"--resume: {held} of {match.pairs} pairs taken from {args.record}", flush=True)
+    if args.save_games and held:
+        print("  (the taken pairs' game logs are where the earlier run wrote them)", flush=True)
+    name_a, name_b = match.names
+    games = play_recorded(
+        match, record, fanout=args.fanout, progress=progress, desc=f"{name_a} vs {name_b}",
+        each_chunk=True, save_dir=args.save_games,
+    )  # fmt: skip
+    vr = match.variance_reduction or ""
+    return report(games, name_a, name_b, match.rules, match.mode, match.seed, vr)
+
+
+def _key(match: DuplicateMatch, record: MatchRecord) -> Any:
+    """The record key of ``match``."""
+    vr = match.variance_reduction or ""
+    return record.key(match.agent_a, match.agent_b, match.rules, match.mode, match.seed, vr)
 
 
 def run_ladder_cmd(args: argparse.Namespace) -> int:
@@ -316,6 +352,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--save-games", metavar="DIR", help="write each game's JSON log into DIR")
     _exact_flag(p, "the exact expected points per deal by full traversal, beside the estimate")
     p.add_argument("--json", metavar="FILE", help="write the report (with every game) as JSON")
+    p.add_argument(
+        "--record",
+        metavar="FILE",
+        help="append each chunk of pairs to FILE (matches.jsonl's form) as it is played, so that "
+        "a run stopped in the middle can be resumed with --resume",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --record FILE: take the pairs FILE holds from an earlier run of this match "
+        "(the same agents, files, rules, mode and seed) and play only the others",
+    )
     p.set_defaults(func=run_eval, match_defaults={d: p.get_default(d) for d in MATCH_ONLY})
 
     q = sub.add_parser(

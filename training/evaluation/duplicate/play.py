@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from piquet_env.agent import Agent
@@ -32,6 +32,9 @@ from piquet_training.evaluation.variance import TalonCorrection, correction_for
 from piquet_training.memory import ProcessMemory, process_memory
 
 _WORKER_AGENTS: dict[tuple[str, str], Agent] = {}
+
+OnChunk = Callable[[list[GameResult]], None]
+"""Called with each chunk's games as it is played."""
 
 
 def _resolve(agent: AgentLike, rules: Rules, key: str | None = None) -> Agent:
@@ -107,12 +110,18 @@ def _progress_bar(show: bool, total: int, desc: str) -> Iterator[Any]:
         bar.close()
 
 
+def _chunk_size(match: DuplicateMatch, workers: int) -> int:
+    """Pairs a chunk: about four chunks a worker, at most 10 pairs each."""
+    return max(1, min(10, match.pairs // (workers * 4)))
+
+
 def _play_here(
     match: DuplicateMatch,
     corr: TalonCorrection | None,
     save_dir: str | None,
     fallback_dir: str | None,
     bar: Any,
+    on_chunk: OnChunk | None,
 ) -> list[GameResult]:
     """Every pair in this process, with one agent object per seat (a spec naming the same agent
     twice is built twice: an agent keeps state between moves)."""
@@ -122,12 +131,19 @@ def _play_here(
 
         b = make_agent(match.agent_b, match.rules) if isinstance(match.agent_b, str) else b
     games: list[GameResult] = []
-    for i in match.numbers:
-        games.extend(
-            play_pair(a, b, match.rules, match.mode, match.seed, i, save_dir, fallback_dir, corr)
-        )
-        if bar is not None:
-            bar.update(1)
+    for chunk in _chunks(match.numbers, _chunk_size(match, 1)):
+        played: list[GameResult] = []
+        for i in chunk:
+            played.extend(
+                play_pair(
+                    a, b, match.rules, match.mode, match.seed, i, save_dir, fallback_dir, corr
+                )
+            )
+            if bar is not None:
+                bar.update(1)
+        if on_chunk is not None:
+            on_chunk(played)
+        games.extend(played)
     return games
 
 
@@ -138,13 +154,13 @@ def _fan_out(
     fallback_dir: str | None,
     bar: Any,
     memory: list[ProcessMemory] | None,
+    on_chunk: OnChunk | None,
 ) -> list[GameResult]:
     """Chunks of pairs as tasks of ``fanout``'s executor (worker processes, or Ray), each result
     checked before it is counted (:func:`~piquet_training.evaluation.duplicate.checks.check_chunk`),
     and each chunk counted once however often it was played; each worker's largest memory reading
     appended to ``memory`` (on this machine: a remote node's pids are its own)."""
-    size = max(1, min(10, match.pairs // (fanout.workers * 4)))
-    chunks = [list(c) for c in _chunks(match.numbers, size)]
+    chunks = [list(c) for c in _chunks(match.numbers, _chunk_size(match, fanout.workers))]
     agents = (match.agent_a, match.agent_b, match.variance_reduction)
     games: list[GameResult] = []
     readings: dict[int, ProcessMemory] = {}
@@ -156,6 +172,8 @@ def _fan_out(
             check=chunk_checker(chunks),
             prepare=AgentFiles.of(agents, match.rules),
         ):
+            if on_chunk is not None:
+                on_chunk(chunk)
             games.extend(chunk)
             if used is not None and used.uss_mib >= readings.get(used.pid, used).uss_mib:
                 readings[used.pid] = used
@@ -174,6 +192,7 @@ def play_games(
     save_dir: str | None = None,
     desc: str | None = None,
     memory: list[ProcessMemory] | None = None,
+    on_chunk: OnChunk | None = None,
 ) -> list[GameResult]:
     """Play ``match``'s pairs and return their games, sorted by pair then game (pairs are
     numbered: a match extended from ``start`` equals one played from 0 in one go).
@@ -185,7 +204,8 @@ def play_games(
     its batches) is appended to it. ``progress`` shows a bar (``desc`` its label). With
     ``save_dir`` every game's log is written there (not on a cluster's other machines: refused
     there); a log that cannot be is written to a fresh temporary folder instead (a warning says
-    where), so no game and no log is lost.
+    where), so no game and no log is lost. ``on_chunk`` is called with each chunk's games as it
+    is played (in the order chunks finish): how a record keeps what a killed run played.
     """
     if save_dir is not None and not fanout.on_this_machine:
         raise ValueError(
@@ -196,9 +216,9 @@ def play_games(
     label = desc or "duplicate pairs"
     with _log_folders(save_dir) as fallback_dir, _progress_bar(progress, match.pairs, label) as bar:
         if fanout == HERE:
-            games = _play_here(match, corr, save_dir, fallback_dir, bar)
+            games = _play_here(match, corr, save_dir, fallback_dir, bar, on_chunk)
         else:
-            games = _fan_out(match, fanout, save_dir, fallback_dir, bar, memory)
+            games = _fan_out(match, fanout, save_dir, fallback_dir, bar, memory, on_chunk)
     games.sort(key=lambda g: (g.pair, g.game))
     return games
 

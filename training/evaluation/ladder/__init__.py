@@ -5,6 +5,8 @@
 - :mod:`.stats`: the points ratings, the looks at neighbours and the verdicts;
 - :mod:`.data`: the result's data and ``ladder.json``;
 - :mod:`.text`: the summary and matrix for a terminal;
-- :mod:`.figure`: ``ladder.png`` (matplotlib imported only there);
-- :mod:`.record`: ``matches.jsonl``, the record of played games that ``--resume`` reads.
+- :mod:`.figure`: ``ladder.png`` (matplotlib imported only there).
+
+Its record of played games, ``matches.jsonl``, is :mod:`piquet_training.evaluation.record`
+  (``piquet eval --record`` keeps one too).
 """

@@ -35,7 +35,8 @@ is that matrix for a terminal.
 One module does each job, and this one runs the ladder and keeps the names they export:
 :mod:`.stats` the ratings, the looks and the verdicts; :mod:`.data` the result's
 data and its JSON; :mod:`.text` the text; :mod:`.figure` the figure (matplotlib
-imported only there, when drawing); :mod:`.record` the record of played games.
+imported only there, when drawing); :mod:`piquet_training.evaluation.record` the record of played
+games.
 
 >>> from piquet_env.rules import STANDARD
 >>> res = run_ladder(["random", "heuristic"], STANDARD, n=10, seed=0)
@@ -58,22 +59,22 @@ from piquet_training.evaluation.duplicate import (
     GameResult,
     MatchReport,
     agent_name,
-    play_games,
     report,
 )
 from piquet_training.evaluation.executor import Fanout
 from piquet_training.evaluation.ladder import figure as ladder_figure
 from piquet_training.evaluation.ladder import text as ladder_text
 from piquet_training.evaluation.ladder.data import LadderData
-from piquet_training.evaluation.ladder.record import (
+from piquet_training.evaluation.ladder.stats import ALPHA, Z95, looks, points_ratings, rate
+from piquet_training.evaluation.record import (
     KEY_FIELDS,
     RECORD_FILE,
     LadderRecordError,
     MatchKey,
     MatchRecord,
     agent_id,
+    play_recorded,
 )
-from piquet_training.evaluation.ladder.stats import ALPHA, Z95, looks, points_ratings, rate
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -230,28 +231,11 @@ class _Matches:
         """The match of agents i and j over pairs 0 to ``pairs - 1``: the pairs ``held`` or
         recorded are taken, the others played (and recorded)."""
         vr = self.variance_reduction
-        record = self.record
-        key = None
-        if record is not None:
-            key = record.key(
-                self.agents[i], self.agents[j], self.rules, self.mode, self.seed, vr or ""
-            )
-        have = {} if key is None or record is None else dict(record.recorded(key))
-        for pair, run in itertools.groupby(held, lambda g: g.pair):  # held: in pair order
-            have.setdefault(pair, list(run))
-        missing = [p for p in range(pairs) if p not in have]
-        games = [g for p in range(pairs) if p in have for g in have[p]]
-        for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
-            todo = [p for _, p in run]
-            match = DuplicateMatch(
-                self.agents[i], self.agents[j], self.rules, len(todo), self.mode, self.seed,
-                todo[0], vr,
-            )  # fmt: skip
-            more = play_games(match, fanout=self.fanout, progress=self.progress, desc=desc)
-            if key is not None and record is not None:
-                record.add(key, more)
-            games += more
-        games.sort(key=lambda g: (g.pair, g.game))
+        a, b = self.agents[i], self.agents[j]
+        match = DuplicateMatch(a, b, self.rules, pairs, self.mode, self.seed, 0, vr)
+        games = play_recorded(
+            match, self.record, fanout=self.fanout, progress=self.progress, desc=desc, held=held
+        )
         m = report(games, self.names[i], self.names[j], self.rules, self.mode, self.seed, vr or "")
         if self.on_match is not None:
             self.on_match(m)

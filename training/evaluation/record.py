@@ -1,4 +1,5 @@
-"""A ladder's record of its games, ``matches.jsonl``: appended as played, read back as hostile.
+"""A record of played games, ``matches.jsonl`` (a ladder's, or ``piquet eval --record``'s):
+appended as played, read back as hostile; :func:`play_recorded` plays what it lacks.
 
 Each line is one batch of pairs: the key of its match (:data:`KEY_FIELDS`), its games, and
 ``sha256``, the SHA-256 of the canonical JSON of the rest of the line
@@ -21,7 +22,9 @@ file can compute it again).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -41,7 +44,15 @@ from piquet_env.untrusted import (
     sha256_hex,
     short_json,
 )
-from piquet_training.evaluation.duplicate import AgentLike, GameResult, agent_name, games_by_pair
+from piquet_training.evaluation.duplicate import (
+    AgentLike,
+    DuplicateMatch,
+    GameResult,
+    agent_name,
+    games_by_pair,
+    play_games,
+)
+from piquet_training.evaluation.executor import HERE, Fanout
 
 RECORD_FILE = "matches.jsonl"
 """Name of a ladder's record of played games in its output folder (see :class:`MatchRecord`)."""
@@ -295,3 +306,52 @@ class MatchRecord:
                 os.fsync(f.fileno())
         except OSError as err:  # the ladder goes on; only a resume would miss these pairs
             self._give_up(err.strerror or str(err))
+
+
+def play_recorded(
+    match: DuplicateMatch,
+    record: MatchRecord | None,
+    *,
+    fanout: Fanout = HERE,
+    progress: bool = False,
+    desc: str | None = None,
+    held: Sequence[GameResult] = (),
+    each_chunk: bool = False,
+    save_dir: str | None = None,
+) -> list[GameResult]:
+    """The games of ``match``'s pairs 0 to ``match.pairs - 1`` (``match.start`` is not used):
+    those ``held`` or found in ``record`` are taken, the others played where ``fanout`` says and
+    recorded: each run of missing pairs as one line once played (``piquet ladder --resume``
+    picks up at the match under way), or with ``each_chunk`` each chunk as it is played, so a run
+    killed in the middle loses at most the chunks under way (``piquet eval --record``); with
+    ``save_dir`` the played games' logs are written there. Sorted by pair then game."""
+    vr = match.variance_reduction or ""
+    key = None
+    if record is not None:
+        key = record.key(match.agent_a, match.agent_b, match.rules, match.mode, match.seed, vr)
+    have = {} if key is None or record is None else dict(record.recorded(key))
+    for pair, run in itertools.groupby(held, lambda g: g.pair):  # held: in pair order
+        have.setdefault(pair, list(run))
+    missing = [p for p in range(match.pairs) if p not in have]
+    games = [g for p in range(match.pairs) if p in have for g in have[p]]
+
+    def keep(chunk: list[GameResult]) -> None:
+        if key is not None and record is not None:
+            record.add(key, chunk)
+
+    for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
+        todo = [p for _, p in run]
+        part = dataclasses.replace(match, pairs=len(todo), start=todo[0])
+        more = play_games(
+            part,
+            fanout=fanout,
+            progress=progress,
+            desc=desc,
+            save_dir=save_dir,
+            on_chunk=keep if each_chunk else None,
+        )
+        if not each_chunk:
+            keep(more)
+        games += more
+    games.sort(key=lambda g: (g.pair, g.game))
+    return games

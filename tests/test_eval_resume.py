@@ -1,0 +1,72 @@
+"""``piquet eval --record FILE --resume``: a match killed in the middle continues from its record
+to the report an uninterrupted run gives (issue 48: a driver killed mid-run resumes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from piquet_cli import main
+
+MATCH = ["eval", "heuristic", "mcts:4", "--deals", "60", "--seed", "3", "--no-progress"]
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def test_a_killed_match_resumes_from_its_record_to_the_uninterrupted_report(tmp_path: Path):
+    record, resumed, whole = tmp_path / "r.jsonl", tmp_path / "b.json", tmp_path / "c.json"
+    cmd = [sys.executable, "-m", "piquet_cli", *MATCH, "--record", str(record)]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    while _lines(record) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # a driver killed: no cleanup, no last words
+    proc.wait()
+    kept = _lines(record)
+    assert 2 <= kept < 6, "the run was to be killed with some chunks of ten pairs recorded"
+    assert main([*MATCH, "--record", str(record), "--resume", "--json", str(resumed)]) == 0
+    assert _lines(record) == 6  # the resumed run played only the chunks that were missing
+    assert main([*MATCH, "--json", str(whole)]) == 0
+    assert json.loads(resumed.read_text()) == json.loads(whole.read_text())
+
+
+def test_a_record_cut_short_by_the_kill_loses_only_its_last_line(tmp_path: Path, capsys):
+    record, resumed, whole = tmp_path / "r.jsonl", tmp_path / "b.json", tmp_path / "c.json"
+    short = ["eval", "heuristic", "random", "--deals", "40", "--seed", "1", "--no-progress"]
+    assert main([*short, "--record", str(record)]) == 0
+    lines = record.read_text().splitlines(keepends=True)
+    record.write_text("".join(lines[:2]) + lines[2][:30])  # a write cut short by the kill
+    assert main([*short, "--record", str(record), "--resume", "--json", str(resumed)]) == 0
+    assert "20 of 40 pairs taken" in capsys.readouterr().out
+    assert main([*short, "--json", str(whole)]) == 0
+    assert json.loads(resumed.read_text()) == json.loads(whole.read_text())
+
+
+def test_resume_without_a_record_and_a_tampered_record_are_one_line_each(tmp_path: Path, capsys):
+    assert main(["eval", "heuristic", "random", "--deals", "4", "--resume"]) == 2
+    assert "--resume needs --record FILE" in capsys.readouterr().err
+    record = tmp_path / "r.jsonl"
+    args = ["eval", "heuristic", "random", "--deals", "20", "--seed", "1", "--no-progress"]
+    assert main([*args, "--record", str(record)]) == 0
+    record.write_text(record.read_text().replace('"points":', '"points": 1 +', 1))
+    assert main([*args, "--record", str(record), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("piquet eval: --resume:")
+
+
+@pytest.mark.parametrize("flag", ["--record", "--resume"])
+def test_the_record_flags_are_for_a_match_not_for_compare(tmp_path: Path, capsys, flag):
+    extra = [flag, str(tmp_path / "r.jsonl")] if flag == "--record" else [flag]
+    a = str(tmp_path / "a.json")
+    assert main(["eval", "--compare", a, a, *extra]) == 2
+    assert flag in capsys.readouterr().err
