@@ -167,14 +167,14 @@ def test_a_failed_write_at_the_end_falls_back_and_says_where(tmp_path, capsys, m
     from piquet_training.evaluation import duplicate
 
     target = tmp_path / "out" / "report.json"
-    real_evaluate = duplicate.evaluate
+    real_evaluate = duplicate.evaluate_match
 
     def evaluate_then_block(*args, **kwargs):
         rep = real_evaluate(*args, **kwargs)
         (tmp_path / "out").write_text("now a file")  # the parent is no longer a folder
         return rep
 
-    monkeypatch.setattr("piquet_cli.evaluate.evaluate", evaluate_then_block)
+    monkeypatch.setattr("piquet_cli.evaluate.evaluate_match", evaluate_then_block)
     rc = main(["eval", "random", "random", "--deals", "2", "--no-progress", "--seed", "1",
                "--json", str(target)])  # fmt: skip
     assert rc == 0
