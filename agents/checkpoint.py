@@ -507,11 +507,12 @@ def read_checkpoint(
 
 
 def _rules_difference(ours: Rules, wanted: Rules) -> str:
-    """The fields in which two rule sets differ, each as ``field: ours, not wanted``."""
+    """The switches in which two rule sets differ (their names already say the rule set and
+    variants), each as ``field: ours, not wanted``."""
     changed = [
         f"{f.name}: {_show(getattr(ours, f.name))}, not {_show(getattr(wanted, f.name))}"
         for f in fields(Rules)
-        if getattr(ours, f.name) != getattr(wanted, f.name)
+        if f.name not in ("base", "variants") and getattr(ours, f.name) != getattr(wanted, f.name)
     ]
     return "; ".join(changed)
 
