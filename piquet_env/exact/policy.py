@@ -36,7 +36,7 @@ import numpy as np
 from piquet_env.actions import n_actions
 from piquet_env.agent import RandomAgent, Turn
 from piquet_env.exact.keys import info_key
-from piquet_env.exact.solve import uniform_policy
+from piquet_env.exact.solve import CFRPlus, uniform_policy
 from piquet_env.exact.tree import GameTree, TreeError, check_size, legal_bits, node_states
 from piquet_env.files import temp_beside
 from piquet_env.game import Game
@@ -452,6 +452,13 @@ MAX_META_BYTES = 1 << 20
 """The largest metadata member (JSON) of a tabular policy file."""
 PROBABILITY_ATOL = 1e-4
 """How far from 1 an information state's stored probabilities (float32) may sum."""
+CFR_CHECKPOINT_FORMAT = "piquet-cfr-checkpoint"
+"""The ``format`` a CFR+ solver checkpoint's metadata names."""
+CFR_CHECKPOINT_VERSION = 1
+_FORMAT_NAMES = {
+    TABULAR_FORMAT: "a tabular policy file",
+    CFR_CHECKPOINT_FORMAT: "a CFR+ checkpoint",
+}
 _ARRAYS = {  # member: (dtype kinds accepted, dimensions)
     "key": ("u", 2),
     "player": ("iu", 1),
@@ -464,26 +471,39 @@ _ARRAYS = {  # member: (dtype kinds accepted, dimensions)
 
 def read_tabular_arrays(path: str | Path) -> tuple[Rules, dict[str, np.ndarray], dict[str, Any]]:
     """The rules, arrays and metadata of the tabular policy file ``path``, read without trusting
-    it: a regular file of at most :data:`MAX_TABULAR_FILE_BYTES`; a zip whose members are
-    checked by their declared sizes and ``.npy`` headers (dtype, shape) before any is read, each
-    at most what the tree of its rules could need; strict JSON metadata naming the format, its
-    version and readable rules; and the values: players 0 or 1, each information state's actions
-    in range, ascending and its legal set, its probabilities finite, non-negative and summing to
-    1. Raises :class:`ExactPolicyError` naming the file and the first thing wrong."""
+    it (:func:`read_checked_npz`), and then its values: players 0 or 1, each information state's
+    actions in range, ascending and its legal set, its probabilities finite, non-negative and
+    summing to 1. Raises :class:`ExactPolicyError` naming the file and the first thing wrong."""
     path = Path(path)
+    rules, arrays, meta = read_checked_npz(path, _ARRAYS, TABULAR_FORMAT, TABULAR_VERSION)
+    _check_shapes(path, arrays)
+    _check_values(path, rules, arrays)
+    return rules, arrays, meta
+
+
+def read_checked_npz(
+    path: Path, members: Mapping[str, tuple[str, int]], fmt: str, version: int
+) -> tuple[Rules, dict[str, np.ndarray], dict[str, Any]]:
+    """The rules, arrays and metadata of an ``.npz`` file of format ``fmt`` (a tabular policy,
+    a solver's checkpoint), read without trusting it: a regular file of at most
+    :data:`MAX_TABULAR_FILE_BYTES`; a zip whose members (``members``: name -> dtype kinds and
+    dimensions, and ``meta``) are checked by their declared sizes and ``.npy`` headers (dtype,
+    shape) before any is read, each at most what the tree of its rules could need; strict JSON
+    metadata naming ``fmt``, ``version`` and readable rules. :class:`ExactPolicyError` names the
+    file and the first thing wrong."""
+    what = _FORMAT_NAMES.get(fmt, fmt)
     try:
-        with _open_regular(path) as f, zipfile.ZipFile(f) as zf:
-            members = {info.filename: info for info in zf.infolist()}
-            need = ["meta", *_ARRAYS]
-            lacking = [k for k in need if f"{k}.npy" not in members]
+        with _open_regular(path, what) as f, zipfile.ZipFile(f) as zf:
+            found = {info.filename: info for info in zf.infolist()}
+            lacking = [k for k in ["meta", *members] if f"{k}.npy" not in found]
             if lacking:
-                raise ExactPolicyError(f"{path}: not a tabular policy file (lacks {lacking})")
-            raw = _read_member(zf, members["meta.npy"], "u", 1, MAX_META_BYTES)
-            meta, rules = _read_meta(path, raw)
+                raise ExactPolicyError(f"{path}: not {what} (lacks {lacking})")
+            raw = _read_member(zf, found["meta.npy"], "u", 1, MAX_META_BYTES)
+            meta, rules = _read_meta(path, raw, fmt, version)
             limit = _element_limit(path, rules)
             arrays = {
-                name: _read_member(zf, members[f"{name}.npy"], kinds, ndim, limit)
-                for name, (kinds, ndim) in _ARRAYS.items()
+                name: _read_member(zf, found[f"{name}.npy"], kinds, ndim, limit)
+                for name, (kinds, ndim) in members.items()
             }
     except ExactPolicyError:
         raise
@@ -492,11 +512,9 @@ def read_tabular_arrays(path: str | Path) -> tuple[Rules, dict[str, np.ndarray],
     except UntrustedError as exc:
         raise ExactPolicyError(str(exc)) from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
-        raise ExactPolicyError(f"{path}: not a tabular policy file (a broken zip: {exc})") from None
+        raise ExactPolicyError(f"{path}: not {what} (a broken zip: {exc})") from None
     except (OSError, ValueError, NotImplementedError, RuntimeError) as exc:
-        raise ExactPolicyError(f"{path}: not a tabular policy file ({exc})") from None
-    _check_shapes(path, arrays)
-    _check_values(path, rules, arrays)
+        raise ExactPolicyError(f"{path}: not {what} ({exc})") from None
     return rules, arrays, meta
 
 
@@ -504,7 +522,7 @@ class _MemberError(ValueError):
     """A zip member that is not the array it should be (the file is named by the caller)."""
 
 
-def _open_regular(path: Path) -> BinaryIO:
+def _open_regular(path: Path, what: str) -> BinaryIO:
     """``path`` opened for reading, once it is known to be a regular file (a FIFO would block)
     of at most :data:`MAX_TABULAR_FILE_BYTES`; :class:`UntrustedError` otherwise."""
     try:
@@ -512,11 +530,11 @@ def _open_regular(path: Path) -> BinaryIO:
     except FileNotFoundError:
         raise UntrustedError(f"{path}: no such file") from None
     if not stat.S_ISREG(info.st_mode):
-        raise UntrustedError(f"{path}: is {file_kind(info.st_mode)}, not a tabular policy file")
+        raise UntrustedError(f"{path}: is {file_kind(info.st_mode)}, not {what}")
     if info.st_size > MAX_TABULAR_FILE_BYTES:
         raise UntrustedError(
-            f"{path}: {info.st_size:,} bytes, over the {MAX_TABULAR_FILE_BYTES >> 30} GiB a "
-            "tabular policy may take"
+            f"{path}: {info.st_size:,} bytes, over the {MAX_TABULAR_FILE_BYTES >> 30} GiB "
+            f"{what} may take"
         )
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     f = os.fdopen(fd, "rb")
@@ -565,19 +583,21 @@ def _read_member(
     return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
 
 
-def _read_meta(path: Path, raw: np.ndarray) -> tuple[dict[str, Any], Rules]:
+def _read_meta(path: Path, raw: np.ndarray, fmt: str, version: int) -> tuple[dict[str, Any], Rules]:
     """The metadata (strict JSON) and the rules it names, checked."""
     try:
         meta = parse_json(raw.tobytes().decode())
     except (UnicodeDecodeError, UntrustedError) as exc:
         raise ExactPolicyError(f"{path}: its metadata is not JSON ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != TABULAR_FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
         found = meta.get("format") if isinstance(meta, dict) else None
-        raise ExactPolicyError(f"{path}: not a tabular policy file (format {short_json(found)})")
-    if meta.get("version") != TABULAR_VERSION:
         raise ExactPolicyError(
-            f"{path}: tabular policy format version {short_json(meta.get('version'))}; this "
-            f"version reads {TABULAR_VERSION}"
+            f"{path}: not {_FORMAT_NAMES.get(fmt, fmt)} (format {short_json(found)})"
+        )
+    if meta.get("version") != version:
+        raise ExactPolicyError(
+            f"{path}: format {fmt} version {short_json(meta.get('version'))}; this version "
+            f"reads {version}"
         )
     if not isinstance(meta.get("rules"), str):
         raise ExactPolicyError(
@@ -658,6 +678,85 @@ def _check_values(path: Path, rules: Rules, arrays: dict[str, np.ndarray]) -> No
         raise ExactPolicyError(
             f"{path}: information state {bad[0]}'s probabilities sum to {sums[bad[0]]:.6g}, not 1"
         )
+
+
+# ---------------------------------------------------------------------------- solver checkpoints
+
+_CHECKPOINT_ARRAYS = {"regrets": ("f", 1), "strategy_sum": ("f", 1)}
+
+
+def save_cfr_checkpoint(solver: CFRPlus, path: str | Path, **meta: Any) -> Path:
+    """Write a CFR+ solver's state (its regrets and strategy sums, float64, and its iteration
+    count and seconds) to ``path`` (``.npz``), whole or not at all (a temporary file beside it,
+    then renamed over it); ``meta`` is kept beside (JSON). :func:`load_cfr_checkpoint` reads it
+    back, and the run continues bit for bit."""
+    path = Path(path)
+    doc = {
+        "format": CFR_CHECKPOINT_FORMAT,
+        "version": CFR_CHECKPOINT_VERSION,
+        "rules": solver.tree.rules.name,
+        **meta,
+        "iterations": solver.iterations,
+        "seconds": solver.seconds,
+    }
+    fd, tmp = temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(
+                f,
+                regrets=np.asarray(solver.regrets, dtype=np.float64),
+                strategy_sum=np.asarray(solver.strategy_sum, dtype=np.float64),
+                meta=np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8),
+            )
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_cfr_checkpoint(tree: GameTree, path: str | Path) -> tuple[CFRPlus, dict[str, Any]]:
+    """A CFR+ solver of ``tree`` where the checkpoint ``path`` left it, and the checkpoint's
+    other metadata; read as untrusting as a tabular policy (:func:`read_checked_npz`): of the
+    tree's rules, one regret and strategy sum per slot, each finite and non-negative, a count of
+    iterations and of seconds. :class:`ExactPolicyError` names the file and what is wrong."""
+    path = Path(path)
+    rules, arrays, meta = read_checked_npz(
+        path, _CHECKPOINT_ARRAYS, CFR_CHECKPOINT_FORMAT, CFR_CHECKPOINT_VERSION
+    )
+    if rules != tree.rules:
+        raise ExactPolicyError(
+            f"{path}: a checkpoint of {rules.name!r}, not of {tree.rules.name!r}"
+        )
+    for name in _CHECKPOINT_ARRAYS:
+        a = arrays[name]
+        if a.shape != (tree.n_slots,):
+            raise ExactPolicyError(
+                f"{path}: {name} has shape {a.shape}, not the tree's {tree.n_slots} slots"
+            )
+        bad = np.flatnonzero(~np.isfinite(a) | (a < 0))
+        if bad.size:
+            raise ExactPolicyError(
+                f"{path}: {name}[{bad[0]}] is {a[bad[0]]}, not a finite number of at least 0"
+            )
+    iterations, seconds = meta.get("iterations"), meta.get("seconds")
+    if not (isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0):
+        raise ExactPolicyError(f"{path}: iterations is {short_json(iterations)}, not a count")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+        raise ExactPolicyError(f"{path}: seconds is {short_json(seconds)}, not a duration")
+    solver = CFRPlus(
+        tree,
+        iterations=iterations,
+        regrets=arrays["regrets"].astype(np.float64),
+        strategy_sum=arrays["strategy_sum"].astype(np.float64),
+        seconds=float(seconds),
+    )
+    rest = {
+        k: v
+        for k, v in meta.items()
+        if k not in ("format", "version", "rules", "iterations", "seconds")
+    }
+    return solver, rest
 
 
 def is_tabular_file(path: str | Path) -> bool:
