@@ -227,9 +227,36 @@ def _load_json(text: str | bytes, path: Path, what: str) -> Any:
         raise _fail(path, what, "is corrupt: JSON nested too deeply") from None
 
 
-def _read_header(path: Path) -> tuple[dict[str, tuple[str, tuple[int, ...]]], str | None]:
+_Table = dict[str, tuple[str, tuple[int, ...]]]
+"""A safetensors header's tensors: name -> (dtype, shape)."""
+
+
+def _read_header(path: Path) -> tuple[_Table, str | None]:
     """The tensor table (name -> (dtype, shape)) and the raw piquet metadata of a safetensors
     file, read from its header alone and checked (sizes, offsets, dtypes) before any tensor is."""
+    raw, size, n = _header_bytes(path)
+    header = _load_json(raw, path, "header")
+    if not isinstance(header, dict):
+        raise _fail(path, "header", "is corrupt or not a safetensors file (not a JSON object)")
+    data_len = size - 8 - n
+    table: _Table = {}
+    spans = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if len(table) >= MAX_TENSORS:
+            raise _fail(path, "header", f"is corrupt: more than {MAX_TENSORS} tensors")
+        dtype, shape, span = _tensor_entry(path, name, entry, data_len)
+        table[name] = (dtype, shape)
+        spans.append(span)
+    _check_spans(path, spans, data_len)
+    return table, _piquet_metadata(path, header)
+
+
+def _header_bytes(path: Path) -> tuple[bytes, int, int]:
+    """The header's JSON bytes, the file's size and the header's declared length, that length
+    checked against the file and :data:`MAX_HEADER_BYTES` (the file against
+    :data:`MAX_FILE_BYTES`) first."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -243,46 +270,46 @@ def _read_header(path: Path) -> tuple[dict[str, tuple[str, tuple[int, ...]]], st
                     "header length",
                     f"is corrupt or not a safetensors file (header length {n}, file {size} bytes)",
                 )
-            raw = f.read(n)
+            return f.read(n), size, n
     except OSError as exc:
         raise _fail(path, "file", f"cannot be read ({exc})") from None
-    header = _load_json(raw, path, "header")
-    if not isinstance(header, dict):
-        raise _fail(path, "header", "is corrupt or not a safetensors file (not a JSON object)")
-    data_len = size - 8 - n
-    table: dict[str, tuple[str, tuple[int, ...]]] = {}
-    spans = []
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        where = f"tensor {name[:80]!r}"
-        if len(table) >= MAX_TENSORS:
-            raise _fail(path, "header", f"is corrupt: more than {MAX_TENSORS} tensors")
-        if not isinstance(entry, dict):
-            raise _fail(path, where, "is corrupt: its entry is not a JSON object")
-        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-        if dtype not in _DTYPE_BYTES:
-            raise _fail(path, where, f"is corrupt: unknown dtype {_show(dtype)}")
-        if (
-            not isinstance(shape, list)
-            or len(shape) > 8
-            or not all(_is_int(d) and 0 <= d <= data_len for d in shape)
-        ):
-            raise _fail(path, where, f"is corrupt: bad shape {_show(shape)}")
-        if (
-            not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(_is_int(o) for o in offsets)
-            or not 0 <= offsets[0] <= offsets[1] <= data_len
-        ):
-            raise _fail(path, where, f"is corrupt: data offsets {_show(offsets)} outside the file")
-        numel = 1
-        for d in shape:
-            numel *= d
-        if offsets[1] - offsets[0] != numel * _DTYPE_BYTES[dtype]:
-            raise _fail(path, where, f"is corrupt: its data does not match shape {shape}")
-        table[name] = (dtype, tuple(shape))
-        spans.append((offsets[0], offsets[1]))
+
+
+def _tensor_entry(
+    path: Path, name: str, entry: object, data_len: int
+) -> tuple[str, tuple[int, ...], tuple[int, int]]:
+    """One tensor's header entry checked: its dtype, its shape and the span of its data (which
+    must lie in the ``data_len`` bytes after the header and hold exactly the shape's elements)."""
+    where = f"tensor {name[:80]!r}"
+    if not isinstance(entry, dict):
+        raise _fail(path, where, "is corrupt: its entry is not a JSON object")
+    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if dtype not in _DTYPE_BYTES:
+        raise _fail(path, where, f"is corrupt: unknown dtype {_show(dtype)}")
+    if (
+        not isinstance(shape, list)
+        or len(shape) > 8
+        or not all(_is_int(d) and 0 <= d <= data_len for d in shape)
+    ):
+        raise _fail(path, where, f"is corrupt: bad shape {_show(shape)}")
+    if (
+        not isinstance(offsets, list)
+        or len(offsets) != 2
+        or not all(_is_int(o) for o in offsets)
+        or not 0 <= offsets[0] <= offsets[1] <= data_len
+    ):
+        raise _fail(path, where, f"is corrupt: data offsets {_show(offsets)} outside the file")
+    numel = 1
+    for d in shape:
+        numel *= d
+    if offsets[1] - offsets[0] != numel * _DTYPE_BYTES[dtype]:
+        raise _fail(path, where, f"is corrupt: its data does not match shape {shape}")
+    return dtype, tuple(shape), (offsets[0], offsets[1])
+
+
+def _check_spans(path: Path, spans: list[tuple[int, int]], data_len: int) -> None:
+    """The tensors' data spans tile the ``data_len`` bytes after the header exactly: no overlap,
+    no gap, nothing missing at the end."""
     at = 0
     for a, b in sorted(spans):
         if a != at:
@@ -290,13 +317,17 @@ def _read_header(path: Path) -> tuple[dict[str, tuple[str, tuple[int, ...]]], st
         at = b
     if at != data_len:
         raise _fail(path, "header", f"is corrupt: {data_len - at} bytes of tensor data missing")
+
+
+def _piquet_metadata(path: Path, header: dict[str, Any]) -> str | None:
+    """The raw piquet metadata string of a header's ``__metadata__`` (None when absent)."""
     extra = header.get("__metadata__") or {}
     if not isinstance(extra, dict):
         raise _fail(path, "__metadata__", "is corrupt: not a JSON object")
     raw_meta = extra.get("piquet")
     if raw_meta is not None and not isinstance(raw_meta, str):
         raise _fail(path, "metadata", "is corrupt: not a string")
-    return table, raw_meta
+    return raw_meta
 
 
 # ---------------------------------------------------------------------------- the architecture
@@ -364,7 +395,7 @@ def _check_for_rules(arch: dict[str, Any], rules: Rules, path: str | Path | None
 
 
 def _check_section(
-    table: dict[str, tuple[str, tuple[int, ...]]],
+    table: _Table,
     prefix: str,
     arch: dict[str, Any],
     path: str | Path | None,
@@ -453,7 +484,7 @@ def read_checkpoint(
                 path,
                 "metadata.rules",
                 f"trained for rules {ckpt_rules.name!r}, not {rules.name!r} "
-                f"(rules: {_show(meta['rules'], 400)})",
+                f"({_rules_difference(ckpt_rules, rules)})",
             )
     elif rules is not None:
         raise _fail(path, "metadata.rules", "missing: the checkpoint does not say its rules")
@@ -473,6 +504,17 @@ def read_checkpoint(
         what = "the metadata or the tensor data" if version >= 2 else "the tensor data"
         raise _fail(path, "metadata.sha256", f"is corrupt: {what} does not match its checksum")
     return Checkpoint(tensors, meta, path)
+
+
+def _rules_difference(ours: Rules, wanted: Rules) -> str:
+    """The switches in which two rule sets differ (their names already say the rule set and
+    variants), each as ``field: ours, not wanted``."""
+    changed = [
+        f"{f.name}: {_show(getattr(ours, f.name))}, not {_show(getattr(wanted, f.name))}"
+        for f in fields(Rules)
+        if f.name not in ("base", "variants") and getattr(ours, f.name) != getattr(wanted, f.name)
+    ]
+    return "; ".join(changed)
 
 
 def _rules_of(meta: dict[str, Any], path: str | Path | None) -> Rules:

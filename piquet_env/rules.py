@@ -21,6 +21,10 @@ RULE_SETS = ("standard", "classic")
 VARIANTS = ("orbis", "saison", "normand", "mini")
 
 
+STANDARD_YOUNGER_MAX = 3
+"""Younger's most under the standard rules (RULES.md section 4): always accepted as a limit."""
+
+
 @dataclass(frozen=True)
 class Rules:
     """Every rule switch. Build one with :func:`make_rules`; fields are documented inline.
@@ -53,7 +57,8 @@ class Rules:
     """Fewest cards younger must exchange (``classic``: 1)."""
     younger_max_exchange: int | None = 3
     """Most cards younger may exchange, at most the cards left in the talon; ``None`` means all
-    of them (``classic``)."""
+    of them (``classic``). A limit above 3 must be reachable: at most the cards left after elder
+    takes his most (``ValueError`` otherwise)."""
     carte_blanche: bool = False
     """``classic``: a dealt hand without K, Q or J scores 10 at once and is shown."""
     trick_scoring: str = "standard"
@@ -106,6 +111,24 @@ class Rules:
                 f"younger_min_exchange {self.younger_min_exchange} is outside "
                 "0..younger_max_exchange"
             )
+        self._check_younger_limits()
+
+    def _check_younger_limits(self) -> None:
+        """Younger's limits against the talon (RULES.md section 4): he takes from what elder
+        leaves, so a limit above the standard 3 must be one he can reach, at most the cards left
+        after elder takes his most; for more, ``None`` (all that remain, as ``classic``). A limit
+        of 3 or less holds on any pack (the talon caps it, as it caps elder's 5 under ``mini``)."""
+        elder_most = min(self.elder_max_exchange, self.elder_part)
+        left = self.talon_size - elder_most
+        most = max(STANDARD_YOUNGER_MAX, left)
+        for name in ("younger_max_exchange", "younger_min_exchange"):
+            value = getattr(self, name)
+            if value is not None and value > most:
+                raise ValueError(
+                    f"{name} must be at most {most}, got {value}: after elder takes his most "
+                    f"({elder_most} of the {self.talon_size}-card talon) {left} cards are left "
+                    "for younger (younger_max_exchange=None lets him take all that remain)"
+                )
 
     @cached_property
     def name(self) -> str:

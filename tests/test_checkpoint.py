@@ -130,6 +130,17 @@ def test_other_rules_are_refused(saved: tuple[Path, ActorCritic]) -> None:
         PolicyAgent.load(path, rules=make_rules("classic"))
 
 
+def test_other_rules_are_named_by_the_fields_that_differ(saved: tuple[Path, ActorCritic]) -> None:
+    path, _ = saved
+    with pytest.raises(ck.CheckpointError) as info:
+        PolicyAgent.load(path, rules=make_rules("standard+saison"))
+    # the one field saison changes, not the whole rules dict
+    assert str(info.value).endswith(
+        "trained for rules 'standard', not 'standard+saison' (deals: 6, not 12)"
+    )
+    assert "trick_scoring" not in str(info.value)
+
+
 def test_tampered_metadata_is_refused(saved: tuple[Path, ActorCritic], tmp_path: Path) -> None:
     _, m = saved
     tensors = {f"model.{k}": v for k, v in m.state_dict().items()}

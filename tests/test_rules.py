@@ -75,6 +75,43 @@ def test_inconsistent_options(kwargs, message):
         Rules(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        # 32 cards: a talon of 8; elder takes up to 5, so 3 are sure to be left for younger
+        ({"younger_max_exchange": 7}, "younger_max_exchange must be at most 3, got 7"),
+        ({"younger_max_exchange": 4}, "younger_max_exchange must be at most 3, got 4"),
+        # elder limited to 1 of his 5: 7 are left (his 4 leftovers, then younger's 3)
+        ({"elder_max_exchange": 1, "younger_max_exchange": 8}, "at most 7, got 8"),
+        # the joker: a talon of 9, elder's 5, 4 left
+        ({"joker": True, "younger_max_exchange": 5}, "at most 4, got 5"),
+        # all that remain, but at least more than can be left
+        (
+            {"younger_max_exchange": None, "younger_min_exchange": 4},
+            "younger_min_exchange must be at most 3, got 4",
+        ),
+    ],
+)
+def test_exchange_limits_that_cannot_be_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Rules(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"younger_max_exchange": 3},  # the standard rules
+        {"younger_max_exchange": None},  # classic: all that remain
+        {"elder_max_exchange": 1, "younger_max_exchange": 7},  # 8 - 1 left
+        {"elder_max_exchange": 4, "younger_max_exchange": 4},  # 8 - 4 left
+        {"joker": True, "younger_max_exchange": 4},  # 9 - 5 left
+        {"suits": 3, "ranks": 3, "hand_size": 4, "elder_part": 1},  # mini: 3 holds, never binds
+    ],
+)
+def test_exchange_limits_that_can_be_are_accepted(kwargs):
+    assert Rules(**kwargs).younger_max_exchange == kwargs.get("younger_max_exchange", 3)
+
+
 def test_rules_are_frozen_and_round_trip():
     with pytest.raises(AttributeError):
         STANDARD.deals = 12  # type: ignore[misc]

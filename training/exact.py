@@ -33,6 +33,7 @@ from piquet_env.exact import (
     exploitability,
     tabulate,
 )
+from piquet_env.exact.policy import ExactPolicyError, load_cfr_checkpoint, save_cfr_checkpoint
 from piquet_env.exact.tree import check_size
 from piquet_env.files import write_text
 from piquet_env.rules import Rules
@@ -132,6 +133,32 @@ def exact_report(
     )
 
 
+class StageBars:
+    """:func:`exact_report`'s ``progress(stage, done, total)`` shown as one tqdm bar per stage
+    (building the tree, tabulating the policy) on stderr; a context manager that closes them."""
+
+    def __init__(self) -> None:
+        self._bars: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        """``done`` of ``total`` of ``stage``."""
+        from tqdm import tqdm
+
+        bar = self._bars.get(stage)
+        if bar is None:
+            for done_stage in self._bars.values():  # one stage at a time
+                done_stage.close()
+            bar = self._bars[stage] = tqdm(total=total, desc=stage, dynamic_ncols=True)
+        bar.update(done - bar.n)
+
+    def __enter__(self) -> StageBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for bar in self._bars.values():
+            bar.close()
+
+
 def network_exploitability(model: Any, rules: Rules) -> dict[str, Exploitability]:
     """The exact exploitability of a network (:class:`~piquet_agents.network.ActorCritic`) in
     both forms it plays, from one pass over the information states: ``"sample"`` (its masked
@@ -216,6 +243,12 @@ class SolveResult:
         return out
 
 
+CHECKPOINT_FILE = "solve-checkpoint.npz"
+"""The solver's checkpoint in a solve folder (:func:`solve`'s ``checkpoint_every``)."""
+SOLVE_FILES = ("policy.npz", CHECKPOINT_FILE)
+"""The files that say a solve folder holds a solve (its result or its checkpoint)."""
+
+
 def solve(
     rules: Rules,
     out: Path,
@@ -224,35 +257,48 @@ def solve(
     check_every: int = 25,
     until: float = 0.0,
     progress: Callable[[int, float, float], None] | None = None,
+    checkpoint_every: int = 100,
+    resume: bool = False,
+    on_iteration: Callable[[int], None] | None = None,
 ) -> SolveResult:
     """CFR+ on the whole tree of ``rules``: at most ``iterations`` iterations, the average
     strategy's NashConv computed every ``check_every``; with ``until > 0`` it stops at the first
     check where NashConv is at most ``until`` times the points range. Writes ``policy.npz`` (the
     solution, an agent spec), ``nashconv.csv`` and ``solve.json`` into ``out``; ``progress(it,
-    nash_conv, seconds)`` after each check."""
+    nash_conv, seconds)`` after each check, ``on_iteration(it)`` after each iteration.
+
+    Every ``checkpoint_every`` iterations (0: never) and at the end, the solver's state and the
+    log so far are saved to ``out/solve-checkpoint.npz`` (atomically); ``resume`` continues from
+    it, bit for bit: the same strategy as a run never stopped."""
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     tree = tree_for(rules)
     tree_s = time.perf_counter() - t0
     spread = points_range(tree)
-    solver = CFRPlus(tree)
-    log: list[dict[str, float]] = []
+    solver, log = _solver_to_start(tree, out / CHECKPOINT_FILE, resume, iterations)
     figures = exploitability(tree, solver.average)
-    while solver.iterations < iterations:
-        solver.run(min(check_every, iterations - solver.iterations))
-        figures = exploitability(tree, solver.average)
-        log.append(
-            {
-                "iteration": solver.iterations,
-                "seconds": round(solver.seconds, 3),
-                "nash_conv": figures.nash_conv,
-                "value_elder": figures.value,
-            }
-        )
-        if progress is not None:
-            progress(solver.iterations, figures.nash_conv, solver.seconds)
-        if until and figures.nash_conv <= until * spread:
-            break
+    stopped = bool(until and log and log[-1]["iteration"] == solver.iterations)
+    stopped = stopped and log[-1]["nash_conv"] <= until * spread  # a resumed run that had met it
+    while solver.iterations < iterations and not stopped:
+        solver.run(1)
+        if on_iteration is not None:
+            on_iteration(solver.iterations)
+        if solver.iterations % check_every == 0 or solver.iterations == iterations:
+            figures = exploitability(tree, solver.average)
+            log.append(
+                {
+                    "iteration": solver.iterations,
+                    "seconds": round(solver.seconds, 3),
+                    "nash_conv": figures.nash_conv,
+                    "value_elder": figures.value,
+                }
+            )
+            if progress is not None:
+                progress(solver.iterations, figures.nash_conv, solver.seconds)
+            stopped = bool(until and figures.nash_conv <= until * spread)
+        if checkpoint_every and solver.iterations % checkpoint_every == 0:
+            save_cfr_checkpoint(solver, out / CHECKPOINT_FILE, log=log)
+    save_cfr_checkpoint(solver, out / CHECKPOINT_FILE, log=log)
     table = TabularPolicy.from_tree(
         tree,
         solver.average,
@@ -279,3 +325,34 @@ def solve(
     )
     write_text(out / "solve.json", json.dumps(result.to_dict(), indent=2) + "\n")
     return result
+
+
+_LOG_FIELDS = ("iteration", "seconds", "nash_conv", "value_elder")
+
+
+def _solver_to_start(
+    tree: GameTree, checkpoint: Path, resume: bool, iterations: int
+) -> tuple[CFRPlus, list[dict[str, float]]]:
+    """A fresh solver and log, or with ``resume`` the checkpoint's (checked: its log one entry
+    per check, each of numbers, none past its iterations); :class:`ExactPolicyError` otherwise."""
+    if not resume:
+        return CFRPlus(tree), []
+    if not checkpoint.is_file() and not checkpoint.is_symlink():
+        raise ExactPolicyError(f"--resume: {checkpoint.parent} holds no solve to continue")
+    solver, meta = load_cfr_checkpoint(tree, checkpoint)
+    log = meta.get("log")
+    ok = isinstance(log, list) and len(log) <= solver.iterations
+    for entry in log if ok else ():
+        ok = ok and isinstance(entry, dict) and set(entry) == set(_LOG_FIELDS)
+        ok = ok and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in entry.values()
+        )
+        ok = ok and 0 < entry["iteration"] <= solver.iterations
+    if not ok:
+        raise ExactPolicyError(f"{checkpoint}: its log is not a list of NashConv checks")
+    if solver.iterations > iterations:
+        raise ExactPolicyError(
+            f"--resume: {checkpoint} is at iteration {solver.iterations}, past --iterations "
+            f"{iterations}"
+        )
+    return solver, log

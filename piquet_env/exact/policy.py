@@ -23,20 +23,25 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 import numpy as np
 
+from piquet_env.actions import n_actions
 from piquet_env.agent import RandomAgent, Turn
 from piquet_env.exact.keys import info_key
-from piquet_env.exact.solve import uniform_policy
-from piquet_env.exact.tree import GameTree, legal_bits, node_states
+from piquet_env.exact.solve import CFRPlus, uniform_policy
+from piquet_env.exact.tree import GameTree, TreeError, check_size, legal_bits, node_states
 from piquet_env.files import temp_beside
 from piquet_env.game import Game
 from piquet_env.rules import Rules, make_rules
+from piquet_env.untrusted import UntrustedError, file_kind, parse_json, short_json
 from piquet_env.vector.encoder import BatchEncoder
 from piquet_env.vector.steps import Transitions
 
@@ -419,47 +424,11 @@ class TabularPolicy:
 
     @classmethod
     def load(cls, path: str | Path) -> TabularPolicy:
-        """Read a tabular policy file (no pickles: plain arrays); :class:`ExactPolicyError` for a
-        file that is not one."""
+        """Read a tabular policy file (no pickles: plain arrays), checked before it is trusted
+        (:func:`read_tabular_arrays`); :class:`ExactPolicyError`, one line naming the file and
+        what is wrong, for a file that is not one."""
         path = Path(path)
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError) as exc:
-            raise ExactPolicyError(f"{path}: not a tabular policy file ({exc})") from None
-        need = {"key", "player", "legal", "slot_start", "slot_action", "probs", "meta"}
-        if not need <= set(arrays):
-            raise ExactPolicyError(
-                f"{path}: not a tabular policy file (lacks {sorted(need - set(arrays))})"
-            )
-        try:
-            meta = json.loads(arrays["meta"].tobytes().decode())
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise ExactPolicyError(f"{path}: its metadata is not JSON") from None
-        if not isinstance(meta, dict) or meta.get("format") != TABULAR_FORMAT:
-            found = meta.get("format") if isinstance(meta, dict) else None
-            raise ExactPolicyError(f"{path}: not a tabular policy file (format {found!r})")
-        if meta.get("version") != TABULAR_VERSION:
-            raise ExactPolicyError(
-                f"{path}: tabular policy format version {meta.get('version')!r}; this version "
-                f"reads {TABULAR_VERSION}"
-            )
-        try:
-            rules = make_rules(str(meta["rules"]))
-        except (KeyError, ValueError) as exc:
-            raise ExactPolicyError(f"{path}: its rules are unreadable ({exc})") from None
-        n = arrays["key"].shape[0]
-        ok = (
-            arrays["key"].shape == (n, 2)
-            and arrays["player"].shape == (n,)
-            and arrays["legal"].shape == (n,)
-            and arrays["slot_start"].shape == (n + 1,)
-            and arrays["probs"].shape
-            == arrays["slot_action"].shape
-            == (int(arrays["slot_start"][-1]),)
-        )
-        if not ok:
-            raise ExactPolicyError(f"{path}: its arrays do not fit together")
+        rules, arrays, meta = read_tabular_arrays(path)
         meta = {
             k: v for k, v in meta.items() if k not in ("format", "version", "rules", "rules_fields")
         }
@@ -475,18 +444,326 @@ class TabularPolicy:
         )
 
 
-def is_tabular_file(path: str | Path) -> bool:
-    """Whether ``path`` is a ``.npz`` file naming the tabular policy format."""
+# ------------------------------------------------------------------ reading a policy file safely
+
+MAX_TABULAR_FILE_BYTES = 4 << 30
+"""The largest tabular policy file read (the ``mini`` solution is some tens of MiB)."""
+MAX_META_BYTES = 1 << 20
+"""The largest metadata member (JSON) of a tabular policy file."""
+PROBABILITY_ATOL = 1e-4
+"""How far from 1 an information state's stored probabilities (float32) may sum."""
+CFR_CHECKPOINT_FORMAT = "piquet-cfr-checkpoint"
+"""The ``format`` a CFR+ solver checkpoint's metadata names."""
+CFR_CHECKPOINT_VERSION = 1
+_FORMAT_NAMES = {
+    TABULAR_FORMAT: "a tabular policy file",
+    CFR_CHECKPOINT_FORMAT: "a CFR+ checkpoint",
+}
+_ARRAYS = {  # member: (dtype kinds accepted, dimensions)
+    "key": ("u", 2),
+    "player": ("iu", 1),
+    "legal": ("u", 1),
+    "slot_start": ("iu", 1),
+    "slot_action": ("iu", 1),
+    "probs": ("f", 1),
+}
+
+
+def read_tabular_arrays(path: str | Path) -> tuple[Rules, dict[str, np.ndarray], dict[str, Any]]:
+    """The rules, arrays and metadata of the tabular policy file ``path``, read without trusting
+    it (:func:`read_checked_npz`), and then its values: players 0 or 1, each information state's
+    actions in range, ascending and its legal set, its probabilities finite, non-negative and
+    summing to 1. Raises :class:`ExactPolicyError` naming the file and the first thing wrong."""
     path = Path(path)
-    if path.suffix != ".npz" or not path.is_file():
-        return False
+    rules, arrays, meta = read_checked_npz(path, _ARRAYS, TABULAR_FORMAT, TABULAR_VERSION)
+    _check_shapes(path, arrays)
+    _check_values(path, rules, arrays)
+    return rules, arrays, meta
+
+
+def read_checked_npz(
+    path: Path, members: Mapping[str, tuple[str, int]], fmt: str, version: int
+) -> tuple[Rules, dict[str, np.ndarray], dict[str, Any]]:
+    """The rules, arrays and metadata of an ``.npz`` file of format ``fmt`` (a tabular policy,
+    a solver's checkpoint), read without trusting it: a regular file of at most
+    :data:`MAX_TABULAR_FILE_BYTES`; a zip whose members (``members``: name -> dtype kinds and
+    dimensions, and ``meta``) are checked by their declared sizes and ``.npy`` headers (dtype,
+    shape) before any is read, each at most what the tree of its rules could need; strict JSON
+    metadata naming ``fmt``, ``version`` and readable rules. :class:`ExactPolicyError` names the
+    file and the first thing wrong."""
+    what = _FORMAT_NAMES.get(fmt, fmt)
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if "meta" not in z.files:
-                return False
-            return json.loads(z["meta"].tobytes().decode()).get("format") == TABULAR_FORMAT
-    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
-        return False
+        with _open_regular(path, what) as f, zipfile.ZipFile(f) as zf:
+            found = {info.filename: info for info in zf.infolist()}
+            lacking = [k for k in ["meta", *members] if f"{k}.npy" not in found]
+            if lacking:
+                raise ExactPolicyError(f"{path}: not {what} (lacks {lacking})")
+            raw = _read_member(zf, found["meta.npy"], "u", 1, MAX_META_BYTES)
+            meta, rules = _read_meta(path, raw, fmt, version)
+            limit = _element_limit(path, rules)
+            arrays = {
+                name: _read_member(zf, found[f"{name}.npy"], kinds, ndim, limit)
+                for name, (kinds, ndim) in members.items()
+            }
+    except ExactPolicyError:
+        raise
+    except _MemberError as exc:
+        raise ExactPolicyError(f"{path}: {exc}") from None
+    except UntrustedError as exc:
+        raise ExactPolicyError(str(exc)) from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
+        raise ExactPolicyError(f"{path}: not {what} (a broken zip: {exc})") from None
+    except (OSError, ValueError, NotImplementedError, RuntimeError) as exc:
+        raise ExactPolicyError(f"{path}: not {what} ({exc})") from None
+    return rules, arrays, meta
+
+
+class _MemberError(ValueError):
+    """A zip member that is not the array it should be (the file is named by the caller)."""
+
+
+def _open_regular(path: Path, what: str) -> BinaryIO:
+    """``path`` opened for reading, once it is known to be a regular file (a FIFO would block)
+    of at most :data:`MAX_TABULAR_FILE_BYTES`; :class:`UntrustedError` otherwise."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UntrustedError(f"{path}: no such file") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UntrustedError(f"{path}: is {file_kind(info.st_mode)}, not {what}")
+    if info.st_size > MAX_TABULAR_FILE_BYTES:
+        raise UntrustedError(
+            f"{path}: {info.st_size:,} bytes, over the {MAX_TABULAR_FILE_BYTES >> 30} GiB "
+            f"{what} may take"
+        )
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped in between
+        f.close()
+        raise UntrustedError(f"{path}: not a regular file")
+    return f
+
+
+def _read_member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, kinds: str, ndim: int, max_elements: int
+) -> np.ndarray:
+    """One ``.npy`` member: its declared (uncompressed) size and then its header's dtype and
+    shape checked against ``kinds``, ``ndim`` and ``max_elements`` before its data is read;
+    the data read is exactly what the header declares."""
+    name = info.filename[: -len(".npy")]
+    bound = max_elements * 8 * max(ndim, 1) + 4096  # the data and a header
+    if info.file_size > bound:
+        raise _MemberError(
+            f"member {name!r} declares {info.file_size:,} bytes, more than the {bound:,} a "
+            "policy of its rules could need"
+        )
+    with zf.open(info) as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"npy format version {version}")
+        except ValueError as exc:
+            raise _MemberError(f"member {name!r} is not a plain array ({exc})") from None
+        if dtype.hasobject or dtype.kind not in kinds or dtype.itemsize > 8 or dtype.fields:
+            raise _MemberError(f"member {name!r} has dtype {dtype}, not one of kind {kinds!r}")
+        if len(shape) != ndim:
+            raise _MemberError(f"member {name!r} has shape {shape}, not {ndim}-dimensional")
+        count = int(np.prod(shape, dtype=object))
+        if count > max_elements * max(ndim, 1):
+            raise _MemberError(
+                f"member {name!r} has shape {shape}, more than a policy of its rules could need"
+            )
+        data = f.read(count * dtype.itemsize)
+    if len(data) != count * dtype.itemsize:
+        raise _MemberError(f"member {name!r} is cut short")
+    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+
+
+def _read_meta(path: Path, raw: np.ndarray, fmt: str, version: int) -> tuple[dict[str, Any], Rules]:
+    """The metadata (strict JSON) and the rules it names, checked."""
+    try:
+        meta = parse_json(raw.tobytes().decode())
+    except (UnicodeDecodeError, UntrustedError) as exc:
+        raise ExactPolicyError(f"{path}: its metadata is not JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise ExactPolicyError(
+            f"{path}: not {_FORMAT_NAMES.get(fmt, fmt)} (format {short_json(found)})"
+        )
+    if meta.get("version") != version:
+        raise ExactPolicyError(
+            f"{path}: format {fmt} version {short_json(meta.get('version'))}; this version "
+            f"reads {version}"
+        )
+    if not isinstance(meta.get("rules"), str):
+        raise ExactPolicyError(
+            f"{path}: its rules are unreadable (not a name: {short_json(meta.get('rules'))})"
+        )
+    try:
+        rules = make_rules(meta["rules"])
+    except ValueError as exc:
+        raise ExactPolicyError(f"{path}: its rules are unreadable ({exc})") from None
+    return meta, rules
+
+
+def _element_limit(path: Path, rules: Rules) -> int:
+    """The most information states or slots a policy of ``rules`` could have: no more than the
+    histories of its tree (twice the estimate, a margin)."""
+    try:
+        return 2 * check_size(rules) + 16
+    except TreeError as exc:
+        raise ExactPolicyError(f"{path}: {exc}") from None
+
+
+def _check_shapes(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    n = arrays["key"].shape[0]
+    ok = (
+        arrays["key"].shape == (n, 2)
+        and arrays["player"].shape == (n,)
+        and arrays["legal"].shape == (n,)
+        and arrays["slot_start"].shape == (n + 1,)
+        and arrays["probs"].shape == arrays["slot_action"].shape
+    )
+    if not ok:
+        raise ExactPolicyError(f"{path}: its arrays do not fit together")
+
+
+def _check_values(path: Path, rules: Rules, arrays: dict[str, np.ndarray]) -> None:
+    """Players, slots, actions and probabilities of a policy file, each checked."""
+    player, start = arrays["player"], arrays["slot_start"].astype(np.int64)
+    action, probs = arrays["slot_action"].astype(np.int64), arrays["probs"].astype(np.float64)
+    bad = np.flatnonzero((player != 0) & (player != 1))
+    if bad.size:
+        raise ExactPolicyError(
+            f"{path}: information state {bad[0]} has player {player[bad[0]]}, not 0 or 1"
+        )
+    n_slots = action.size
+    if start[0] != 0 or start[-1] != n_slots or (np.diff(start) < 1).any():
+        raise ExactPolicyError(
+            f"{path}: its slot starts are not ascending from 0 to its {n_slots} slots"
+        )
+    if n_slots == 0:
+        return
+    n_act = n_actions(rules)
+    bad = np.flatnonzero((action < 0) | (action >= n_act))
+    if bad.size:
+        raise ExactPolicyError(
+            f"{path}: slot {bad[0]} plays action {action[bad[0]]}, outside 0..{n_act - 1}"
+        )
+    bits = np.left_shift(np.uint64(1), action.astype(np.uint64))
+    rising = np.r_[True, np.diff(action) > 0]
+    rising[start[:-1]] = True  # each information state's run starts afresh
+    joined = np.bitwise_or.reduceat(bits, start[:-1])
+    bad = np.flatnonzero(
+        (joined != arrays["legal"].astype(np.uint64)) | ~np.logical_and.reduceat(rising, start[:-1])
+    )
+    if bad.size:
+        raise ExactPolicyError(
+            f"{path}: information state {bad[0]}'s actions are not its legal actions, each once "
+            "in ascending order"
+        )
+    bad = np.flatnonzero(~np.isfinite(probs) | (probs < 0))
+    if bad.size:
+        raise ExactPolicyError(
+            f"{path}: slot {bad[0]} has probability {probs[bad[0]]}, not a finite number of "
+            "at least 0"
+        )
+    sums = np.add.reduceat(probs, start[:-1])
+    bad = np.flatnonzero(np.abs(sums - 1.0) > PROBABILITY_ATOL)
+    if bad.size:
+        raise ExactPolicyError(
+            f"{path}: information state {bad[0]}'s probabilities sum to {sums[bad[0]]:.6g}, not 1"
+        )
+
+
+# ---------------------------------------------------------------------------- solver checkpoints
+
+_CHECKPOINT_ARRAYS = {"regrets": ("f", 1), "strategy_sum": ("f", 1)}
+
+
+def save_cfr_checkpoint(solver: CFRPlus, path: str | Path, **meta: Any) -> Path:
+    """Write a CFR+ solver's state (its regrets and strategy sums, float64, and its iteration
+    count and seconds) to ``path`` (``.npz``), whole or not at all (a temporary file beside it,
+    then renamed over it); ``meta`` is kept beside (JSON). :func:`load_cfr_checkpoint` reads it
+    back, and the run continues bit for bit."""
+    path = Path(path)
+    doc = {
+        "format": CFR_CHECKPOINT_FORMAT,
+        "version": CFR_CHECKPOINT_VERSION,
+        "rules": solver.tree.rules.name,
+        **meta,
+        "iterations": solver.iterations,
+        "seconds": solver.seconds,
+    }
+    fd, tmp = temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(
+                f,
+                regrets=np.asarray(solver.regrets, dtype=np.float64),
+                strategy_sum=np.asarray(solver.strategy_sum, dtype=np.float64),
+                meta=np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8),
+            )
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_cfr_checkpoint(tree: GameTree, path: str | Path) -> tuple[CFRPlus, dict[str, Any]]:
+    """A CFR+ solver of ``tree`` where the checkpoint ``path`` left it, and the checkpoint's
+    other metadata; read as untrusting as a tabular policy (:func:`read_checked_npz`): of the
+    tree's rules, one regret and strategy sum per slot, each finite and non-negative, a count of
+    iterations and of seconds. :class:`ExactPolicyError` names the file and what is wrong."""
+    path = Path(path)
+    rules, arrays, meta = read_checked_npz(
+        path, _CHECKPOINT_ARRAYS, CFR_CHECKPOINT_FORMAT, CFR_CHECKPOINT_VERSION
+    )
+    if rules != tree.rules:
+        raise ExactPolicyError(
+            f"{path}: a checkpoint of {rules.name!r}, not of {tree.rules.name!r}"
+        )
+    for name in _CHECKPOINT_ARRAYS:
+        a = arrays[name]
+        if a.shape != (tree.n_slots,):
+            raise ExactPolicyError(
+                f"{path}: {name} has shape {a.shape}, not the tree's {tree.n_slots} slots"
+            )
+        bad = np.flatnonzero(~np.isfinite(a) | (a < 0))
+        if bad.size:
+            raise ExactPolicyError(
+                f"{path}: {name}[{bad[0]}] is {a[bad[0]]}, not a finite number of at least 0"
+            )
+    iterations, seconds = meta.get("iterations"), meta.get("seconds")
+    if not (isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0):
+        raise ExactPolicyError(f"{path}: iterations is {short_json(iterations)}, not a count")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+        raise ExactPolicyError(f"{path}: seconds is {short_json(seconds)}, not a duration")
+    solver = CFRPlus(
+        tree,
+        iterations=iterations,
+        regrets=arrays["regrets"].astype(np.float64),
+        strategy_sum=arrays["strategy_sum"].astype(np.float64),
+        seconds=float(seconds),
+    )
+    rest = {
+        k: v
+        for k, v in meta.items()
+        if k not in ("format", "version", "rules", "iterations", "seconds")
+    }
+    return solver, rest
+
+
+def is_tabular_file(path: str | Path) -> bool:
+    """Whether ``path`` names a tabular policy file: a ``.npz`` path that exists (what it holds
+    is checked when it is read: :meth:`TabularPolicy.load`)."""
+    path = Path(path)
+    return path.suffix == ".npz" and os.path.lexists(path)
 
 
 class TabularAgent:

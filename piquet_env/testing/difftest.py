@@ -21,6 +21,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -108,135 +109,192 @@ def compare(
     every game with ``Game`` (see the module docstring). With ``deal`` (elder hand, younger hand,
     talon), every episode starts from those cards (loaded with :meth:`BatchGame.load`, elder
     ``first_elder``), the play differing. Returns a :class:`Report`."""
-    r = make_rules(rules)
-    enc = encoder_for(r)
-    rep = Report(r.name)
-    batch = max(1, min(batch, games))
     start = time.perf_counter()
-    bg = BatchGame(
-        r,
-        n=batch,
+    run = _Comparison(
+        make_rules(rules),
+        games,
+        max(1, min(batch, games)),
         mode=mode,
         reward=reward,
         reward_scale=reward_scale,
         settle_weight=settle_weight,
         dense=dense,
         seed=seed,
-        record=False,
+        deal=deal,
+        first_elder=first_elder,
     )
-    out = bg.reset(seed=seed)
-    if deal is not None:
-        out = bg.load(range(batch), [deal] * batch, first_elder)
     rng = np.random.default_rng(seed)
+    while any(x is not None for x in run.refs) and len(run.rep.differences) < max_differences:
+        run.check_turns(state_every)
+        run.play_step(rng)
+    run.rep.seconds = time.perf_counter() - start
+    return run.rep
 
-    def fresh(i: int) -> _Reference:
-        given = () if deal is None else (deal,)
-        elder = None if deal is None else first_elder
+
+class _Comparison:
+    """One run of :func:`compare`: the batch, and per slot the ``Game`` it is compared with
+    (``None`` once the slot is retired: its game differed, or every game has started)."""
+
+    def __init__(
+        self,
+        r: Rules,
+        games: int,
+        batch: int,
+        *,
+        mode: str,
+        reward: str,
+        reward_scale: float,
+        settle_weight: float,
+        dense: bool,
+        seed: int,
+        deal: tuple | None,
+        first_elder: int,
+    ) -> None:
+        self.r, self.enc, self.rep = r, encoder_for(r), Report(r.name)
+        self.games, self.mode, self.reward = games, mode, reward
+        self.reward_scale, self.settle_weight, self.dense = reward_scale, settle_weight, dense
+        self.deal, self.first_elder = deal, first_elder
+        self.bg = BatchGame(
+            r,
+            n=batch,
+            mode=mode,
+            reward=reward,
+            reward_scale=reward_scale,
+            settle_weight=settle_weight,
+            dense=dense,
+            seed=seed,
+            record=False,
+        )
+        self.out = self.bg.reset(seed=seed)
+        if deal is not None:
+            self.out = self.bg.load(range(batch), [deal] * batch, first_elder)
+        self.refs: list[_Reference | None] = [self.fresh(i) for i in range(batch)]
+        self.started = batch
+        self.ref_obs = np.zeros((batch, self.enc.size), dtype=np.float32)
+        self.step = 0
+
+    def fresh(self, i: int) -> _Reference:
+        """A new reference game for slot ``i``: the deal the batch's slot will play."""
+        given = () if self.deal is None else (self.deal,)
+        elder = None if self.deal is None else self.first_elder
         return _Reference(
-            make_game(r, bg.game_seed(i), mode, given=given, elder=elder, record=False),
-            reward,
-            reward_scale,
-            settle_weight,
-            dense,
+            make_game(
+                self.r, self.bg.game_seed(i), self.mode, given=given, elder=elder, record=False
+            ),
+            self.reward,
+            self.reward_scale,
+            self.settle_weight,
+            self.dense,
         )
 
-    refs: list[_Reference | None] = [fresh(i) for i in range(batch)]
-    started = batch
-    ref_obs = np.zeros((batch, enc.size), dtype=np.float32)
-    step = 0
-
-    def differ(i: int, what: str) -> None:
-        rep.differences.append(
-            f"{r.name} game seed {bg.game_seed(i)} (slot {i}), step {step}: {what}"
+    def differ(self, i: int, what: str) -> None:
+        """Record a difference in slot ``i`` at this step."""
+        self.rep.differences.append(
+            f"{self.r.name} game seed {self.bg.game_seed(i)} (slot {i}), step {self.step}: {what}"
         )
 
-    while any(x is not None for x in refs) and len(rep.differences) < max_differences:
-        live = [i for i, x in enumerate(refs) if x is not None]
+    def retire(self, i: int, what: str) -> None:
+        """Record a difference in slot ``i`` and stop comparing it."""
+        self.differ(i, what)
+        self.refs[i] = None
+
+    def live(self) -> list[int]:
+        """The slots still compared."""
+        return [i for i, x in enumerate(self.refs) if x is not None]
+
+    def check_turns(self, state_every: int) -> None:
+        """Before a step: the player to act, the legal actions and the observation of every live
+        slot, and every ``state_every`` steps the full state."""
+        out, enc = self.out, self.enc
+        live = self.live()
         for i in live:
-            g = refs[i].game
+            g = self.refs[i].game
             if out.seat[i] != g.current_player:
-                differ(i, f"player to act: batch {out.seat[i]}, game {g.current_player}")
-                refs[i] = None
+                self.retire(i, f"player to act: batch {out.seat[i]}, game {g.current_player}")
                 continue
             legal = np.flatnonzero(out.mask[i]).tolist()
             if legal != g.legal_actions():
-                differ(i, f"legal actions: batch {legal}, game {g.legal_actions()}")
-                refs[i] = None
+                self.retire(i, f"legal actions: batch {legal}, game {g.legal_actions()}")
                 continue
-            enc.encode_into(g, g.current_player, ref_obs[i])
-        live = [i for i in live if refs[i] is not None]
-        bad = np.flatnonzero((out.obs[live] != ref_obs[live]).any(axis=1))
+            enc.encode_into(g, g.current_player, self.ref_obs[i])
+        live = [i for i in live if self.refs[i] is not None]
+        bad = np.flatnonzero((out.obs[live] != self.ref_obs[live]).any(axis=1))
         for j in bad.tolist():
             i = live[j]
-            differ(i, "observation " + _first_diff(out.obs[i], ref_obs[i], r))
-            refs[i] = None
-        if state_every and step % state_every == 0:
-            live = [i for i in live if refs[i] is not None]
-            full = bg.full_state()
-            for i in live:
-                ref = enc.state(refs[i].game)
+            self.retire(i, "observation " + _first_diff(out.obs[i], self.ref_obs[i], self.r))
+        if state_every and self.step % state_every == 0:
+            full = self.bg.full_state()
+            for i in [i for i in live if self.refs[i] is not None]:
+                ref = enc.state(self.refs[i].game)
                 if not np.array_equal(full[i], ref):
-                    differ(i, "state " + _first_diff(full[i], ref, r, state=True))
-                    refs[i] = None
-        actions = sample_legal(out.mask, rng)
-        retired = np.array([x is None for x in refs])
+                    self.retire(i, "state " + _first_diff(full[i], ref, self.r, state=True))
+
+    def play_step(self, rng: np.random.Generator) -> None:
+        """One random legal action in every live slot, played in the batch and in its ``Game``,
+        and what follows compared."""
+        actions = sample_legal(self.out.mask, rng)
+        retired = np.array([x is None for x in self.refs])
         actions[retired] = NO_ACTION
-        res = out = bg.step(actions)
-        step += 1
+        res = self.out = self.bg.step(actions)
+        self.step += 1
         deal_rows = {int(i): k for k, i in enumerate(res.deal_games.tolist())}
         ended_rows = {int(i): k for k, i in enumerate(res.ended_games.tolist())}
         for i in np.flatnonzero(~retired).tolist():
-            ref = refs[i]
-            rewards, deal_over = ref.apply(int(actions[i]))
-            rep.steps += 1
-            if not np.array_equal(rewards, res.rewards[i]):
-                differ(i, f"rewards: batch {res.rewards[i].tolist()}, game {rewards.tolist()}")
-                refs[i] = None
-                continue
-            points = [sum(ref.game.scores[p]) for p in (0, 1)]
-            if not ref.game.is_over and res.points[i].tolist() != points:
-                differ(i, f"deal points: batch {res.points[i].tolist()}, game {points}")
-                refs[i] = None
-                continue
-            if deal_over != (i in deal_rows):
-                differ(i, f"deal end: batch {i in deal_rows}, game {deal_over}")
-                refs[i] = None
-                continue
+            if self._check_move(i, int(actions[i]), res, deal_rows.get(i)):
+                self._check_episode_end(i, res, ended_rows.get(i))
+
+    def _check_move(self, i: int, action: int, res: Any, deal_row: int | None) -> bool:
+        """Slot ``i``'s move in its ``Game``: the rewards, the running points and, at a deal's
+        end, its score; whether the slot is still compared."""
+        ref = self.refs[i]
+        rewards, deal_over = ref.apply(action)
+        self.rep.steps += 1
+        if not np.array_equal(rewards, res.rewards[i]):
+            self.retire(i, f"rewards: batch {res.rewards[i].tolist()}, game {rewards.tolist()}")
+            return False
+        points = [sum(ref.game.scores[p]) for p in (0, 1)]
+        if not ref.game.is_over and res.points[i].tolist() != points:
+            self.retire(i, f"deal points: batch {res.points[i].tolist()}, game {points}")
+            return False
+        if deal_over != (deal_row is not None):
+            self.retire(i, f"deal end: batch {deal_row is not None}, game {deal_over}")
+            return False
+        if deal_over:
             g = ref.game
-            if deal_over:
-                rep.deals += 1
-                k = deal_rows[i]
-                got = tuple(_breakdown(res.deal_scores[k, p]) for p in (0, 1))
-                if got != g.deal_scores[-1] or res.deal_numbers[k] != len(g.deal_scores) - 1:
-                    differ(i, f"deal score: batch {got}, game {g.deal_scores[-1]}")
-                    refs[i] = None
-                    continue
-            if g.is_over != (i in ended_rows):
-                differ(i, f"episode end: batch {i in ended_rows}, game {g.is_over}")
-                refs[i] = None
-                continue
-            if g.is_over:
-                k = ended_rows[i]
-                if tuple(res.results[k].tolist()) != g.result:
-                    differ(i, f"result: batch {res.results[k].tolist()}, game {g.result}")
-                for p in (0, 1):
-                    ref_final = enc.encode(g, p)
-                    if not np.array_equal(res.final_obs[k, p], ref_final):
-                        differ(
-                            i,
-                            f"final observation of player {p} "
-                            + _first_diff(res.final_obs[k, p], ref_final, r),
-                        )
-                rep.games += 1
-                if started < games:
-                    if deal is not None:
-                        out = bg.load([i], [deal], first_elder)
-                    refs[i] = fresh(i)
-                    started += 1
-                else:
-                    refs[i] = None
-    rep.seconds = time.perf_counter() - start
-    return rep
+            self.rep.deals += 1
+            got = tuple(_breakdown(res.deal_scores[deal_row, p]) for p in (0, 1))
+            if got != g.deal_scores[-1] or res.deal_numbers[deal_row] != len(g.deal_scores) - 1:
+                self.retire(i, f"deal score: batch {got}, game {g.deal_scores[-1]}")
+                return False
+        return True
+
+    def _check_episode_end(self, i: int, res: Any, ended_row: int | None) -> None:
+        """Slot ``i``'s episode end, if either side says it ended: the result and both final
+        observations; then the slot's next game (or its retirement, every game started)."""
+        g = self.refs[i].game
+        if g.is_over != (ended_row is not None):
+            self.retire(i, f"episode end: batch {ended_row is not None}, game {g.is_over}")
+            return
+        if not g.is_over:
+            return
+        if tuple(res.results[ended_row].tolist()) != g.result:
+            self.differ(i, f"result: batch {res.results[ended_row].tolist()}, game {g.result}")
+        for p in (0, 1):
+            ref_final = self.enc.encode(g, p)
+            if not np.array_equal(res.final_obs[ended_row, p], ref_final):
+                self.differ(
+                    i,
+                    f"final observation of player {p} "
+                    + _first_diff(res.final_obs[ended_row, p], ref_final, self.r),
+                )
+        self.rep.games += 1
+        if self.started < self.games:
+            if self.deal is not None:
+                self.out = self.bg.load([i], [self.deal], self.first_elder)
+            self.refs[i] = self.fresh(i)
+            self.started += 1
+        else:
+            self.refs[i] = None
 
 
 def _breakdown(fields: np.ndarray) -> DealScore:

@@ -29,14 +29,21 @@ class RunFolderError(ValueError):
     """A run folder that cannot take the run asked for; the message says why and what to do."""
 
 
-def check_fresh_run_dir(out_dir: str | Path, *, overwrite: bool) -> None:
-    """Refuse to start a run in a folder that holds one already (its checkpoint or policy),
-    unless ``overwrite``: a second run must not silently replace the first."""
-    held = [name for name in (ck.LATEST_FILE, ck.POLICY_FILE) if (Path(out_dir) / name).exists()]
+def check_fresh_run_dir(
+    out_dir: str | Path,
+    *,
+    overwrite: bool,
+    files: tuple[str, ...] = (ck.LATEST_FILE, ck.POLICY_FILE),
+    elsewhere: str = "train elsewhere with --set out_dir=DIR",
+) -> None:
+    """Refuse to start a run in a folder that holds one already (any of ``files``: a training
+    run's checkpoint or policy by default), unless ``overwrite``: a second run must not silently
+    replace the first. ``elsewhere`` says how to put the run in another folder."""
+    held = [name for name in files if (Path(out_dir) / name).exists()]
     if held and not overwrite:
         raise RunFolderError(
             f"{out_dir} holds a run already ({', '.join(held)}): continue it with --resume "
-            f"{out_dir}, replace it with --overwrite, or train elsewhere with --set out_dir=DIR"
+            f"{out_dir}, replace it with --overwrite, or {elsewhere}"
         )
 
 
