@@ -47,6 +47,51 @@ def _measure(fanout: Fanout, match: Any, size: int) -> dict[str, float]:
     }
 
 
+def _timed_chunk(match: DuplicateMatch, pairs: list[int]) -> tuple[str, float, list[Any]]:
+    """One chunk played where it lands: the Ray node's id, the seconds it took, its games."""
+    import ray
+
+    t0 = time.perf_counter()
+    games, _ = _play_chunk_measured(match, pairs, None, None)
+    return ray.get_runtime_context().get_node_id(), time.perf_counter() - t0, games
+
+
+def simulated_cluster(match: DuplicateMatch, nodes: int, size: int) -> int:
+    """Play ``match`` on a cluster of ``nodes`` one-CPU nodes started on this machine
+    (``ray.cluster_utils.Cluster``) and here; print each node's tasks and seconds, and whether the
+    games are the same."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    here = _play_chunk_measured(match, list(match.numbers), None, None)[0]
+    head = {"num_cpus": 1, "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=head)
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        numbers = list(match.numbers)
+        chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
+        t0 = time.perf_counter()
+        with Fanout(nodes, "auto").open() as ex:
+            out = dict(ex.run(_timed_chunk, [(c,) for c in chunks], shared=(match,)))
+        wall = time.perf_counter() - t0
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    games = sorted((g for i in sorted(out) for g in out[i][2]), key=lambda g: (g.pair, g.game))
+    per_node: dict[str, list[float]] = {}
+    for node, seconds, _ in out.values():
+        per_node.setdefault(node, []).append(seconds)
+    print(f"a simulated cluster of {nodes} nodes, {len(chunks)} tasks of {size} pairs:")
+    for k, (node, times) in enumerate(sorted(per_node.items())):
+        print(f"  node {k + 1} ({node[:8]}): {len(times)} tasks, {sum(times):.1f} s of play")
+    same = games == sorted(here, key=lambda g: (g.pair, g.game))
+    print(f"  wall {wall:.1f} s; the same games as played here: {same}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the time of a match on the process pool and on a local Ray instance."""
     parser = argparse.ArgumentParser(
@@ -58,10 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--agents", nargs=2, default=["baseline", "heuristic"])
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--nodes", type=int, default=0, help="instead: a simulated cluster of this many nodes"
+    )
     args = parser.parse_args(argv)
     rules = make_rules(args.rules)
     match = DuplicateMatch(args.agents[0], args.agents[1], rules, args.pairs, seed=args.seed)
     print(f"{args.agents[0]} vs {args.agents[1]}, {args.pairs} pairs, rules {args.rules}")
+    if args.nodes:
+        return simulated_cluster(match, args.nodes, max(1, min(10, args.pairs // (args.nodes * 4))))
     print("where                          open s  first s   play s  close s  ms/pair  points")
     for workers in args.workers:
         size = max(1, min(10, args.pairs // (workers * 4)))  # play_games's chunks
