@@ -16,12 +16,14 @@ checkpoint's update and are appended to: rows of updates redone after it are dro
 from __future__ import annotations
 
 import csv
+import io
 import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from piquet_env.untrusted import read_regular_file, short_json
 from piquet_training.evaluation.stats import verdict_word
 
 TRAIN_CSV = "train.csv"
@@ -57,6 +59,19 @@ EVAL_COLUMNS = (
 EVENT_COLUMNS = ("update", "env_steps", "event")
 EVAL_KINDS = ("start", "periodic", "final")
 """``eval.csv``'s kinds: before the first update, every ``eval_every`` updates, at the end."""
+LOG_MAX_BYTES = 64 << 20
+"""The most bytes :func:`read_run_log` reads of one CSV file of a run (a run of 10,000 updates
+writes about 3 MiB of ``train.csv``)."""
+_COUNTS = ("update", "env_steps", "n_pairs")
+_NUMBERS = ("minutes", "mean_diff", "ci_low", "ci_high", "win_rate", "nash_conv", "seconds")
+LOG_COLUMNS: dict[str, tuple[str, ...]] = {
+    TRAIN_CSV: ("update", "env_steps"),
+    EVAL_CSV: EVAL_COLUMNS[:-2],
+    EVENTS_CSV: EVENT_COLUMNS,
+    EXACT_CSV: ("update", "env_steps", "form"),
+}
+"""The columns each CSV file of a run must have: those read back (a resume's truncation, the
+learning curve, the exploiter's edge curve); :func:`read_run_log` checks them."""
 
 
 class Console:
@@ -308,6 +323,56 @@ def _int(text: str) -> int:
 
 def _fmt(value: Any) -> Any:
     return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def read_run_log(path: str | Path) -> list[list[str]]:
+    """The rows of one CSV file of a run (its header first), checked as a resume reads them
+    back: a regular file of at most :data:`LOG_MAX_BYTES`, UTF-8 text, well-formed CSV, the
+    columns of :data:`LOG_COLUMNS` present, every row as long as the header, counts
+    (``update``, ``env_steps``, ``n_pairs``) whole numbers >= 0 and the other figures finite
+    numbers (or empty). Raises ``ValueError`` naming the file (and the line) otherwise; an empty
+    file has no rows."""
+    path = Path(path)
+    try:
+        text = read_regular_file(path, LOG_MAX_BYTES, "a run's log").decode()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise ValueError(f"{path}: not a CSV file ({exc})") from None
+    if not rows:
+        return rows
+    header = rows[0]
+    missing = [c for c in LOG_COLUMNS.get(path.name, ()) if c not in header]
+    if missing:
+        raise ValueError(
+            f"{path}: no {', '.join(missing)} column (its header: {short_json(header)})"
+        )
+    checks = [(j, name) for j, name in enumerate(header) if name in (*_COUNTS, *_NUMBERS)]
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ValueError(f"{path}: line {line} has {len(row)} fields, the header {len(header)}")
+        for j, name in checks:
+            if row[j] == "" and name not in LOG_COLUMNS.get(path.name, ()):
+                continue
+            if not _number_ok(row[j], whole=name in _COUNTS):
+                raise ValueError(
+                    f"{path}: line {line}: {name} is {short_json(row[j])}, not "
+                    + ("a whole number >= 0" if name in _COUNTS else "a finite number")
+                )
+    return rows
+
+
+def _number_ok(text: str, *, whole: bool) -> bool:
+    """Whether ``text`` is a finite number (a whole one >= 0 with ``whole``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    if not math.isfinite(value):
+        return False
+    return not whole or (value >= 0 and value == int(value))
 
 
 def read_csv(path: str | Path) -> list[dict[str, str]]:
