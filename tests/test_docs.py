@@ -167,3 +167,16 @@ def test_the_api_reference_lists_every_public_module(objects):
 def test_every_public_object_has_a_docstring(objects):
     missing = sorted(o.path for o in objects if not (o.docstring and o.docstring.value.strip()))
     assert not missing, f"public objects without a docstring: {missing}"
+
+
+def test_the_cli_page_names_every_command():
+    """The CLI page's opening lists every subcommand of ``piquet`` (issue 50: it omitted
+    ``solve``), and says where each is explained."""
+    from piquet_cli import COMMANDS
+
+    text = (DOCS / "cli.md").read_text(encoding="utf-8").split("<!-- generated: cli -->")[0]
+    listing, explained = text.split("Where each command is explained")
+    names = [c for commands, _, _ in COMMANDS.values() for c in commands]
+    assert "solve" in names and len(names) == 11
+    assert [c for c in names if f"`{c}`" not in listing] == []
+    assert [c for c in names if f"`{c}`" not in explained] == []
