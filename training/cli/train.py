@@ -107,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
         result = train(cfg, resume=args.resume)
     except DeviceError as exc:  # raised by setup before anything is written
         raise CLIError(str(exc)) from None
-    own = f", {result.memory.text()} at the end" if result.memory else ""
+    own = f", {result.memory.text(peak=False)} at the end" if result.memory else ""
     worker = result.worker_memory
     print(
         f"memory: peak resident set {result.peak_rss_mib:,.0f} MiB{own}"

@@ -86,6 +86,7 @@ class Console:
         self._t0 = time.perf_counter()
         self._done0, self._total, self._unit = 0, cfg.updates, "update"
         self._latest_eval: dict[str, float] = {}
+        self._postfix: dict[str, str] = {}
 
     def say(self, text: str) -> None:
         """Print ``text`` on its own line(s), above the progress bar if one is shown."""
@@ -140,6 +141,7 @@ class Console:
             return
         for r in rows:
             self._latest_eval[r["opponent"]] = r["mean_diff"]
+        self._show_postfix()  # the bar shows this evaluation now, not after the next update
         what = {"start": "starting policy", "periodic": f"update {update}", "final": "final"}
         parts = [
             f"vs {r['opponent']} {r['mean_diff']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
@@ -179,14 +181,11 @@ class Console:
         at = row["update"] if self._unit == "update" else row["env_steps"]
         if self._bar is not None:
             self._bar.update(min(at, self._total) - self._bar.n)
-            label = "eval_vs_heur" if self._watched == "heuristic" else "eval_vs_target"
-            self._bar.set_postfix(
-                {
-                    "steps_s": f"{row['steps_per_s']:.0f}",
-                    "kl": f"{row['approx_kl']:.3f}",
-                    label: self._vs_heuristic(),
-                }
-            )
+            self._postfix = {
+                "steps_s": f"{row['steps_per_s']:.0f}",
+                "kl": f"{row['approx_kl']:.3f}",
+            }
+            self._show_postfix()
             return
         update, total = row["update"], self._total
         now = time.perf_counter()
@@ -201,6 +200,14 @@ class Console:
             f"{self._watched} {self._vs_heuristic()}; {row['minutes']:.1f} min, about "
             f"{eta / 60:.1f} min left"
         )
+
+    def _show_postfix(self) -> None:
+        """Set the bar's figures: the latest update's speed and KL, and the latest evaluation
+        against :attr:`_watched`."""
+        if self._bar is None:
+            return
+        label = "eval_vs_heur" if self._watched == "heuristic" else "eval_vs_target"
+        self._bar.set_postfix({**self._postfix, label: self._vs_heuristic()})
 
     def close_progress(self) -> None:
         """Close the progress bar (if any)."""
