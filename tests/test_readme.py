@@ -14,8 +14,21 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_example_runs(code):
+def test_readme_example_runs(code, capsys):
+    """Each example runs and shows the reader something (issue 50: the batched engine's printed
+    nothing)."""
     exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+    assert capsys.readouterr().out.strip()
+
+
+def test_the_batched_engine_example_prints_what_the_readme_says(capsys):
+    """4,096 games of 433-entry observations; the count of games ended is what the README
+    states after the block."""
+    (code,) = [b for b in BLOCKS if "BatchGame" in b]
+    exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith("4,096 observations of 433; ") and printed.endswith(" games ended")
+    assert f"It prints `{printed}`." in README.read_text(encoding="utf-8")
 
 
 class _Reporter:
