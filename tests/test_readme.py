@@ -38,7 +38,7 @@ class _Reporter:
         self.stats = {"skipped": skipped}
         self.lines: list[str] = []
 
-    def write_line(self, line: str, **markup: bool) -> None:
+    def write_line(self, line: str, **_markup: bool) -> None:
         self.lines.append(line)
 
 
