@@ -166,10 +166,11 @@ _PLURAL = ("sevens", "eights", "nines", "tens", "jacks", "queens", "kings", "ace
 
 
 def describe(combo: Combo) -> str:
-    """How a player says a combination: ``'Point of five, worth 48'``, ``'Quint to the king'``,
-    ``'Three aces'``, ``'Quatorze of tens'``."""
+    """How a player says a combination: ``'Point of five, 48 pips'`` (the pip total that breaks a
+    tie of length; the point scores its length), ``'Quint to the king'``, ``'Three aces'``,
+    ``'Quatorze of tens'``."""
     if combo.category == POINT:
-        return f"Point of {_NUMBER_WORDS[combo.size]}, worth {combo.height}"
+        return f"Point of {_NUMBER_WORDS[combo.size]}, {combo.height} pips"
     if combo.category == SEQUENCE:
         return f"{SEQUENCE_NAMES[combo.size]} to the {RANK_NAMES[combo.height]}"
     if combo.size == 4:

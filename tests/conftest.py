@@ -1,14 +1,44 @@
-"""The suite's one process-wide setting: MKL's AVX2 code path on every x86 machine.
+"""The suite's one process-wide setting, and one line at its end when the browser tests did not run.
+
+MKL's AVX2 code path on every x86 machine:
 
 MKL picks its kernels by processor, and on AVX-512 it rounds a product's last bits differently
 from AVX2. The golden tests that replay recorded choices (``tests/test_guided_search.py``: a
 search whose close calls go the other way at a different last bit) were recorded on AVX2, so
 ``MKL_CBWR=AVX2`` (MKL's conditional numerical reproducibility) makes every machine compute what
 they recorded. It must be set before torch loads MKL, hence here; a value set outside is kept.
+
+The browser tests (``tests/test_web_browser.py``) need Chromium and skip without it; so that
+the skip is not missed among the others, :func:`pytest_terminal_summary` ends the run with one
+line saying so and how to enable them.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 os.environ.setdefault("MKL_CBWR", "AVX2")
+
+NO_CHROMIUM = "no Chromium"
+"""The start of the browser tests' skip reason when Chromium is missing."""
+BROWSER_SKIPPED = (
+    "browser tests skipped (tests/test_web_browser.py): no Chromium found; "
+    "enable them with: apt-get install chromium"
+)
+"""The line that ends a run whose browser tests were skipped for want of Chromium."""
+
+
+def _skip_reason(report: Any) -> str:
+    """The reason of a skipped test or module (its ``longrepr``: ``(path, line, reason)``)."""
+    longrepr = getattr(report, "longrepr", None)
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr or "")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """End the run with :data:`BROWSER_SKIPPED` if a test was skipped for want of Chromium."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if any(NO_CHROMIUM in _skip_reason(r) for r in skipped):
+        terminalreporter.write_line(BROWSER_SKIPPED, yellow=True, bold=True)

@@ -487,3 +487,16 @@ def test_a_version_1_file_is_upgraded_by_the_exact_nashconv_alone(tmp_path: Path
     assert "not a file of protocol version 1" in capsys.readouterr().err
     assert main(["benchmark", "--upgrade", str(path)]) == 2
     assert "give the upgraded file: --out" in capsys.readouterr().err
+
+
+def test_show_protocol_says_what_baseline_plays(capsys) -> None:
+    """Issue 50: ``--show-protocol`` named the opponent ``baseline`` where the match plays
+    ``baseline@2026-11-30``; stdout stays the JSON (``--protocol`` reads it back), the note goes
+    to stderr, once for the opponent and the exploit reference together."""
+    assert main(["benchmark", "--show-protocol"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["matches"][3]["opponent"] == "baseline"
+    assert captured.err == (
+        "note: 'baseline' in protocol version 2 plays baseline@2026-11-30, the policy it named "
+        "when the version was set\n"
+    )

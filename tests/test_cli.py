@@ -364,3 +364,14 @@ def test_bench_agents_prints_each_agent_beside_the_engine(capsys):
 def test_bench_vector_refuses_a_batch_size_of_zero(capsys):
     rc, _, err = _run(["bench", "vector", "--sizes", "0"], capsys)
     assert rc == 2 and err.startswith("piquet bench: --sizes must be a positive number, got 0")
+
+
+def test_train_help_names_every_shipped_recipe_and_an_idle_time():
+    """Issue 50: the help named 3 of the 6 recipes, not the shipped baseline's ``wide-magnet``,
+    and stated a time that holds only on an idle machine without saying so."""
+    from piquet_training.settings.recipes import recipe_names
+
+    text = " ".join(_subcommands()["train"].format_help().split())
+    assert recipe_names() == ["classic", "classic-magnet", "long", "mini", "wide", "wide-magnet"]
+    assert "recipe (classic, classic-magnet, long, mini, wide, wide-magnet: --list-configs)" in text
+    assert "(15 min on 2 idle cores)" in text and "< 15 min" not in text

@@ -72,7 +72,7 @@ def test_point_ties_broken_by_pips_then_nobody():
     # two five-card suits: the one with more pips is the best point
     hand = h("AC KC QC JC TC 7D 8D 9D TD JD")
     assert best(POINT, hand).key == (5, 51)
-    assert describe(best(POINT, hand)) == "Point of five, worth 51"
+    assert describe(best(POINT, hand)) == "Point of five, 51 pips"
     assert compare(best(POINT, h("AC KC QC JC TC")), best(POINT, h("AS KS QS JS 9S"))) == 1
     assert compare(best(POINT, h("7C 8C")), best(POINT, h("7H 8H"))) == 0
 

@@ -167,3 +167,43 @@ def test_the_api_reference_lists_every_public_module(objects):
 def test_every_public_object_has_a_docstring(objects):
     missing = sorted(o.path for o in objects if not (o.docstring and o.docstring.value.strip()))
     assert not missing, f"public objects without a docstring: {missing}"
+
+
+def test_the_cli_page_names_every_command():
+    """The CLI page's opening lists every subcommand of ``piquet`` (issue 50: it omitted
+    ``solve``), and says where each is explained."""
+    from piquet_cli import COMMANDS
+
+    text = (DOCS / "cli.md").read_text(encoding="utf-8").split("<!-- generated: cli -->")[0]
+    listing, explained = text.split("Where each command is explained")
+    names = [c for commands, _, _ in COMMANDS.values() for c in commands]
+    assert "solve" in names and len(names) == 11
+    assert [c for c in names if f"`{c}`" not in listing] == []
+    assert [c for c in names if f"`{c}`" not in explained] == []
+
+
+def test_each_results_page_opens_with_its_current_figures():
+    """Issue 50: the results pages read like lab notebooks. Each (but the index) has a headline
+    table, "Current figures", each row with its date, then everything else under "History"; every
+    number of the headline table is one the page's history states (no figure made up, none
+    lost: the history keeps the text as it was)."""
+    number = re.compile(r"\d[\d,]*(?:\.\d+)?")
+    pages = sorted(p for p in (DOCS / "results").glob("*.md") if p.name != "index.md")
+    assert len(pages) == 11
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        sections = [line for line in text.splitlines() if line.startswith("## ")]
+        assert sections == ["## Current figures", "## History"], page.name
+        head, history = text.split("## History")
+        if "<!-- generated: benchmark_runs -->" in history:  # the runs, from the result files
+            from piquet_training.benchmark.results import runs_table
+
+            history += runs_table(sorted((DOCS / "results" / "benchmark").glob("*.json")))
+        rows = [r for r in head.splitlines() if r.startswith("| ") and "---" not in r][1:]
+        assert rows, page.name
+        for row in rows:
+            what, figure, date, _ = [c.strip() for c in row.strip("|").split(" | ")]
+            assert re.fullmatch(r"2026-1[12]-\d\d", date), (page.name, what, date)
+            plain = re.sub(r"`[^`]*`|\[[^]]*\]\([^)]*\)", "", figure)  # names, links
+            missing = [n for n in number.findall(plain) if n not in history]
+            assert not missing, (page.name, what, missing)

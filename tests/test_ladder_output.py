@@ -99,3 +99,27 @@ def test_the_figure_is_drawn_and_matplotlib_loads_only_then(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_long_agent_names_keep_the_ranking_aligned():
+    """Issue 50: a name over 24 characters pushed its row's columns right. The golden ladder's
+    three agents renamed, one to a 43-character spec: every row's ``rating`` starts at the same
+    column, right after the longest name (2 spaces + "1. " + 43 characters: index 48)."""
+    long = "mcts:400:policy=runs/a-long-name/policy.npz"
+    assert len(long) == 43
+    names = {"alpha": "alpha", "beta": long, "gamma": "gamma"}
+    plain = golden_ladder()
+    matches = [
+        report(_games(a, b, n), names[a], names[b], STANDARD, "deal", 7)
+        for (a, b), n in PAIRS.items()
+    ]
+    agents = [names[a] for a in AGENTS]
+    res = LadderResult(agents, "standard", "deal", 4, 7, matches)
+    res.ratings = {names[a]: v for a, v in plain.ratings.items()}
+    res.points = points_ratings(agents, matches)
+    rows = [line for line in res.summary().splitlines() if " rating " in line]
+    assert len(rows) == 3 and any(long in r for r in rows)
+    assert [r.index(" rating ") for r in rows] == [48, 48, 48]
+    # short names keep the 24 columns of before
+    short = [line for line in plain.summary().splitlines() if " rating " in line]
+    assert [r.index(" rating ") for r in short] == [2 + 3 + 24] * 3

@@ -750,3 +750,26 @@ def test_a_sigterm_while_the_agents_load_saves_the_game_as_dealt(tmp_path: Path)
     game = replay(doc)
     moves = [e for e in doc["events"] if e["type"] == "action" and not e.get("auto")]
     assert not game.is_over and not moves
+
+
+def test_a_point_is_declared_by_its_pips_and_scores_its_length() -> None:
+    """Issue 50: "declare Point of six, worth 58" read as a score of 58. In Hoyle's deal
+    (RULES.md section 10, example 9) elder's point after his exchange is three cards, A K Q of
+    spades (11 + 10 + 10 = 31 pips): it is declared by its pips and scores 3, one per card."""
+    game = Game(CLASSIC, mode="deal", deals=[HOYLE], first_elder=0)
+    narrator = Narrator(CLASSIC, _names("elder", "younger"), Style(ascii=True))
+    lines: list[str] = []
+    script = [parse_card("7C"), done_action(CLASSIC), parse_card("9S"), done_action(CLASSIC)]
+    while game.phase != Phase.PLAY:
+        if script:
+            action = script.pop(0)
+        else:
+            legal = game.legal_actions()
+            action = declare_action(CLASSIC) if declare_action(CLASSIC) in legal else legal[0]
+        before = game.clone()
+        game.apply(action)
+        lines += narrator.narrate(before, game, game.events[len(before.events) :])
+    text = "\n".join(lines)
+    assert "elder declares Point of three, 31 pips (AS KS QS)." in text, text
+    assert "elder scores 3 for the point." in text
+    assert "worth" not in text

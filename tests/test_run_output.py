@@ -72,6 +72,25 @@ def test_console_lines_without_a_progress_bar(capsys: pytest.CaptureFixture) -> 
     assert len(out) == 7
 
 
+def test_the_progress_bar_shows_an_evaluation_as_soon_as_it_is_printed(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    """Issue 50: the bar's ``eval_vs_heur`` lagged one update behind the printed evaluation
+    (it was set only at the next update). Update 4's evaluation (+1.50) is on the bar at once."""
+    cfg = apply_overrides(TrainConfig(), ["updates=20", "progress=true"])
+    console = Console(cfg)
+    console.open_progress(0, 20)
+    row = {"update": 4, "env_steps": 1000, "steps_per_s": 500.0, "approx_kl": 0.01, "minutes": 0.5}
+    console.progress(row)
+    assert console._bar is not None
+    assert console._bar.postfix == "steps_s=500, kl=0.010, eval_vs_heur=-"
+    evaluation = {"opponent": "heuristic", "n_pairs": 30, "mean_diff": 1.5}
+    console.evaluation("periodic", 4, [{**evaluation, "ci_low": -0.5, "ci_high": 3.5}], 12.0)
+    assert console._bar.postfix == "steps_s=500, kl=0.010, eval_vs_heur=+1.50"
+    console.close_progress()
+    capsys.readouterr()
+
+
 def test_a_run_tells_what_it_does(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "run"
     assert _train(out) == 0
@@ -88,6 +107,12 @@ def test_a_run_tells_what_it_does(tmp_path: Path, capsys: pytest.CaptureFixture)
         "eval (final, 3 pairs",
     ):
         assert text in printed, text
+    # the peak resident set once a line (issue 50: it was repeated in the same line)
+    (memory,) = [line for line in printed.splitlines() if line.startswith("memory: ")]
+    assert memory.count("peak resident set") == 1 and "MiB at the end" in memory, memory
+    summary = (out / "summary.md").read_text()
+    (wall,) = [line for line in summary.splitlines() if line.startswith("- wall time")]
+    assert wall.count("peak resident set") == 1 and "; at the end its USS " in wall, wall
     # The figure: the final evaluation is its own labelled marker; six labelled panels.
     fig = learning_curve_figure(out)
     top, *panels = fig.axes

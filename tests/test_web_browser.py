@@ -19,7 +19,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     pytest.skip(
-        "no Chromium: apt-get install chromium (.ci/run installs it)", allow_module_level=True
+        "no Chromium: apt-get install chromium (.ci/run installs it)",  # conftest.NO_CHROMIUM
+        allow_module_level=True,
     )
 
 from piquet_agents.loop import play_game  # noqa: E402

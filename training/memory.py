@@ -47,12 +47,15 @@ class ProcessMemory:
         """The figures as a dict (for JSON and CSV rows)."""
         return asdict(self)
 
-    def text(self) -> str:
-        """``USS 612 MiB, PSS 640 MiB (peak resident set 700 MiB)``."""
-        return (
-            f"USS {self.uss_mib:,.0f} MiB, PSS {self.pss_mib:,.0f} MiB "
-            f"(peak resident set {self.peak_rss_mib:,.0f} MiB)"
-        )
+    def text(self, *, peak: bool = True) -> str:
+        """``USS 612 MiB, PSS 640 MiB (peak resident set 700 MiB)``; without the peak with
+        ``peak=False``, for a line that states it already.
+
+        >>> ProcessMemory(1, 700.0, 650.0, 640.0, 612.0).text(peak=False)
+        'USS 612 MiB, PSS 640 MiB'
+        """
+        own = f"USS {self.uss_mib:,.0f} MiB, PSS {self.pss_mib:,.0f} MiB"
+        return f"{own} (peak resident set {self.peak_rss_mib:,.0f} MiB)" if peak else own
 
 
 def _fields(path: Path) -> dict[str, float]:

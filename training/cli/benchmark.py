@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from piquet_agents.registry import SPEC_HELP
@@ -60,10 +61,26 @@ def _protocol(path: str | None) -> Protocol:
         raise CLIError(str(exc)) from None
 
 
+def pinned_notes(protocol: Protocol) -> list[str]:
+    """A line for each name of ``protocol`` (an opponent, the exploit reference) that plays
+    another agent than the name says today (:meth:`Protocol.spec`: ``baseline`` plays
+    ``baseline@2026-11-30`` in versions 1 and 2)."""
+    names = [m.opponent for m in protocol.matches] + [protocol.exploit.reference]
+    return [
+        f"note: {name!r} in protocol version {protocol.version} plays {protocol.spec(name)}, "
+        f"the policy it named when the version was set"
+        for name in dict.fromkeys(names)
+        if name and protocol.spec(name) != name
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``piquet benchmark`` with parsed ``args``; return the exit status."""
     if args.show_protocol:
-        print(json.dumps(_protocol(args.protocol).to_dict(), indent=2))
+        protocol = _protocol(args.protocol)
+        print(json.dumps(protocol.to_dict(), indent=2))
+        for note in pinned_notes(protocol):  # stdout stays the JSON --protocol reads
+            print(note, file=sys.stderr)
         return 0
     if args.check:
         for path in args.check:

@@ -1,6 +1,6 @@
 """``piquet train``: self-play training of a policy, from the embedded default or a config.
 
-    piquet train                                   # the default run (< 15 min on 2 CPU cores)
+    piquet train                                   # the default run (15 min on 2 idle cores)
     piquet train --config my.toml --set seed=3 --set updates=400
     piquet train --config wide                     # a shipped recipe (--list-configs lists them)
     piquet train --rules classic --variant normand --seed 3 --set out_dir=runs/classic
@@ -30,6 +30,7 @@ from piquet_cli.common import (
     check_output_path,
 )
 from piquet_training.settings.backends import TORCH
+from piquet_training.settings.recipes import recipe_names
 from piquet_training.settings.schema import (
     ConfigError,
     to_toml,
@@ -106,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
         result = train(cfg, resume=args.resume)
     except DeviceError as exc:  # raised by setup before anything is written
         raise CLIError(str(exc)) from None
-    own = f", {result.memory.text()} at the end" if result.memory else ""
+    own = f", {result.memory.text(peak=False)} at the end" if result.memory else ""
     worker = result.worker_memory
     print(
         f"memory: peak resident set {result.peak_rss_mib:,.0f} MiB{own}"
@@ -126,8 +127,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_settings_arguments(
         p,
         config_metavar="FILE.toml|NAME",
-        config_help="TOML file of config fields, or the name of a shipped recipe (long, wide, "
-        "classic: --list-configs)",
+        config_help="TOML file of config fields, or the name of a shipped recipe "
+        f"({', '.join(recipe_names())}: --list-configs)",
         example="updates=10",
     )
     p.add_argument("--list-configs", action="store_true", help="list the shipped recipes and exit")

@@ -22,6 +22,7 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_env.rules import make_rules
 from piquet_training.ppo.pool import OpponentPool
+from piquet_training.ppo.run_log import LOG_COLUMNS, read_run_log
 from piquet_training.settings.train import TrainConfig
 
 
@@ -44,6 +45,33 @@ def check_fresh_run_dir(
         raise RunFolderError(
             f"{out_dir} holds a run already ({', '.join(held)}): continue it with --resume "
             f"{out_dir}, replace it with --overwrite, or {elsewhere}"
+        )
+
+
+def check_resume_files(out_dir: str | Path, *, tensorboard: bool) -> None:
+    """Check everything a resumed run in ``out_dir`` reads back or writes into, before any
+    training starts: its CSV logs (:func:`~piquet_training.ppo.run_log.read_run_log`: UTF-8,
+    well-formed, their columns, numbers that are numbers) and, with ``tensorboard``, that ``tb``
+    is a folder if it exists. Raises :class:`RunFolderError` naming the file."""
+    out = Path(out_dir)
+    for name in LOG_COLUMNS:
+        path = out / name
+        if path.exists() or path.is_symlink():
+            try:
+                read_run_log(path)
+            except ValueError as exc:
+                raise RunFolderError(f"cannot resume: {exc}") from None
+    check_tensorboard_dir(out, tensorboard=tensorboard)
+
+
+def check_tensorboard_dir(out_dir: str | Path, *, tensorboard: bool) -> None:
+    """With ``tensorboard``, refuse a run folder whose ``tb`` is there but is not a folder
+    (TensorBoard's writer could not create its event files): :class:`RunFolderError`."""
+    tb = Path(out_dir) / "tb"
+    if tensorboard and (tb.exists() or tb.is_symlink()) and not tb.is_dir():
+        raise RunFolderError(
+            f"{tb}: is not a folder, where TensorBoard's event files go: remove it, "
+            "or run with --set tensorboard=false"
         )
 
 

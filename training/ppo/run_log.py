@@ -16,12 +16,14 @@ checkpoint's update and are appended to: rows of updates redone after it are dro
 from __future__ import annotations
 
 import csv
+import io
 import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from piquet_env.untrusted import read_regular_file, short_json
 from piquet_training.evaluation.stats import verdict_word
 
 TRAIN_CSV = "train.csv"
@@ -57,6 +59,19 @@ EVAL_COLUMNS = (
 EVENT_COLUMNS = ("update", "env_steps", "event")
 EVAL_KINDS = ("start", "periodic", "final")
 """``eval.csv``'s kinds: before the first update, every ``eval_every`` updates, at the end."""
+LOG_MAX_BYTES = 64 << 20
+"""The most bytes :func:`read_run_log` reads of one CSV file of a run (a run of 10,000 updates
+writes about 3 MiB of ``train.csv``)."""
+_COUNTS = ("update", "env_steps", "n_pairs")
+_NUMBERS = ("minutes", "mean_diff", "ci_low", "ci_high", "win_rate", "nash_conv", "seconds")
+LOG_COLUMNS: dict[str, tuple[str, ...]] = {
+    TRAIN_CSV: ("update", "env_steps"),
+    EVAL_CSV: EVAL_COLUMNS[:-2],
+    EVENTS_CSV: EVENT_COLUMNS,
+    EXACT_CSV: ("update", "env_steps", "form"),
+}
+"""The columns each CSV file of a run must have: those read back (a resume's truncation, the
+learning curve, the exploiter's edge curve); :func:`read_run_log` checks them."""
 
 
 class Console:
@@ -71,6 +86,7 @@ class Console:
         self._t0 = time.perf_counter()
         self._done0, self._total, self._unit = 0, cfg.updates, "update"
         self._latest_eval: dict[str, float] = {}
+        self._postfix: dict[str, str] = {}
 
     def say(self, text: str) -> None:
         """Print ``text`` on its own line(s), above the progress bar if one is shown."""
@@ -125,6 +141,7 @@ class Console:
             return
         for r in rows:
             self._latest_eval[r["opponent"]] = r["mean_diff"]
+        self._show_postfix()  # the bar shows this evaluation now, not after the next update
         what = {"start": "starting policy", "periodic": f"update {update}", "final": "final"}
         parts = [
             f"vs {r['opponent']} {r['mean_diff']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
@@ -164,14 +181,11 @@ class Console:
         at = row["update"] if self._unit == "update" else row["env_steps"]
         if self._bar is not None:
             self._bar.update(min(at, self._total) - self._bar.n)
-            label = "eval_vs_heur" if self._watched == "heuristic" else "eval_vs_target"
-            self._bar.set_postfix(
-                {
-                    "steps_s": f"{row['steps_per_s']:.0f}",
-                    "kl": f"{row['approx_kl']:.3f}",
-                    label: self._vs_heuristic(),
-                }
-            )
+            self._postfix = {
+                "steps_s": f"{row['steps_per_s']:.0f}",
+                "kl": f"{row['approx_kl']:.3f}",
+            }
+            self._show_postfix()
             return
         update, total = row["update"], self._total
         now = time.perf_counter()
@@ -186,6 +200,14 @@ class Console:
             f"{self._watched} {self._vs_heuristic()}; {row['minutes']:.1f} min, about "
             f"{eta / 60:.1f} min left"
         )
+
+    def _show_postfix(self) -> None:
+        """Set the bar's figures: the latest update's speed and KL, and the latest evaluation
+        against :attr:`_watched`."""
+        if self._bar is None:
+            return
+        label = "eval_vs_heur" if self._watched == "heuristic" else "eval_vs_target"
+        self._bar.set_postfix({**self._postfix, label: self._vs_heuristic()})
 
     def close_progress(self) -> None:
         """Close the progress bar (if any)."""
@@ -308,6 +330,56 @@ def _int(text: str) -> int:
 
 def _fmt(value: Any) -> Any:
     return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def read_run_log(path: str | Path) -> list[list[str]]:
+    """The rows of one CSV file of a run (its header first), checked as a resume reads them
+    back: a regular file of at most :data:`LOG_MAX_BYTES`, UTF-8 text, well-formed CSV, the
+    columns of :data:`LOG_COLUMNS` present, every row as long as the header, counts
+    (``update``, ``env_steps``, ``n_pairs``) whole numbers >= 0 and the other figures finite
+    numbers (or empty). Raises ``ValueError`` naming the file (and the line) otherwise; an empty
+    file has no rows."""
+    path = Path(path)
+    try:
+        text = read_regular_file(path, LOG_MAX_BYTES, "a run's log").decode()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise ValueError(f"{path}: not a CSV file ({exc})") from None
+    if not rows:
+        return rows
+    header = rows[0]
+    missing = [c for c in LOG_COLUMNS.get(path.name, ()) if c not in header]
+    if missing:
+        raise ValueError(
+            f"{path}: no {', '.join(missing)} column (its header: {short_json(header)})"
+        )
+    checks = [(j, name) for j, name in enumerate(header) if name in (*_COUNTS, *_NUMBERS)]
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ValueError(f"{path}: line {line} has {len(row)} fields, the header {len(header)}")
+        for j, name in checks:
+            if row[j] == "" and name not in LOG_COLUMNS.get(path.name, ()):
+                continue
+            if not _number_ok(row[j], whole=name in _COUNTS):
+                raise ValueError(
+                    f"{path}: line {line}: {name} is {short_json(row[j])}, not "
+                    + ("a whole number >= 0" if name in _COUNTS else "a finite number")
+                )
+    return rows
+
+
+def _number_ok(text: str, *, whole: bool) -> bool:
+    """Whether ``text`` is a finite number (a whole one >= 0 with ``whole``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    if not math.isfinite(value):
+        return False
+    return not whole or (value >= 0 and value == int(value))
 
 
 def read_csv(path: str | Path) -> list[dict[str, str]]:

@@ -103,7 +103,7 @@ def write_summary(
     )
     lines += [
         f"- wall time {seconds / 60:.1f} min, peak resident set of the training process "
-        f"{peak:,.0f} MiB" + (f"; at the end its {memory.text()}" if memory else ""),
+        f"{peak:,.0f} MiB" + (f"; at the end its {memory.text(peak=False)}" if memory else ""),
         *worker,
         f"- {time_split(c)}",
         "",

@@ -48,7 +48,12 @@ from piquet_training.ppo.compute import resolve_device, resolve_precision
 from piquet_training.ppo.imitation import behaviour_clone, collect_demonstrations
 from piquet_training.ppo.magnet import Magnet, scheduled
 from piquet_training.ppo.pool import Opponent, OpponentPool, resolve_opponent
-from piquet_training.ppo.resume import restore_training_checkpoint, save_training_checkpoint
+from piquet_training.ppo.resume import (
+    check_resume_files,
+    check_tensorboard_dir,
+    restore_training_checkpoint,
+    save_training_checkpoint,
+)
 from piquet_training.ppo.run_log import Console, RunLogger, plot_learning_curve
 from piquet_training.ppo.summary import update_row, write_summary
 from piquet_training.ppo.update import PPOStep, gae, ppo_update
@@ -394,7 +399,12 @@ def warm_start(run: Run) -> None:
 
 
 def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
-    """Run (or, with ``resume``, continue) a training run; see the module docstring."""
+    """Run (or, with ``resume``, continue) a training run; see the module docstring. A resumed
+    run's files are checked before anything is trained (:func:`check_resume_files`)."""
+    if resume is not None:
+        check_resume_files(cfg.out_dir, tensorboard=cfg.tensorboard)
+    else:
+        check_tensorboard_dir(cfg.out_dir, tensorboard=cfg.tensorboard)
     run = setup(cfg, echo=echo)
     run.console.header(run.out_dir, resumed=resume is not None, precision=run.precision)
     start(run, resume)

@@ -15,7 +15,7 @@ How settings are read, checked and written (TOML, ``--set``, ``--show-config``) 
 The embedded default (``TrainConfig()``) is the run ``piquet train`` makes with no arguments: a
 behaviour-cloning warm start from the heuristic agent, then PPO self-play in partie mode on the
 batched engine (512 parties per update against itself, its snapshots and the random agent), sized
-to finish within 15 minutes on 2 CPU cores. ``training/settings/long.toml`` is a longer recipe.
+to finish within 15 minutes on 2 idle CPU cores. ``training/settings/long.toml`` is a longer recipe.
 
 A TOML file sets fields by name, at top level or inside tables (table names only group keys)::
 

@@ -1,7 +1,7 @@
 """Say what happened in a game, as sentences for one reader: the engine's events made readable.
 
 :class:`Narrator` turns the events a game logged during one move (see
-:mod:`piquet_env.game.record`) into lines such as "random declares Point of five, worth 48",
+:mod:`piquet_env.game.record`) into lines such as "random declares Point of five, 48 pips",
 "Trick 3: you K♥, random 7♥ → you win", and the deal's score breakdown. It tells a player only
 what he may know (his own discards and takes, the opponent's exchange as a count); a reader with
 ``viewer=None`` (a replay) sees everything, both players' discards and takes included.

@@ -80,9 +80,12 @@ def summary(res: LadderData) -> str:
         "ranked by rating: points per deal against an average agent of the ladder (± its"
         " 95% interval; openskill's mu - 3 sigma beside it)",
     ]
-    for k, r in enumerate(res.table(), 1):
+    table = res.table()
+    name_width = max([24, *(len(r["agent"]) for r in table)])  # long names keep the columns
+    rank_width = len(str(len(table)))
+    for k, r in enumerate(table, 1):
         lines.append(
-            f"  {k}. {r['agent']:<24} rating {r['rating']:+6.2f} ± "
+            f"  {k:>{rank_width}}. {r['agent']:<{name_width}} rating {r['rating']:+6.2f} ± "
             f"{Z95 * r['rating_stderr']:.2f}  openskill {r['ordinal']:6.2f}  "
             f"points/deal {r['points_per_deal']:+.2f}  win {100 * r['win_rate']:.1f}%"
         )
