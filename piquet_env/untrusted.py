@@ -1,7 +1,7 @@
 """Reading files that may be hostile: checked before they are opened, parsed strictly, checksummed.
 
 Game records (:mod:`piquet_env.game.record`), checkpoints (``piquet_agents.checkpoint``) and a
-ladder's record of its games (``piquet_training.evaluation.ladder.record``) come from files that
+ladder's record of its games (``piquet_training.evaluation.record``) come from files that
 may have been edited, cut short or swapped for something else. These helpers turn such input into
 an :class:`UntrustedError` (a ``ValueError``) saying what is wrong, never another exception or a
 hang:
