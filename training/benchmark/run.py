@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 import os
 import platform
 import shlex
@@ -48,6 +47,7 @@ from typing import Any
 
 import piquet_env
 from piquet_agents.registry import is_search, make_agent, same_agent, spec_files
+from piquet_env.files import file_sha256
 from piquet_env.rules import make_rules
 from piquet_training.benchmark.protocol import (
     EXACT_SEARCH_SKIP,
@@ -319,7 +319,7 @@ def upgrade_result(
     run = run_info(command)
     exact = exact_nashconv(spec, target, echo=echo)
     run["minutes"] = round((time.monotonic() - started) / 60, 2)
-    origin = {"version": source.version, "sha256": _sha256(str(path)), "run": run}
+    origin = {"version": source.version, "sha256": file_sha256(str(path)), "run": run}
     exact["upgraded_from"] = origin
     return {**d, "protocol": target.to_dict(), "exact_nashconv": exact}
 
@@ -376,16 +376,8 @@ def _played_match(
 def agent_files(spec: str, rules: Any) -> list[dict[str, str]]:
     """The files ``spec`` loads under ``rules``, each ``{"name", "sha256"}``: the result file's
     ``agent.files``."""
-    return [{"name": os.path.basename(f), "sha256": _sha256(f)} for f in spec_files(spec, rules)]
-
-
-def _sha256(path: str) -> str:
-    """The SHA-256 of a file's bytes, in hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    files = spec_files(spec, rules)
+    return [{"name": os.path.basename(f), "sha256": file_sha256(f)} for f in files]
 
 
 def _exploit(
@@ -455,7 +447,7 @@ def _portable_config(config: dict[str, Any]) -> dict[str, Any]:
     if config.get("init_from"):
         path = config["init_from"]
         config["init_from"] = os.path.basename(path)
-        config["init_from_sha256"] = _sha256(path)
+        config["init_from_sha256"] = file_sha256(path)
     return config
 
 

@@ -40,7 +40,6 @@ time here, on the process pool and on a local Ray instance, with 1 and 2 workers
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import sys
@@ -51,6 +50,8 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 from typing import Any, TypeVar
+
+from piquet_env.files import file_sha256
 
 __all__ = [
     "HERE",
@@ -435,14 +436,6 @@ class _RayExecutor(Executor):
 # ----------------------------------------------------------------------------- agent files
 
 
-def _file_sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _node_name() -> str:
     """This machine as a message names it: the Ray node (address and id) in a Ray worker."""
     host = socket.gethostname()
@@ -477,7 +470,7 @@ class AgentFiles:
         out = []
         for spec in dict.fromkeys(a for a in agents if isinstance(a, str)):
             paths = spec_files(spec, rules)
-            out.append((spec, tuple((p, _file_sha256(p)) for p in paths)))
+            out.append((spec, tuple((p, file_sha256(p)) for p in paths)))
         return cls(rules, tuple(out))
 
     def __call__(self) -> None:
@@ -495,7 +488,7 @@ class AgentFiles:
                     "agent's files at the same path (copy them there, or use a shared filesystem)"
                 )
             for path, (want_path, want) in zip(here, expected):
-                got = _file_sha256(path)
+                got = file_sha256(path)
                 if got != want:
                     raise AgentFileError(
                         f"agent {spec!r}: {path} on node {_node_name()} has SHA-256 {got[:16]}..., "
