@@ -28,6 +28,7 @@ _._decode_action
 # Ray RLlib's RLModule and callbacks (training/rllib/)
 _._forward
 _._forward_train
+_.on_episode_step  # RLlibCallback hook (training/rllib/exploit.py)
 # The narrator's event handlers, dispatched by event name (training/table/narrate.py)
 _._partie
 _._deal_end

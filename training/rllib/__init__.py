@@ -6,7 +6,9 @@
   :class:`~piquet_agents.policy.ActorCritic`;
 - :mod:`piquet_training.rllib.league`: the league, ``main`` against frozen snapshots of itself;
 - :mod:`piquet_training.rllib.run`: the PPO config, run loop, checkpoints and
-  :func:`~piquet_training.rllib.run.export_policy` to the ``PolicyAgent`` format.
+  :func:`~piquet_training.rllib.run.export_policy` to the ``PolicyAgent`` format;
+- :mod:`piquet_training.rllib.exploit`: the exploiter (``piquet exploit --backend rllib``), a
+  best response to a target played inside each env.
 
 ``piquet train --backend rllib``'s command line is :mod:`piquet_cli.train_rllib`.
 
