@@ -268,6 +268,26 @@ def test_the_web_bench_runs_and_prints_its_numbers():
     assert int(row.split()[1]) == 3  # moves timed
 
 
+def test_the_attack_bench_runs_its_four_phases():
+    """``python -m piquet_cli.web_attack`` (docs/results/web.md's attack figures), shortly: the
+    quiet reference, the slow connections, the quiet reference, the big logins, each a line, and
+    the server stopped with no traceback."""
+    pytest.importorskip("websockets", reason="needs the web extra")
+    cmd = [sys.executable, "-m", "piquet_cli.web_attack", "--seconds", "1"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    phases = [
+        line.split("  HTTP")[0].strip() for line in out.stdout.splitlines() if " HTTP " in line
+    ]
+    assert phases == [
+        "quiet reference",
+        "slow connections (300 half-sent)",
+        "quiet reference",
+        "300 MB login bodies",
+    ]
+    assert out.stdout.rstrip().endswith("tracebacks: 0")
+
+
 def _descendants(pid: int) -> set[int]:
     """The processes below ``pid`` (its children, theirs...), from /proc."""
     parents: dict[int, int] = {}
