@@ -20,7 +20,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from piquet_agents.registry import SPEC_HELP
 from piquet_cli.common import (
@@ -208,7 +207,7 @@ def _play_eval(args: argparse.Namespace, match: DuplicateMatch) -> MatchReport:
         record = MatchRecord(Path(args.record), resume=args.resume)
     except LadderRecordError as exc:
         raise CLIError(f"--resume: {exc}") from None
-    key = _key(match, record)
+    key = record.key_of(match)
     held = 0 if key is None else len(record.recorded(key))
     if args.resume:
         print(f"--resume: {held} of {match.pairs} pairs taken from {args.record}", flush=True)
@@ -221,12 +220,6 @@ def _play_eval(args: argparse.Namespace, match: DuplicateMatch) -> MatchReport:
     )  # fmt: skip
     vr = match.variance_reduction or ""
     return report(games, name_a, name_b, match.rules, match.mode, match.seed, vr)
-
-
-def _key(match: DuplicateMatch, record: MatchRecord) -> Any:
-    """The record key of ``match``."""
-    vr = match.variance_reduction or ""
-    return record.key(match.agent_a, match.agent_b, match.rules, match.mode, match.seed, vr)
 
 
 def run_ladder_cmd(args: argparse.Namespace) -> int:

@@ -288,6 +288,14 @@ class MatchRecord:
             mode = f"{mode}+talon:{agent_id(variance_reduction, rules)}"
         return (agent_name(agent_a), id_a, agent_name(agent_b), id_b, rules.name, mode, seed)
 
+    @staticmethod
+    def key_of(match: DuplicateMatch) -> MatchKey | None:
+        """The key of ``match``'s games (:meth:`key`)."""
+        vr = match.variance_reduction or ""
+        return MatchRecord.key(
+            match.agent_a, match.agent_b, match.rules, match.mode, match.seed, vr
+        )
+
     def recorded(self, key: MatchKey) -> dict[int, list[GameResult]]:
         """The recorded games of a match, by pair number (both games of each pair)."""
         return self._games.get(key, {})
@@ -325,10 +333,7 @@ def play_recorded(
     picks up at the match under way), or with ``each_chunk`` each chunk as it is played, so a run
     killed in the middle loses at most the chunks under way (``piquet eval --record``); with
     ``save_dir`` the played games' logs are written there. Sorted by pair then game."""
-    vr = match.variance_reduction or ""
-    key = None
-    if record is not None:
-        key = record.key(match.agent_a, match.agent_b, match.rules, match.mode, match.seed, vr)
+    key = None if record is None else record.key_of(match)
     have = {} if key is None or record is None else dict(record.recorded(key))
     for pair, run in itertools.groupby(held, lambda g: g.pair):  # held: in pair order
         have.setdefault(pair, list(run))

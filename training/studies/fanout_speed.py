@@ -16,14 +16,13 @@ from typing import Any
 from piquet_env.rules import make_rules
 from piquet_training.evaluation.duplicate.checks import chunk_checker
 from piquet_training.evaluation.duplicate.match import DuplicateMatch
-from piquet_training.evaluation.duplicate.play import _play_chunk_measured
+from piquet_training.evaluation.duplicate.play import _play_chunk_measured, match_chunks
 from piquet_training.evaluation.executor import Fanout
 
 
-def _measure(fanout: Fanout, match: Any, size: int) -> dict[str, float]:
-    """Seconds to open ``fanout`` and to play ``match`` on it in chunks of ``size`` pairs."""
-    numbers = list(match.numbers)
-    chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
+def _measure(fanout: Fanout, match: Any) -> dict[str, float]:
+    """Seconds to open ``fanout`` and to play ``match`` on it in ``play_games``'s chunks."""
+    chunks = match_chunks(match, fanout.workers)
     t0 = time.perf_counter()
     with fanout.open() as ex:
         t1 = time.perf_counter()
@@ -56,7 +55,7 @@ def _timed_chunk(match: DuplicateMatch, pairs: list[int]) -> tuple[str, float, l
     return ray.get_runtime_context().get_node_id(), time.perf_counter() - t0, games
 
 
-def simulated_cluster(match: DuplicateMatch, nodes: int, size: int) -> int:
+def simulated_cluster(match: DuplicateMatch, nodes: int) -> int:
     """Play ``match`` on a cluster of ``nodes`` one-CPU nodes started on this machine
     (``ray.cluster_utils.Cluster``) and here; print each node's tasks and seconds, and whether the
     games are the same."""
@@ -71,8 +70,7 @@ def simulated_cluster(match: DuplicateMatch, nodes: int, size: int) -> int:
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False)
     try:
-        numbers = list(match.numbers)
-        chunks = [numbers[k : k + size] for k in range(0, len(numbers), size)]
+        chunks = match_chunks(match, nodes)
         t0 = time.perf_counter()
         with Fanout(nodes, "auto").open() as ex:
             out = dict(ex.run(_timed_chunk, [(c,) for c in chunks], shared=(match,)))
@@ -84,7 +82,7 @@ def simulated_cluster(match: DuplicateMatch, nodes: int, size: int) -> int:
     per_node: dict[str, list[float]] = {}
     for node, seconds, _ in out.values():
         per_node.setdefault(node, []).append(seconds)
-    print(f"a simulated cluster of {nodes} nodes, {len(chunks)} tasks of {size} pairs:")
+    print(f"a simulated cluster of {nodes} nodes, {len(chunks)} tasks of {len(chunks[0])} pairs:")
     for k, (node, times) in enumerate(sorted(per_node.items())):
         print(f"  node {k + 1} ({node[:8]}): {len(times)} tasks, {sum(times):.1f} s of play")
     same = games == sorted(here, key=lambda g: (g.pair, g.game))
@@ -111,13 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     match = DuplicateMatch(args.agents[0], args.agents[1], rules, args.pairs, seed=args.seed)
     print(f"{args.agents[0]} vs {args.agents[1]}, {args.pairs} pairs, rules {args.rules}")
     if args.nodes:
-        return simulated_cluster(match, args.nodes, max(1, min(10, args.pairs // (args.nodes * 4))))
+        return simulated_cluster(match, args.nodes)
     print("where                          open s  first s   play s  close s  ms/pair  points")
     for workers in args.workers:
-        size = max(1, min(10, args.pairs // (workers * 4)))  # play_games's chunks
         for ray in (None, "local"):
             fanout = Fanout(workers, ray)
-            m = _measure(fanout, match, size)
+            m = _measure(fanout, match)
             print(
                 f"{fanout.where:30} {m['start_s']:7.2f} {m['first_s']:8.2f} {m['play_s']:8.2f} "
                 f"{m['close_s']:8.2f} {1000 * m['play_s'] / args.pairs:8.1f} {m['points']:7d}",

@@ -74,11 +74,6 @@ def _play_chunk_measured(*args: Any) -> tuple[list[GameResult], ProcessMemory | 
     return games, process_memory()
 
 
-def _chunks(numbers: range, size: int) -> Iterator[range]:
-    for start in range(0, len(numbers), size):
-        yield numbers[start : start + size]
-
-
 @contextlib.contextmanager
 def _log_folders(save_dir: str | None) -> Iterator[str | None]:
     """The games' log folder made, and a fresh fallback folder for logs that cannot be written
@@ -110,9 +105,12 @@ def _progress_bar(show: bool, total: int, desc: str) -> Iterator[Any]:
         bar.close()
 
 
-def _chunk_size(match: DuplicateMatch, workers: int) -> int:
-    """Pairs a chunk: about four chunks a worker, at most 10 pairs each."""
-    return max(1, min(10, match.pairs // (workers * 4)))
+def match_chunks(match: DuplicateMatch, workers: int) -> list[list[int]]:
+    """The pair numbers of ``match`` in the chunks that ``workers`` tasks play: about four chunks
+    a worker, at most 10 pairs each."""
+    size = max(1, min(10, match.pairs // (workers * 4)))
+    numbers = match.numbers
+    return [list(numbers[k : k + size]) for k in range(0, len(numbers), size)]
 
 
 def _play_here(
@@ -131,7 +129,7 @@ def _play_here(
 
         b = make_agent(match.agent_b, match.rules) if isinstance(match.agent_b, str) else b
     games: list[GameResult] = []
-    for chunk in _chunks(match.numbers, _chunk_size(match, 1)):
+    for chunk in match_chunks(match, 1):
         played: list[GameResult] = []
         for i in chunk:
             played.extend(
@@ -160,7 +158,7 @@ def _fan_out(
     checked before it is counted (:func:`~piquet_training.evaluation.duplicate.checks.check_chunk`),
     and each chunk counted once however often it was played; each worker's largest memory reading
     appended to ``memory`` (on this machine: a remote node's pids are its own)."""
-    chunks = [list(c) for c in _chunks(match.numbers, _chunk_size(match, fanout.workers))]
+    chunks = match_chunks(match, fanout.workers)
     agents = (match.agent_a, match.agent_b, match.variance_reduction)
     games: list[GameResult] = []
     readings: dict[int, ProcessMemory] = {}
