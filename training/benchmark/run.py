@@ -76,7 +76,7 @@ from piquet_training.evaluation.duplicate import (
 )
 from piquet_training.evaluation.executor import Fanout
 from piquet_training.evaluation.paired import Edge
-from piquet_training.exploit.exploiter import exploit, exploit_config
+from piquet_training.exploit.exploiter import ExploitPlan, exploit, exploit_config
 from piquet_training.exploit.result import ExploitError
 from piquet_training.settings.train import ConfigError
 
@@ -417,11 +417,8 @@ def _exploit(
     if budget.env_steps == 0:
         cfg = dataclasses.replace(cfg, updates=0)
     res = exploit(
-        cfg,
-        rules,
-        out,
+        ExploitPlan(spec, rules, out, reference, cfg),
         pairs=budget.eval_pairs,
-        reference=reference,
         resume=resume and exploiter_held(work),
         fanout=fanout,
         echo=echo,
