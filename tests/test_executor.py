@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -18,7 +19,11 @@ import pytest
 from piquet_env.rules import STANDARD
 from piquet_training.evaluation.duplicate.checks import check_chunk, chunk_checker
 from piquet_training.evaluation.duplicate.match import DuplicateMatch, GameResult
-from piquet_training.evaluation.duplicate.play import _play_chunk_measured, play_games
+from piquet_training.evaluation.duplicate.play import (
+    _play_chunk_measured,
+    check_save_dir,
+    play_games,
+)
 from piquet_training.evaluation.executor import (
     POOL_RESTARTS,
     RAY_INSTALL,
@@ -131,6 +136,42 @@ def test_without_ray_installed_ray_is_one_line_naming_the_extra(monkeypatch):
         Fanout(2, "local").open()
     assert str(err.value) == "--ray needs Ray, which is not installed: " + RAY_INSTALL
     assert RAY_INSTALL == "pip install 'piquet-env[ray]'"
+
+
+@pytest.mark.parametrize("ray", ["auto", "ray://head:10001"])
+def test_game_logs_on_a_cluster_are_refused_before_any_game(tmp_path, monkeypatch, ray):
+    """A game's log is written where it is played: ``save_dir`` on a cluster is refused before
+    Ray is even imported (and so before any game), by the library and by ``piquet eval``."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # nothing may reach for Ray
+    match = DuplicateMatch("random", "heuristic", STANDARD, 2, "deal", 0)
+    want = f"--save-games writes each game's log where it is played: not with --ray {ray}"
+    with pytest.raises(ValueError, match=re.escape(want)):
+        play_games(match, fanout=Fanout(2, ray), save_dir=str(tmp_path / "logs"))
+    assert not (tmp_path / "logs").exists()
+    check_save_dir(str(tmp_path), Fanout(2, "local"))  # a Ray started here: the logs are here
+    check_save_dir(None, Fanout(2, ray))
+
+
+def test_piquet_eval_refuses_save_games_on_a_cluster_in_one_line(tmp_path, capsys):
+    pytest.importorskip("ray", reason="Ray is not installed")
+    from piquet_cli import main
+
+    logs = tmp_path / "logs"
+    argv = [
+        "eval",
+        "random",
+        "heuristic",
+        "--deals",
+        "2",
+        "--ray",
+        "auto",
+        "--save-games",
+        str(logs),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--save-games writes each game's log where it is played" in err[0]
+    assert "--ray auto (use --ray local, or no --ray)" in err[0] and not logs.exists()
 
 
 # ------------------------------------------------------------------------------- locally

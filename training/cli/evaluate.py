@@ -85,11 +85,12 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
         require(["tqdm"])
     at_least("--deals", args.deals, 1)
     args.fanout = fanout_from_args(args)
-    if getattr(args, "save_games", None) and not args.fanout.on_this_machine:
-        raise CLIError(
-            "--save-games writes each game's log where it is played: not with --ray "
-            f"{args.ray} (use --ray local, or no --ray)"
-        )
+    from piquet_training.evaluation.duplicate.play import check_save_dir
+
+    try:  # before any work: the match would refuse it only once it starts
+        check_save_dir(getattr(args, "save_games", None), args.fanout)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     rules = rules_from_args(args)
     resolve_seed(args)
     parse_specs(specs, rules)

@@ -182,6 +182,17 @@ def _fan_out(
     return games
 
 
+def check_save_dir(save_dir: str | None, fanout: Fanout) -> None:
+    """Raise ``ValueError`` when game logs (``save_dir``, ``--save-games``) are asked of a
+    cluster: each game's log is written where the game is played, so only where every task runs
+    on this machine (no Ray, or ``--ray local``)."""
+    if save_dir is not None and not fanout.on_this_machine:
+        raise ValueError(
+            f"--save-games writes each game's log where it is played: not with --ray "
+            f"{fanout.ray} (use --ray local, or no --ray)"
+        )
+
+
 def play_games(
     match: DuplicateMatch,
     *,
@@ -205,11 +216,7 @@ def play_games(
     where), so no game and no log is lost. ``on_chunk`` is called with each chunk's games as it
     is played (in the order chunks finish): how a record keeps what a killed run played.
     """
-    if save_dir is not None and not fanout.on_this_machine:
-        raise ValueError(
-            f"game logs are written where each game is played: --save-games needs this "
-            f"machine, not Ray at {fanout.ray}"
-        )
+    check_save_dir(save_dir, fanout)
     corr = correction_for(match.variance_reduction, match.rules)  # a bad value fails before play
     label = desc or "duplicate pairs"
     with _log_folders(save_dir) as fallback_dir, _progress_bar(progress, match.pairs, label) as bar:
