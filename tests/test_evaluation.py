@@ -556,7 +556,7 @@ def test_neighbours_double_their_pairs_until_they_separate():
 def test_the_train_tables_verdict_is_the_summarys():
     """piquet train's final table said "no (worse)" after 4 pairs where the match's verdict said
     "too few pairs to judge" (issue 37)."""
-    from piquet_training.ppo.run_log import summary_table
+    from piquet_training.ppo.summary import summary_table
 
     row = {"opponent": "heuristic", "n_pairs": 4, "n_deals": 8, "mean_diff": -3.0}
     row |= {"ci_low": -5.0, "ci_high": -1.0, "win_rate": 0.25}

@@ -8,6 +8,8 @@
 - :mod:`.pool`: the training opponents (the learner, its snapshots, agents from specs);
 - :mod:`.compute`: the device and precision;
 - :mod:`.resume`: a run's saved state, restored bit for bit, and the fresh-folder check;
-- :mod:`.run_log`: ``train.csv``, ``eval.csv``, ``events.csv``, ``exact.csv`` and the console;
+- :mod:`.run_log`: the run's files, ``train.csv``, ``eval.csv``, ``events.csv``, ``exact.csv``;
+- :mod:`.console`: the run's terminal;
+- :mod:`.curve`: the learning curve drawn from the run's files;
 - :mod:`.summary`: the end-of-run summary.
 """

@@ -4,14 +4,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from piquet_training.evaluation.stats import verdict_word
 from piquet_training.memory import ProcessMemory, resident_mib
 from piquet_training.ppo.collector import Rollout
-from piquet_training.ppo.run_log import summary_table
 from piquet_training.settings.train import TrainConfig
 
 
@@ -118,3 +119,20 @@ def write_summary(
         ]
     (out_dir / "summary.md").write_text("\n".join(lines))
     return [*lines[2:], *(r["summary"] for r in finals)]
+
+
+def summary_table(rows: Sequence[dict[str, Any]]) -> str:
+    """A Markdown table of final evaluations (dicts with ``opponent`` and report fields)."""
+    lines = [
+        "| opponent | pairs | deals | points per deal | 95% CI | win rate | beats it? |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        verdict = verdict_word(r["ci_low"], r["ci_high"], r["n_pairs"])
+        lines.append(
+            f"| {r['opponent']} | {r['n_pairs']} | {r.get('n_deals', '')} | "
+            f"{r['mean_diff']:+.2f} | "
+            f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] | {100 * r['win_rate']:.1f}% | "
+            f"{verdict} |"
+        )
+    return "\n".join(lines)

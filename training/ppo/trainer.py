@@ -54,7 +54,9 @@ from piquet_training.ppo.resume import (
     restore_training_checkpoint,
     save_training_checkpoint,
 )
-from piquet_training.ppo.run_log import Console, RunLogger, plot_learning_curve
+from piquet_training.ppo.console import Console
+from piquet_training.ppo.curve import plot_learning_curve
+from piquet_training.ppo.run_log import RunLogger
 from piquet_training.ppo.summary import update_row, write_summary
 from piquet_training.ppo.update import PPOStep, gae, ppo_update
 from piquet_training.ppo.vector_collector import VectorCollector
