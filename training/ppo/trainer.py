@@ -45,6 +45,8 @@ from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
 from piquet_training.ppo.collector import Collection, Collector, Rollout
 from piquet_training.ppo.compute import resolve_device, resolve_precision
+from piquet_training.ppo.console import Console
+from piquet_training.ppo.curve import plot_learning_curve
 from piquet_training.ppo.imitation import behaviour_clone, collect_demonstrations
 from piquet_training.ppo.magnet import Magnet, scheduled
 from piquet_training.ppo.pool import Opponent, OpponentPool, resolve_opponent
@@ -54,13 +56,14 @@ from piquet_training.ppo.resume import (
     restore_training_checkpoint,
     save_training_checkpoint,
 )
-from piquet_training.ppo.console import Console
-from piquet_training.ppo.curve import plot_learning_curve
 from piquet_training.ppo.run_log import RunLogger
 from piquet_training.ppo.summary import update_row, write_summary
 from piquet_training.ppo.update import PPOStep, gae, ppo_update
 from piquet_training.ppo.vector_collector import VectorCollector
 from piquet_training.settings.train import TrainConfig, to_toml
+
+WARM_START_FILE = "bc.safetensors"
+"""The warm-started policy a run saves in its folder before its first update (a policy file)."""
 
 
 @dataclass
@@ -373,7 +376,7 @@ def _check_arch(ckpt: ck.Checkpoint, model: ActorCritic, source: str | Path) -> 
 
 def warm_start(run: Run) -> None:
     """Behaviour cloning: imitate the heuristic's decisions in ``bc_games`` games, then save the
-    warm-started policy as ``bc.safetensors``."""
+    warm-started policy as :data:`WARM_START_FILE`."""
     from piquet_agents.heuristic import HeuristicAgent
 
     cfg = run.cfg
@@ -395,7 +398,7 @@ def warm_start(run: Run) -> None:
         f"{cfg.bc_mode}s in {run.counters['bc_seconds']:.0f} s (accuracy "
         f"{100 * stats['bc/accuracy']:.1f}%)"
     )
-    ck.save_policy(run.out_dir / "bc.safetensors", run.model, run.rules, cfg.to_dict())
+    ck.save_policy(run.out_dir / WARM_START_FILE, run.model, run.rules, cfg.to_dict())
     del demos, demo_collector
     release_free_memory()  # the recorded games: 600 MiB resident otherwise, under PPO's peak
 
