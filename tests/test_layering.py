@@ -224,3 +224,21 @@ def test_reading_the_benchmark_protocol_imports_no_torch():
     )
     out = _fresh_python(code)
     assert out.stdout.split() == ["False"], out.stdout + out.stderr
+
+
+def test_piquet_solve_checks_its_folder_without_torch(tmp_path: Path):
+    """``piquet solve`` is tabular: refusing a folder that holds a solve (a user error, exit 2,
+    one line) loads no torch."""
+    held = tmp_path / "s"
+    held.mkdir()
+    (held / "policy.npz").write_bytes(b"")
+    argv = ["solve", "--rules", "mini[suits=2,ranks=2,hand_size=1]", "--iterations", "1"]
+    code = (
+        "import sys\n"
+        "from piquet_cli import main\n"
+        f"rc = main({[*argv, '--no-progress', '--out', str(held)]!r})\n"
+        "print(rc, 'torch' in sys.modules)\n"
+    )
+    out = _fresh_python(code)
+    assert out.stdout.split() == ["2", "False"], out.stdout + out.stderr
+    assert "holds a run already (policy.npz): continue it with --resume" in out.stderr

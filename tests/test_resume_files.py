@@ -14,8 +14,9 @@ from piquet_agents.network import ActorCritic
 from piquet_cli import main
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD
-from piquet_training.ppo.resume import RunFolderError, check_resume_files
+from piquet_training.ppo.resume import check_resume_files
 from piquet_training.ppo.run_log import read_run_log
+from piquet_training.run_folder import RunFolderError
 from tests.train_helpers import TINY, train_cli
 
 EVAL_HEADER = "update,env_steps,minutes,kind,opponent,n_pairs,mean_diff,ci_low,ci_high,win_rate"

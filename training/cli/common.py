@@ -48,7 +48,7 @@ class CLIError(ValueError):
 USER_ERRORS: dict[str, str] = {
     "piquet_cli.common": "CLIError",
     "piquet_agents.checkpoint": "CheckpointError",
-    "piquet_training.ppo.resume": "RunFolderError",
+    "piquet_training.run_folder": "RunFolderError",
     "piquet_training.exploit.result": "ExploitError",
     "piquet_training.settings.schema": "ConfigError",
     "piquet_training.evaluation.executor": "ClusterError",

@@ -59,7 +59,7 @@ def run_solve(args: argparse.Namespace) -> int:
     out = _out_dir(args, rules)
     check_output_path(out, "--out", directory=True)
     if args.resume is None:
-        from piquet_training.ppo.resume import check_fresh_run_dir
+        from piquet_training.run_folder import check_fresh_run_dir
 
         check_fresh_run_dir(
             out,

@@ -97,9 +97,10 @@ def _run(args: argparse.Namespace) -> int:
         print(to_toml(cfg), end="")
         return 0
     if not args.resume:
-        from piquet_training.ppo.resume import check_fresh_run_dir
+        from piquet_training.ppo.resume import RUN_FILES
+        from piquet_training.run_folder import check_fresh_run_dir
 
-        check_fresh_run_dir(cfg.out_dir, overwrite=args.overwrite)
+        check_fresh_run_dir(cfg.out_dir, overwrite=args.overwrite, files=RUN_FILES)
     from piquet_training.ppo.compute import DeviceError
     from piquet_training.ppo.trainer import train
 

@@ -5,7 +5,8 @@ snapshots, the torch, numpy and Python generators' states and the run's counters
 safetensors checkpoint (:mod:`piquet_agents.checkpoint`: tensors plus JSON, nothing pickled);
 :func:`restore_training_checkpoint` puts them back, and refuses, naming the file and the field,
 any part that is missing or malformed. A resumed run at the same ``torch_threads`` continues bit
-for bit. :func:`check_fresh_run_dir` keeps a new run from replacing one that a folder holds.
+for bit. :data:`RUN_FILES` are what a new run must not replace
+(:func:`~piquet_training.run_folder.check_fresh_run_dir`).
 """
 
 from __future__ import annotations
@@ -23,29 +24,12 @@ from piquet_agents.network import ActorCritic
 from piquet_env.rules import make_rules
 from piquet_training.ppo.pool import OpponentPool
 from piquet_training.ppo.run_log import LOG_COLUMNS, read_run_log
+from piquet_training.run_folder import RunFolderError
 from piquet_training.settings.train import TrainConfig
 
-
-class RunFolderError(ValueError):
-    """A run folder that cannot take the run asked for; the message says why and what to do."""
-
-
-def check_fresh_run_dir(
-    out_dir: str | Path,
-    *,
-    overwrite: bool,
-    files: tuple[str, ...] = (ck.LATEST_FILE, ck.POLICY_FILE),
-    elsewhere: str = "train elsewhere with --set out_dir=DIR",
-) -> None:
-    """Refuse to start a run in a folder that holds one already (any of ``files``: a training
-    run's checkpoint or policy by default), unless ``overwrite``: a second run must not silently
-    replace the first. ``elsewhere`` says how to put the run in another folder."""
-    held = [name for name in files if (Path(out_dir) / name).exists()]
-    if held and not overwrite:
-        raise RunFolderError(
-            f"{out_dir} holds a run already ({', '.join(held)}): continue it with --resume "
-            f"{out_dir}, replace it with --overwrite, or {elsewhere}"
-        )
+RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE)
+"""What a training run leaves in its folder that a new run there must not replace
+(:func:`~piquet_training.run_folder.check_fresh_run_dir`'s ``files``)."""
 
 
 def check_resume_files(out_dir: str | Path, *, tensorboard: bool) -> None:
