@@ -155,3 +155,29 @@ def test_the_rules_of_a_match_reach_the_cluster(cluster):
     here = evaluate("heuristic", "random", rules, 6, seed=1)
     there = evaluate("heuristic", "random", rules, 6, seed=1, workers=2, ray="auto")
     assert _games(there) == _games(here)
+
+
+def test_the_rllib_exploiters_env_runners_train_on_other_nodes(cluster):
+    """``piquet exploit --backend rllib --ray ADDRESS``: the exploiter's env runners (each with
+    the target inside its envs) are placed on the cluster's nodes, one CPU each here, so two
+    runners take two nodes, and a training iteration samples on both: every move they report
+    is counted."""
+    pytest.importorskip("ray.rllib", reason="Ray RLlib is not installed (the rllib extra)")
+    from piquet_training.rllib.algo import RLlibConfig
+    from piquet_training.rllib.exploit import _moves, exploit_algo_config
+
+    cfg = RLlibConfig(
+        rules="mini[suits=2,ranks=2,hand_size=1]", num_env_runners=2, num_envs_per_env_runner=2,
+        train_batch_size=100, minibatch_size=50, update_epochs=1, hidden=(16,),
+    )  # fmt: skip
+    algorithm = exploit_algo_config(cfg, "random").build_algo()
+    try:
+        nodes = algorithm.env_runner_group.foreach_env_runner(
+            lambda runner: ray.get_runtime_context().get_node_id(), local_env_runner=False
+        )
+        result = algorithm.train()
+    finally:
+        algorithm.stop()
+    everywhere = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
+    assert len(nodes) == 2 and len(set(nodes)) == 2 and set(nodes) <= everywhere
+    assert _moves(result) >= 100  # the exploiter's decisions and the target's moves between
