@@ -288,10 +288,20 @@ def _call(fn: Callable[..., Any], shared: tuple[Any, ...], task: tuple[Any, ...]
 
 
 class _PoolExecutor(Executor):
-    """The tasks in a process pool, rebuilt when a killed worker breaks it."""
+    """The tasks in a process pool, kept from one :meth:`~Executor.run` to the next (a
+    training run's collectors run every update's chunks in the same processes, which keep what
+    they built), rebuilt when a killed worker breaks it."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _open_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=_mp_context(), initializer=_init_worker
+            )
+        return self._pool
 
     def _results(self, fn, tasks, shared, prepare):  # type: ignore[no-untyped-def]
         if prepare is not None:  # the workers share this machine's files
@@ -299,12 +309,9 @@ class _PoolExecutor(Executor):
         pending = set(range(len(tasks)))
         breaks = 0
         while pending:
-            pool = ProcessPoolExecutor(
-                max_workers=min(self.workers, len(pending)),
-                mp_context=_mp_context(),
-                initializer=_init_worker,
-            )
+            pool = self._open_pool()
             futures: dict[Future, int] = {}
+            finished_cleanly = False
             try:
                 for i in sorted(pending):
                     futures[pool.submit(_call, fn, shared, tasks[i])] = i
@@ -335,8 +342,21 @@ class _PoolExecutor(Executor):
                             f"out of memory?); {len(pending)} of {len(tasks)} tasks unfinished"
                         )
                     self.resubmitted += len(pending)
+                    self._shut()
+                else:
+                    finished_cleanly = True
             finally:
-                pool.shutdown(wait=True, cancel_futures=True)
+                if not finished_cleanly:  # an error, a break, or the caller stopped reading
+                    self._shut()
+
+    def _shut(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        """Shut the worker processes down."""
+        self._shut()
 
 
 # -------------------------------------------------------------------------------------- Ray

@@ -41,8 +41,11 @@ from piquet_agents.network import ActorCritic
 from piquet_env.agent import Agent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules, make_rules
+from piquet_training import seeds
+from piquet_training.evaluation.executor import Fanout
 from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
+from piquet_training.ppo.chunks import ChunkedCollection, CollectorSpec
 from piquet_training.ppo.collector import Collection, Collector, Rollout
 from piquet_training.ppo.compute import resolve_device, resolve_precision
 from piquet_training.ppo.console import Console
@@ -129,6 +132,8 @@ class Run:
     """The update's resolved precision (:func:`~piquet_training.ppo.compute.resolve_precision`)."""
     magnet: Magnet | None = None
     """The policy the learner is pulled toward (``magnet``), if any."""
+    chunked: ChunkedCollection | None = None
+    """The vector collector's games by chunks, here or fanned out (``workers``, ``ray``)."""
     counters: dict[str, Any] = field(
         default_factory=lambda: {"update": 0, "env_steps": 0, "train_seconds": 0.0}
     )
@@ -226,6 +231,25 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=1e-5)
     weights, opponents = training_opponents(cfg, rules, device)
     pool = OpponentPool(model, weights, size=cfg.pool_size, opponents=opponents)
+    collector = make_collector(
+        cfg,
+        rules,
+        cfg.mode,
+        np_rng,
+        batched=cfg.collector == "vector",
+        device=device,
+        precision=precision,
+    )
+    chunked = None
+    if isinstance(collector, VectorCollector):
+        spec = CollectorSpec.of(collector.collection, pool, weights, precision, cfg.seed)
+        chunked = ChunkedCollection(
+            collector,
+            spec,
+            seed=cfg.seed,
+            chunk_games=cfg.chunk_games,
+            fanout=Fanout(cfg.workers, cfg.ray or None),
+        )
     return Run(
         cfg=cfg,
         out_dir=out_dir,
@@ -233,15 +257,8 @@ def setup(cfg: TrainConfig, *, echo: bool = True) -> Run:
         model=model,
         optimizer=optimizer,
         pool=pool,
-        collector=make_collector(
-            cfg,
-            rules,
-            cfg.mode,
-            np_rng,
-            batched=cfg.collector == "vector",
-            device=device,
-            precision=precision,
-        ),
+        collector=collector,
+        chunked=chunked,
         np_rng=np_rng,
         logger=RunLogger(out_dir, tensorboard=cfg.tensorboard),
         console=Console(cfg, echo=echo),
@@ -311,8 +328,12 @@ def make_collector(
 
 
 def collect(run: Run) -> Rollout:
-    """One update's games: ``games_per_update`` complete games against the pool's opponents."""
-    return run.collector.collect(run.cfg.games_per_update, run.pool)
+    """One update's games: ``games_per_update`` complete games against the pool's opponents
+    (on the batched engine: by chunks, here or fanned out, :mod:`piquet_training.ppo.chunks`)."""
+    games = run.cfg.games_per_update
+    if run.chunked is not None:
+        return run.chunked.collect(run.pool, run.counters["update"], games)
+    return run.collector.collect(games, run.pool)
 
 
 def start(run: Run, resume: str | Path | None) -> None:
@@ -361,7 +382,7 @@ def start(run: Run, resume: str | Path | None) -> None:
         run.console.say(
             f"evaluating the starting policy ({cfg.eval_deals} pairs vs {cfg.eval_opponents})..."
         )
-        run.evaluate("start", cfg.eval_deals, seed=10_000)
+        run.evaluate("start", cfg.eval_deals, seed=seeds.START_EVAL)
 
 
 def _check_arch(ckpt: ck.Checkpoint, model: ActorCritic, source: str | Path) -> None:
@@ -411,6 +432,16 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
     else:
         check_tensorboard_dir(cfg.out_dir, tensorboard=cfg.tensorboard)
     run = setup(cfg, echo=echo)
+    try:
+        return _train(run, resume)
+    finally:
+        if run.chunked is not None:
+            run.chunked.close()  # the collectors' processes, a Ray instance started here
+
+
+def _train(run: Run, resume: str | Path | None) -> TrainResult:
+    """:func:`train` once the run is set up."""
+    cfg = run.cfg
     run.console.header(run.out_dir, resumed=resume is not None, precision=run.precision)
     start(run, resume)
     c = run.counters
@@ -476,7 +507,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
             run.pool.add_snapshot(update)
         last = _made(c, cfg)
         if cfg.eval_every and update % cfg.eval_every == 0 and not last:
-            run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
+            run.evaluate("periodic", cfg.eval_deals, seed=seeds.periodic_eval(update))
         if cfg.exact_every and (update % cfg.exact_every == 0 or last):
             run.exact()
         if update % cfg.checkpoint_every == 0 or last:
@@ -528,7 +559,7 @@ def finish(run: Run) -> TrainResult:
             f"({cfg.eval_workers} worker{'s' if cfg.eval_workers > 1 else ''})..."
         )
         finals = run.evaluate(
-            "final", cfg.final_eval_deals, seed=cfg.seed + 1, workers=cfg.eval_workers
+            "final", cfg.final_eval_deals, seed=seeds.final_eval(cfg.seed), workers=cfg.eval_workers
         )
     run.logger.close()
     plot_learning_curve(run.out_dir)

@@ -31,6 +31,8 @@ that seat's latest recorded decision.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import torch
 
@@ -42,7 +44,7 @@ from piquet_training.ppo.collector import Collection, CollectionCounts, Collecto
 from piquet_training.ppo.compute import autocast
 from piquet_training.ppo.pool import Opponent, OpponentPool
 
-__all__ = ["VectorCollector", "concat_rollouts"]
+__all__ = ["Played", "VectorCollector", "concat_rollouts"]
 
 _SELF, _SNAPSHOT = range(2)
 """The codes of a slot's kind of game; the pool's opponent ``j`` is ``2 + j``."""
@@ -162,6 +164,17 @@ class _View:
         return np.where(own, self.full[idx, size : 2 * size], self.full[idx, :size])
 
 
+@dataclass
+class Played:
+    """What :meth:`VectorCollector.play` gives besides the rows it appends to the row store:
+    the number of games played in batch, their counts, and the rollouts of the games against
+    agents that cannot act in batch (played one game object each)."""
+
+    batched_games: int
+    counts: CollectionCounts
+    agent_parts: list[Rollout] = field(default_factory=list)
+
+
 class VectorCollector(Collector):
     """Plays batches of complete games on the batched engine and records rollouts.
 
@@ -235,6 +248,23 @@ class VectorCollector(Collector):
         """Play ``n_games`` complete games with opponents drawn from ``pool`` (its kinds and
         weights); return the learner's decisions as a :class:`Rollout`, whose wide columns are
         views of this collector's buffers: the next call overwrites them."""
+        self.clear(n_games)
+        played = self.play(n_games, pool)
+        return self.assemble([played], pool.learner)
+
+    def clear(self, n_games: int) -> None:
+        """Empty the row store and make room, once, for the most rows ``n_games`` games can
+        record: the pages of rows never written cost nothing, and the store never grows by a
+        copy while the games run (a copy is the old and the new store at once: the first
+        collection's peak)."""
+        self._raw.n = 0
+        self._raw.reserve(n_games * self._rows_per_game, slack=0.0)
+
+    def play(self, n_games: int, pool: OpponentPool, first: int = 0) -> Played:
+        """Play ``n_games`` complete games with opponents drawn from ``pool``, appending the
+        learner's batched decisions to the row store (their games numbered from ``first``);
+        return the rest of what they gave (:class:`Played`). Every random draw comes from
+        :attr:`rng` and torch's global RNG."""
         rng = self.rng
         labels = [*pool.LEARNER_KINDS, *pool.opponents]
         codes = np.array([labels.index(k) for k in pool.kinds])
@@ -242,7 +272,7 @@ class VectorCollector(Collector):
         kinds = np.where((kinds == _SNAPSHOT) & (not pool.snapshots), _SELF, kinds)
         learner_seat = (rng.random(n_games) < 0.5).astype(np.int8)
         snap = rng.integers(max(1, len(pool.snapshots)), size=n_games)
-        parts = []
+        agent_parts = []
         per_game = np.zeros(n_games, dtype=bool)  # agents that cannot act in batch
         for code, (label, opponent) in enumerate(pool.opponents.items(), start=2):
             if opponent.batched:
@@ -250,21 +280,62 @@ class VectorCollector(Collector):
             mine = kinds == code
             per_game |= mine
             if mine.any():
-                parts.append(self._agent_games(int(mine.sum()), pool, label))
+                agent_parts.append(self._agent_games(int(mine.sum()), pool, label))
         keep = ~per_game
         kinds, learner_seat, snap = kinds[keep], learner_seat[keep], snap[keep]
-        self._raw.n = 0
-        # Room for the most rows the games can record, made once: the pages of rows never
-        # written cost nothing, and the store never grows by a copy while the games run (a
-        # copy is the old and the new store at once: the first collection's peak).
-        self._raw.reserve(n_games * self._rows_per_game, slack=0.0)
         counts = CollectionCounts()
         for lo in range(0, len(kinds), self.num_envs):
             hi = lo + self.num_envs
-            self._play(pool, kinds[lo:hi], learner_seat[lo:hi], snap[lo:hi], lo, counts, labels)
-        parts.append(self._rollout(len(kinds), counts))
-        out = concat_rollouts(parts)
-        out.values = self.values(pool.learner, out)
+            self._play(
+                pool, kinds[lo:hi], learner_seat[lo:hi], snap[lo:hi], first + lo, counts, labels
+            )
+        return Played(len(kinds), counts, agent_parts)
+
+    def play_chunk(self, pool: OpponentPool, seed: int, n_games: int, first: int) -> Played:
+        """:meth:`play` ``n_games`` games (numbered from ``first``) drawing every random number
+        from ``seed`` alone (a NumPy generator of its own, and torch's global RNG forked and
+        seeded with it) with one torch thread (a network's log-probabilities differ in their
+        last bits from one thread count to another), the caller's RNG and threads as they were
+        afterwards. The same seed and weights give the same games and rows in any process (a
+        collection chunk, :mod:`piquet_training.ppo.chunks`)."""
+        kept, threads = self.rng, torch.get_num_threads()
+        self.rng = np.random.default_rng(seed)
+        try:
+            torch.set_num_threads(1)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                return self.play(n_games, pool, first)
+        finally:
+            self.rng = kept
+            torch.set_num_threads(threads)
+
+    def rows(self) -> dict[str, np.ndarray]:
+        """The row store's rows, in the order they were recorded (views: the next collection
+        overwrites them)."""
+        return {key: self._raw[key][: self._raw.n] for key in self._raw.columns}
+
+    def append_rows(self, rows: dict[str, np.ndarray]) -> None:
+        """Append rows recorded by another collector of the same collection (:meth:`rows`) to
+        the row store, as if this collector had recorded them."""
+        n = len(rows["keys"])
+        store = self._raw
+        store.reserve(n)
+        for key in store.columns:
+            store[key][store.n : store.n + n] = rows[key]
+        store.n += n
+
+    def assemble(self, played: list[Played], learner: ActorCritic) -> Rollout:
+        """The rollout of the games :meth:`play` played, in the order given (their agent games
+        first, then the row store's batched games), with the learner's values."""
+        counts = CollectionCounts()
+        for p in played:
+            counts.env_steps += p.counts.env_steps
+            counts.deals += p.counts.deals
+            for label, points in p.counts.points.items():
+                counts.points.setdefault(label, []).extend(points)
+        batched = self._rollout(sum(p.batched_games for p in played), counts)
+        out = concat_rollouts([*(r for p in played for r in p.agent_parts), batched])
+        out.values = self.values(learner, out)
         return out
 
     def _agent_games(self, n: int, pool: OpponentPool, kind: str) -> Rollout:

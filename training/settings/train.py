@@ -89,6 +89,20 @@ EXPLOIT_LEARNING_RATE = 3e-4
 exploit budget): self-play's ``1e-3``, constant, knocked a converged starting policy about
 (results: exploitability), ``1e-4`` and ``3e-4`` did not."""
 
+
+def _ray_address(v: Any) -> bool:
+    """Whether ``v`` is no Ray (``""``), ``local``, ``auto`` or ``ray://HOST:PORT``."""
+    if v in ("", "local", "auto"):
+        return True
+    if isinstance(v, str) and v.startswith("ray://"):
+        host, _, port = v[len("ray://") :].rpartition(":")
+        return bool(host) and port.isdigit() and 0 < int(port) < 65536
+    return False
+
+
+RAY_ADDRESS = Rule("'', 'local', 'auto' or 'ray://HOST:PORT'", _ray_address)
+"""Where a run's collectors run on Ray (``""``: not on Ray)."""
+
 # ------------------------------------------------------------------------------ PPOSettings
 
 
@@ -304,6 +318,19 @@ class TrainConfig(PPOSettings):
     """Complete games collected per update (rollouts always start from fresh games). 512
     parties with 16 minibatches learned as much per env step as 256 with 8
     (docs/results/training.md)."""
+    chunk_games: int = setting(256, integer(1, 1_000_000))
+    """Games per collection chunk: an update's games are cut into chunks of this many, each
+    played from a seed of its own (the run's seed, the update, the chunk), so a chunk gives the
+    same rows wherever it is collected (:mod:`piquet_training.ppo.chunks`). It changes what a
+    run computes (which games are dealt): it is saved with the run; ``workers`` and ``ray`` do
+    not. Vector collector only."""
+    workers: int = setting(1, integer(1, 4096))
+    """Collectors playing an update's chunks at once: 1, this process (the default, needing
+    nothing); more, that many local processes, or Ray tasks with ``ray``. Where the chunks run
+    changes nothing the run computes: the same ``train.csv`` and weights, bit for bit."""
+    ray: str = setting("", RAY_ADDRESS)
+    """Collect on Ray: ``"local"`` (a Ray instance started here), ``"auto"`` (the cluster this
+    machine belongs to) or ``"ray://HOST:PORT"``; empty: no Ray. The learner stays here."""
     self_play_weight: float = setting(0.6, at_least(0))
     """Share of games where the learner plays both seats."""
     heuristic_weight: float = setting(0.0, at_least(0))
@@ -412,7 +439,7 @@ class TrainConfig(PPOSettings):
 
     def check_together(self) -> None:
         """Without a fixed ``opponent``, the opponent weights must have a positive sum; exact
-        measurements need rules small enough to enumerate."""
+        measurements need rules small enough to enumerate; only the vector collector fans out."""
         if self.exact_every:
             from piquet_env.exact import TreeError, check_size
             from piquet_env.rules import make_rules
@@ -424,6 +451,11 @@ class TrainConfig(PPOSettings):
         if self.magnet_coef and not self.magnet:
             raise ConfigError(
                 f"{self.NAME}: magnet_coef > 0 needs a magnet (uniform, ema or a file)"
+            )
+        if (self.workers > 1 or self.ray) and self.collector != "vector":
+            raise ConfigError(
+                f"{self.NAME}: workers and ray fan the vector collector's chunks out; "
+                f"collector = {self.collector!r} collects in this process only"
             )
         if self.opponent:
             return
