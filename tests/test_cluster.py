@@ -181,3 +181,22 @@ def test_the_rllib_exploiters_env_runners_train_on_other_nodes(cluster):
     everywhere = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
     assert len(nodes) == 2 and len(set(nodes)) == 2 and set(nodes) <= everywhere
     assert _moves(result) >= 100  # the exploiter's decisions and the target's moves between
+
+
+# ------------------------------------------------------------------- training on the cluster
+
+
+def test_training_collected_on_the_cluster_is_the_run_collected_here(cluster, tmp_path: Path):
+    """The built-in trainer's chunks on the three nodes (issue 54): the same ``train.csv``,
+    evaluations and final weights as the run collected in this process, with a collector killed
+    in the middle of an update (a training opponent that kills its own worker, once): Ray runs
+    its chunk again from the chunk's seed."""
+    from tests.test_train_fanout import assert_same_run, train_small
+
+    killer = tmp_path / "killer.py"
+    killer.write_text(KILLER)
+    settings = dict(opponents=f"py:{killer}:make@0.2", updates=2)
+    there = train_small(tmp_path / "ray", workers=3, ray="auto", **settings)
+    assert killer.with_suffix(".killed").exists()  # a collector did die, mid-update
+    here = train_small(tmp_path / "here", **settings)
+    assert_same_run(here, there)

@@ -23,6 +23,7 @@ the CPU with one torch thread.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -376,31 +377,25 @@ class ChunkedCollection:
         self.fanout = fanout or Fanout()
         self.here = self.fanout.workers == 1 and self.fanout.ray is None
         self._executor: Executor | None = None
-        self.seconds = {"play": 0.0, "gather": 0.0}
-        """Where the driver's collection time went: waiting for the chunks to be played, and
-        gathering their rows into the store (the transfer's cost here)."""
+        self.gather_seconds = 0.0
+        """The driver's time spent gathering fanned-out chunks' rows into its store (the
+        transfer's cost here; 0 when the chunks are played here, straight into it)."""
 
     def collect(self, pool: OpponentPool, update: int, games: int) -> Rollout:
         """Update ``update``'s ``games`` games (counted from 0) against ``pool``."""
-        import time
-
         chunks = plan_chunks(self.seed, update, games, self.chunk_games)
         col = self.collector
-        t0 = time.perf_counter()
         if self.here:
             col.clear(games)
             played = [col.play_chunk(pool, c.seed, c.games, c.first) for c in chunks]
-            self.seconds["play"] += time.perf_counter() - t0
             return col.assemble(played, pool.learner)
         results = self._fan_out(pool, chunks)
         t1 = time.perf_counter()
         col.clear(games)
         for result in results:
             col.append_rows(result.rows)
-        out = col.assemble([r.played for r in results], pool.learner)
-        self.seconds["play"] += t1 - t0
-        self.seconds["gather"] += time.perf_counter() - t1
-        return out
+        self.gather_seconds += time.perf_counter() - t1
+        return col.assemble([r.played for r in results], pool.learner)
 
     def _fan_out(self, pool: OpponentPool, chunks: list[Chunk]) -> list[ChunkRows]:
         if self._executor is None:

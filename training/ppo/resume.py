@@ -101,7 +101,13 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
 
 
 _COUNTERS = {"update": int, "env_steps": int, "train_seconds": float}
-_OPTIONAL_COUNTERS = ("bc_seconds", "eval_s_per_pair", "collect_seconds", "update_seconds")
+_OPTIONAL_COUNTERS = (
+    "bc_seconds",
+    "eval_s_per_pair",
+    "collect_seconds",
+    "gather_seconds",
+    "update_seconds",
+)
 
 
 def _bad(ckpt: ck.Checkpoint, field: str, problem: str) -> ck.CheckpointError:

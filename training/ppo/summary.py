@@ -58,10 +58,12 @@ def time_split(counters: dict[str, Any]) -> str:
         return "PPO time: none"
     collect = counters.get("collect_seconds", 0.0)
     update = counters.get("update_seconds", 0.0)
+    gather = counters.get("gather_seconds", 0.0)
     rest = max(0.0, total - collect - update)
+    gathered = f" (gathering the chunks {100 * gather / total:.0f}%)" if gather else ""
     return (
-        f"PPO time: collection {100 * collect / total:.0f}%, update {100 * update / total:.0f}%, "
-        f"evaluations and checkpoints {100 * rest / total:.0f}%"
+        f"PPO time: collection {100 * collect / total:.0f}%{gathered}, "
+        f"update {100 * update / total:.0f}%, evaluations and checkpoints {100 * rest / total:.0f}%"
     )
 
 

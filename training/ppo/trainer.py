@@ -91,6 +91,10 @@ class TrainResult:
     train_seconds: float = 0.0
     """The run's training time over every sitting (a resumed run's earlier ones included): the
     ``train_seconds`` counter its checkpoints carry, as ``train.csv``'s ``minutes``."""
+    split: dict[str, float] = field(default_factory=dict)
+    """Where the training time went, in seconds over every sitting: ``collect`` (the chunks
+    played, wherever they ran, and gathered), of it ``gather`` (the chunks' rows copied into the
+    learner's store: the transfer's cost here), and ``update`` (advantages and PPO)."""
 
 
 class TimeCap:
@@ -493,6 +497,9 @@ def _train(run: Run, resume: str | Path | None) -> TrainResult:
             stats["magnet_coef"] = magnet_coef
         # log, snapshot, evaluate, checkpoint
         c["collect_seconds"] = c.get("collect_seconds", 0.0) + collect_s
+        if run.chunked is not None:
+            c["gather_seconds"] = c.get("gather_seconds", 0.0) + run.chunked.gather_seconds
+            run.chunked.gather_seconds = 0.0
         c["update_seconds"] = c.get("update_seconds", 0.0) + time.perf_counter() - t0 - collect_s
         c["update"] += 1
         c["env_steps"] += batch.env_steps
@@ -598,4 +605,9 @@ def finish(run: Run) -> TrainResult:
         worker,
         run.stopped_early,
         train_seconds,
+        {
+            "collect": c.get("collect_seconds", 0.0),
+            "gather": c.get("gather_seconds", 0.0),
+            "update": c.get("update_seconds", 0.0),
+        },
     )
