@@ -41,6 +41,7 @@ from piquet_agents.network import ActorCritic
 from piquet_env.agent import Agent
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules, make_rules
+from piquet_training import seeds
 from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.memory import ProcessMemory, largest, process_memory, release_free_memory
 from piquet_training.ppo.collector import Collection, Collector, Rollout
@@ -51,15 +52,17 @@ from piquet_training.ppo.imitation import behaviour_clone, collect_demonstration
 from piquet_training.ppo.magnet import Magnet, scheduled
 from piquet_training.ppo.pool import Opponent, OpponentPool, resolve_opponent
 from piquet_training.ppo.resume import (
+    RUN_FILES,
     check_resume_files,
     check_tensorboard_dir,
     restore_training_checkpoint,
     save_training_checkpoint,
 )
-from piquet_training.ppo.run_log import RunLogger
 from piquet_training.ppo.summary import update_row, write_summary
 from piquet_training.ppo.update import PPOStep, gae, ppo_update
 from piquet_training.ppo.vector_collector import VectorCollector
+from piquet_training.run_folder import RunFolder
+from piquet_training.run_log import RunLogger
 from piquet_training.settings.train import TrainConfig, to_toml
 
 WARM_START_FILE = "bc.safetensors"
@@ -361,7 +364,7 @@ def start(run: Run, resume: str | Path | None) -> None:
         run.console.say(
             f"evaluating the starting policy ({cfg.eval_deals} pairs vs {cfg.eval_opponents})..."
         )
-        run.evaluate("start", cfg.eval_deals, seed=10_000)
+        run.evaluate("start", cfg.eval_deals, seed=seeds.START_EVAL)
 
 
 def _check_arch(ckpt: ck.Checkpoint, model: ActorCritic, source: str | Path) -> None:
@@ -403,12 +406,21 @@ def warm_start(run: Run) -> None:
     release_free_memory()  # the recorded games: 600 MiB resident otherwise, under PPO's peak
 
 
-def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
-    """Run (or, with ``resume``, continue) a training run; see the module docstring. A resumed
-    run's files are checked before anything is trained (:func:`check_resume_files`)."""
+def train(
+    cfg: TrainConfig,
+    *,
+    resume: str | Path | None = None,
+    overwrite: bool = False,
+    echo: bool = True,
+) -> TrainResult:
+    """Run (or, with ``resume``, continue) a training run; see the module docstring. A new run
+    refuses a folder that holds one unless ``overwrite``
+    (:meth:`~piquet_training.run_folder.RunFolder.check_fresh`); a resumed run's files are
+    checked before anything is trained (:func:`check_resume_files`)."""
     if resume is not None:
         check_resume_files(cfg.out_dir, tensorboard=cfg.tensorboard)
     else:
+        RunFolder(Path(cfg.out_dir), holds=RUN_FILES).check_fresh(overwrite=overwrite)
         check_tensorboard_dir(cfg.out_dir, tensorboard=cfg.tensorboard)
     run = setup(cfg, echo=echo)
     run.console.header(run.out_dir, resumed=resume is not None, precision=run.precision)
@@ -476,7 +488,7 @@ def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = Tr
             run.pool.add_snapshot(update)
         last = _made(c, cfg)
         if cfg.eval_every and update % cfg.eval_every == 0 and not last:
-            run.evaluate("periodic", cfg.eval_deals, seed=10_000 + update)
+            run.evaluate("periodic", cfg.eval_deals, seed=seeds.periodic_eval(update))
         if cfg.exact_every and (update % cfg.exact_every == 0 or last):
             run.exact()
         if update % cfg.checkpoint_every == 0 or last:
@@ -528,7 +540,7 @@ def finish(run: Run) -> TrainResult:
             f"({cfg.eval_workers} worker{'s' if cfg.eval_workers > 1 else ''})..."
         )
         finals = run.evaluate(
-            "final", cfg.final_eval_deals, seed=cfg.seed + 1, workers=cfg.eval_workers
+            "final", cfg.final_eval_deals, seed=seeds.final_eval(cfg.seed), workers=cfg.eval_workers
         )
     run.logger.close()
     plot_learning_curve(run.out_dir)
