@@ -50,7 +50,7 @@ module_spec
 # Public API: documented constants and fields users read
 ACE  # piquet_env.cards rank index
 RESET_OPTION_KEYS  # piquet_env.piquet_v0: the reset options the env reads
-EVAL_KINDS  # piquet_training.ppo.run_log: eval.csv's kinds
+EVAL_KINDS  # piquet_training.run_log: eval.csv's kinds
 a_seat  # GameResult field (training/evaluation/duplicate.py)
 evaluations  # TrainResult field (training/ppo/trainer.py)
 summarize  # piquet_table.results: a summary of record documents (its doctest)

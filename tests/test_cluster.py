@@ -117,17 +117,18 @@ def test_a_benchmark_row_on_the_cluster_is_the_local_row(cluster, tmp_path: Path
 
 def test_an_exploit_final_evaluation_on_the_cluster_is_the_local_one(cluster, tmp_path: Path):
     from piquet_agents.registry import spec_files
-    from piquet_training.exploit.exploiter import final_evaluation
+    from piquet_training.exploit.exploiter import TrainedExploiter, measure
+    from piquet_training.exploit.plan import plan_exploit
 
     policy = Path(spec_files("baseline", STANDARD)[0])
 
     def pairs(where: str, fanout: Fanout) -> str:
         out = tmp_path / where
-        out.mkdir()
-        final_evaluation(
-            policy, "heuristic", STANDARD, out, mode="deal", seed=7, pairs=6, env_steps=0,
-            reference="random", fanout=fanout, echo=False,
+        plan = plan_exploit(
+            "heuristic", STANDARD, out, steps=0, seed=7, reference="random", pairs=6,
+            fanout=fanout, echo=False,
         )  # fmt: skip
+        measure(plan, TrainedExploiter(policy, env_steps=0, seconds=0.0))
         return (out / "pairs.csv").read_text()
 
     assert pairs("ray", Fanout(3, "auto")) == pairs("here", Fanout())

@@ -154,8 +154,9 @@ def test_no_runtime_module_imports_the_harnesses(name):
 
 def test_the_commands_without_a_network_start_without_torch():
     """``piquet play``, ``replay``, ``serve`` and ``bench`` build their own parser alone: none
-    imports torch to start (it costs 2-3 s a start); every parser together does (``piquet
-    --help``), which shows the check can fail."""
+    imports torch to start (it costs 2-3 s a start); neither does every parser together
+    (``piquet --help``, issue 57, point 26); a run that trains does, which shows the check can
+    fail."""
     pytest.importorskip("torch")
     code = (
         "import sys\n"
@@ -165,9 +166,29 @@ def test_the_commands_without_a_network_start_without_torch():
         "print('torch' in sys.modules)\n"
         "build_parser()\n"
         "print('torch' in sys.modules)\n"
+        "import piquet_training.exploit.plan\n"
+        "print('torch' in sys.modules)\n"
     )
     out = _fresh_python(code)
-    assert out.stdout.split() == ["False", "True"], out.stdout + out.stderr
+    assert out.stdout.split() == ["False", "False", "True"], out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["exploit", "--help"]])
+def test_version_and_help_import_no_torch(argv):
+    """Issue 57, point 26: ``piquet --version`` and ``--help`` imported torch (about 5 s and
+    237 MB) through the exploit command's modules; in a fresh interpreter they load none."""
+    code = (
+        "import sys\n"
+        "from piquet_cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('torch' in sys.modules, file=sys.stderr)\n"
+    )
+    out = _fresh_python(code)
+    assert out.stderr.split()[-1:] == ["False"], out.stderr
+    assert "piquet" in out.stdout
 
 
 def _named_modules(path: Path) -> set[str]:

@@ -15,8 +15,8 @@ from piquet_cli import main
 from piquet_env.observation import encoder_for
 from piquet_env.rules import STANDARD
 from piquet_training.ppo.resume import check_resume_files
-from piquet_training.ppo.run_log import read_run_log
 from piquet_training.run_folder import RunFolderError
+from piquet_training.run_log import read_run_log
 from tests.train_helpers import TINY, train_cli
 
 EVAL_HEADER = "update,env_steps,minutes,kind,opponent,n_pairs,mean_diff,ci_low,ci_high,win_rate"
@@ -55,6 +55,16 @@ def _write(folder: Path, name: str, content: str | bytes) -> Path:
             "eval.csv",
             EVAL_HEADER + "\n1,10,0.1,periodic,random,2,1e999,0,1,0.5\n",
             "not a finite number",
+        ),
+        (  # issue 57, point 3: counts as the run writes them, in digits
+            "eval.csv",
+            EVAL_HEADER + "\n1,1.234e3,0.1,periodic,random,2,1,0,1,0.5\n",
+            'line 2: env_steps is "1.234e3", not a whole number',
+        ),
+        (
+            "eval.csv",
+            EVAL_HEADER + "\n1,10,0.1,periodic,random,5.0,1,0,1,0.5\n",
+            'line 2: n_pairs is "5.0", not a whole number',
         ),
     ],
 )

@@ -404,13 +404,25 @@ def test_cli_bad_settings_exit_2(argv, message, capsys):
 def test_cli_unreachable_cluster_exits_2_with_a_hint(monkeypatch, capsys):
     import piquet_training.rllib.run as train_module
 
-    def refuse(cfg, resume=None):
+    def refuse(cfg, resume=None, overwrite=False):
         raise ConnectionError(f"Failed to connect to Ray cluster at {cfg.address}")
 
     monkeypatch.setattr(train_module, "train", refuse)
     assert cli.main(["--address", "127.0.0.1:9", "--eval-games", "0"]) == 2
     err = capsys.readouterr().err
     assert "cannot join the Ray cluster at '127.0.0.1:9'" in err and "RAY_AUTH_MODE=token" in err
+
+
+def test_ray_names_the_cluster_and_address_is_its_deprecated_alias(capsys):
+    """``--ray`` as on ``piquet eval`` and ``exploit`` (``local``: a Ray instance started here);
+    ``--address`` still works, saying it is deprecated; both at once is one line, exit 2."""
+    assert cli.build_config(_args("--ray", "auto")).address == "auto"
+    assert cli.build_config(_args("--ray", "local")).address is None
+    assert capsys.readouterr().err == ""
+    assert cli.build_config(_args("--address", "auto")).address == "auto"
+    assert "--address is deprecated: use --ray ADDRESS" in capsys.readouterr().err
+    assert cli.main(["--ray", "auto", "--address", "auto", "--show-config"]) == 2
+    assert "give --ray ADDRESS alone" in capsys.readouterr().err
 
 
 def test_add_rllib_arguments_keeps_existing_flags():
@@ -471,6 +483,22 @@ def ray_run(tmp_path_factory):
     return out, first, first_ckpt, second
 
 
+def test_a_new_rllib_run_never_replaces_one(ray_run, capsys):
+    """``piquet train --backend rllib`` into a folder that holds a run (issue 58: it replaced
+    the policy and appended to metrics.jsonl): one line, exit 2, before Ray starts, and the run's
+    files as they were; ``--overwrite`` is the way to replace it."""
+    from piquet_cli import main
+
+    out = ray_run[0]
+    before = {name: (out / name).read_bytes() for name in ("metrics.jsonl", ck.POLICY_FILE)}
+    argv = ["train", "--backend", "rllib", "--out", str(out), "--iterations", "1"]
+    assert main([*argv, "--eval-games", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("piquet train: ") and err.count("\n") == 1, err
+    assert f"{out} holds a run already (checkpoints/latest.safetensors, policy.safetensors)" in err
+    assert all((out / name).read_bytes() == data for name, data in before.items())
+
+
 def test_rllib_run_on_local_ray(ray_run):
     """One test for the whole run, so that pytest-xdist never starts it twice."""
     _check_checkpoints_and_resume(*ray_run)
@@ -497,7 +525,8 @@ def _check_checkpoints_and_resume(out, first, first_ckpt, second):
     assert second.env_steps == first.env_steps + second.history[0]["env_steps"]
     assert second.snapshots == ["main_v0", "main_v1", "main_v2"]
     ckpt = ck.read_checkpoint(out / ck.LATEST_FILE)
-    assert ckpt.meta["counters"] == {"iteration": 2, "env_steps": second.env_steps}
+    counters = ckpt.meta["counters"]
+    assert (counters["iteration"], counters["env_steps"]) == (2, second.env_steps)
     for sid, before in (("main_v0", v0), ("main_v1", v1)):
         after = ckpt.section(f"snapshot.{sid}")
         assert all(torch.equal(before[k], after[k]) for k in before)

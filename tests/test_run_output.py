@@ -8,8 +8,8 @@ import pytest
 
 from piquet_training.ppo.console import Console
 from piquet_training.ppo.curve import learning_curve_figure
-from piquet_training.ppo.run_log import RunLogger
 from piquet_training.ppo.trainer import TimeCap
+from piquet_training.run_log import RunLogger
 from piquet_training.settings.train import TrainConfig, apply_overrides
 from tests.train_helpers import TINY, train_cli
 

@@ -76,7 +76,8 @@ from piquet_training.evaluation.duplicate import (
 )
 from piquet_training.evaluation.executor import Fanout
 from piquet_training.evaluation.paired import Edge
-from piquet_training.exploit.exploiter import ExploitPlan, exploit, exploit_config
+from piquet_training.exploit.exploiter import exploit
+from piquet_training.exploit.plan import plan_exploit
 from piquet_training.exploit.result import ExploitError
 from piquet_training.settings.train import ConfigError
 
@@ -392,37 +393,30 @@ def _exploit(
 ) -> dict[str, Any]:
     """The protocol's exploit of ``spec``: the ``exploit`` block of the result file."""
     budget = protocol.exploit
-    reference = protocol.spec(budget.reference) if budget.reference else ""
-    if reference and same_agent(spec, reference, make_rules(protocol.rules)):
-        reference = ""  # the agent against itself: 0 by construction, nothing to play
-    out = work / "exploit"
-    out.mkdir(parents=True, exist_ok=True)
+    base = dataclasses.replace(protocol.exploit_config_base(), tensorboard=False, progress=progress)
     try:
-        cfg = exploit_config(
+        plan = plan_exploit(
             spec,
             rules,
-            out,
-            mode=protocol.mode,
+            work / "exploit",
             steps=budget.env_steps,
+            mode=protocol.mode,
             seed=budget.seed,
             eval_every=budget.eval_every,
-            eval_deals=budget.periodic_pairs,
-            base=dataclasses.replace(
-                protocol.exploit_config_base(), tensorboard=False, progress=progress
-            ),
+            periodic_deals=budget.periodic_pairs,
+            reference=protocol.spec(budget.reference) if budget.reference else "none",
+            base=base,
             baseline=protocol.spec("baseline"),
+            pairs=budget.eval_pairs,
+            fanout=fanout,
+            resume=resume and exploiter_held(work),
+            overwrite=True,  # the work folder is the benchmark's own (work.py decides its reuse)
+            echo=echo,
         )
     except (ExploitError, ConfigError) as exc:
         raise BenchmarkError(str(exc)) from None
-    if budget.env_steps == 0:
-        cfg = dataclasses.replace(cfg, updates=0)
-    res = exploit(
-        ExploitPlan(spec, rules, out, reference, cfg),
-        pairs=budget.eval_pairs,
-        resume=resume and exploiter_held(work),
-        fanout=fanout,
-        echo=echo,
-    )
+    cfg, reference = plan.cfg, plan.reference
+    res = exploit(plan)
     if echo:
         print(res.summary(), flush=True)
     return {

@@ -82,6 +82,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``piquet`` console script."""
     typed = list(sys.argv[1:] if argv is None else argv)
+    if typed == ["--version"]:  # no command's parser needed: nothing heavy is imported
+        print(f"piquet {__version__}")
+        return 0
     known = {c for commands, _, _ in COMMANDS.values() for c in commands}
     # the command's own parser alone where the first word names one (the top-level parser has no
     # option that takes a value): the others' imports (torch, for most) are not paid for

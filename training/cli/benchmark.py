@@ -39,7 +39,6 @@ from piquet_cli.common import (
 from piquet_env.untrusted import UntrustedError, parse_json, read_regular_file
 from piquet_training.benchmark.protocol import PROTOCOL, BenchmarkError, Protocol
 from piquet_training.benchmark.results import ResultFileError, check_result, read_result
-from piquet_training.benchmark.run import command_line, run_benchmark, upgrade_result
 
 
 def default_work(name: str) -> Path:
@@ -97,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:
         raise CLIError("give the result file: --out FILE.json")
     out = check_output_path(args.out, "--out")
+    from piquet_training.benchmark.run import command_line, run_benchmark  # loads torch
+
     fanout = fanout_from_args(args)
     protocol = _protocol(args.protocol)
     name = args.name or args.agent
@@ -140,6 +141,8 @@ def _upgrade(args: argparse.Namespace) -> int:
     if not args.out:
         raise CLIError("give the upgraded file: --out FILE.json (it may be the same file)")
     out = check_output_path(args.out, "--out")
+    from piquet_training.benchmark.run import command_line, upgrade_result  # loads torch
+
     try:
         result = upgrade_result(args.upgrade, command=command_line(args.argv), echo=True)
     except BenchmarkError as exc:

@@ -9,18 +9,19 @@
     piquet train --show-config                     # print the effective config as TOML
     piquet train --device cuda                     # the networks on a GPU (games stay on CPU)
 
-``--backend`` selects the trainer: ``torch`` (the default, the built-in PPO of
-:mod:`piquet_training.ppo.trainer`) or ``rllib`` (Ray RLlib, :mod:`piquet_cli.train_rllib`, which
-adds its own flags). Both read settings the same way (:mod:`piquet_training.settings.train`: TOML,
-``--set``, ``--rules``/``--variant``/``--seed``, the same names for the same hyperparameters,
-every value checked before any work starts) and print them the same way with ``--show-config``.
+``--backend`` selects the trainer from :data:`BACKENDS`: ``torch`` (the default, the built-in PPO
+of :mod:`piquet_training.ppo.trainer`) or ``rllib`` (Ray RLlib, :mod:`piquet_cli.train_rllib`),
+each adding its own flags. Both read settings the same way
+(:mod:`piquet_training.settings.train`: TOML, ``--set``, ``--rules``/``--variant``/``--seed``, the
+same names for the same hyperparameters, every value checked before any work starts) and print
+them the same way with ``--show-config``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import types
+from collections.abc import Callable
 
 from piquet_cli.common import (
     CLIError,
@@ -29,6 +30,7 @@ from piquet_cli.common import (
     build_settings,
     check_output_path,
 )
+from piquet_cli.train_rllib import add_rllib_arguments, run_rllib
 from piquet_training.settings.backends import TORCH
 from piquet_training.settings.recipes import recipe_names
 from piquet_training.settings.schema import (
@@ -36,17 +38,6 @@ from piquet_training.settings.schema import (
     to_toml,
 )
 from piquet_training.settings.train import TrainConfig
-
-BACKENDS = ("torch", "rllib")
-
-
-def _rllib_cli() -> types.ModuleType | None:
-    """The RLlib backend's CLI module (importing it needs no Ray), or None if absent."""
-    try:
-        from piquet_cli import train_rllib as cli
-    except ImportError:  # pragma: no cover - a trimmed install without the RLlib backend
-        return None
-    return cli
 
 
 def build_config(args: argparse.Namespace) -> TrainConfig:
@@ -74,21 +65,19 @@ def _shared_settings(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.list_configs:
-        from piquet_training.settings.recipes import listing
+def add_torch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The built-in trainer's own flags (``--device``)."""
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda", "auto"),
+        default=None,
+        help="where the networks train (the setting device; default cpu)",
+    )
 
-        print(listing())
-        return 0
-    rllib = _rllib_cli()
-    args.set = [*_shared_settings(args), *args.set]  # the same flags, the same settings
-    if args.backend == "rllib":
-        if rllib is None:  # pragma: no cover
-            raise CLIError("the rllib backend is not installed")
-        return rllib.run_rllib(args)
-    stray = rllib.rllib_flags_given(args) if rllib is not None else []
-    if stray:
-        raise CLIError(f"{', '.join(stray)} only apply to --backend rllib")
+
+def run_torch(args: argparse.Namespace) -> int:
+    """Run ``piquet train`` on the built-in trainer with parsed ``args``; return the exit
+    status. The folder is the trainer's to check (a run there already: a user error)."""
     try:
         cfg = build_config(args)
     except ConfigError as exc:
@@ -96,16 +85,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
-    if not args.resume:
-        from piquet_training.ppo.resume import RUN_FILES
-        from piquet_training.run_folder import check_fresh_run_dir
-
-        check_fresh_run_dir(cfg.out_dir, overwrite=args.overwrite, files=RUN_FILES)
     from piquet_training.ppo.compute import DeviceError
     from piquet_training.ppo.trainer import train
 
     try:
-        result = train(cfg, resume=args.resume)
+        result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except DeviceError as exc:  # raised by setup before anything is written
         raise CLIError(str(exc)) from None
     own = f", {result.memory.text(peak=False)} at the end" if result.memory else ""
@@ -116,6 +100,32 @@ def _run(args: argparse.Namespace) -> int:
         + f"; throughput: {result.steps_per_s:,.0f} env steps/s; outputs in {result.out_dir}"
     )
     return 0
+
+
+Backend = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+BACKENDS: dict[str, Backend] = {
+    "torch": (add_torch_arguments, run_torch),
+    "rllib": (add_rllib_arguments, run_rllib),
+}
+"""``piquet train --backend``'s trainers: each one's flags (added to the parser) and its run."""
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.list_configs:
+        from piquet_training.settings.recipes import listing
+
+        print(listing())
+        return 0
+    args.set = [*_shared_settings(args), *args.set]  # the same flags, the same settings
+    for backend in BACKENDS:
+        stray = [
+            flag
+            for dest, (owner, flag) in args.backend_flags.items()
+            if owner == backend != args.backend and getattr(args, dest, None) is not None
+        ]
+        if stray:
+            raise CLIError(f"{', '.join(stray)} only apply to --backend {backend}")
+    return BACKENDS[args.backend][1](args)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -148,17 +158,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--backend",
-        choices=BACKENDS,
+        choices=tuple(BACKENDS),
         default="torch",
         help="training backend: torch (built in) or rllib (needs Ray RLlib)",
     )
-    p.add_argument(
-        "--device",
-        choices=("cpu", "cuda", "auto"),
-        default=None,
-        help="where the networks train (the setting device; default cpu)",
-    )
-    rllib = _rllib_cli()
-    if rllib is not None:
-        rllib.add_rllib_arguments(p)
-    p.set_defaults(func=_run)
+    owners: dict[str, tuple[str, str]] = {}
+    for name, (add_arguments, _) in BACKENDS.items():
+        before = set(p._option_string_actions.values())
+        add_arguments(p)
+        for action in set(p._option_string_actions.values()) - before:
+            owners[action.dest] = (name, action.option_strings[0])
+    p.set_defaults(func=_run, backend_flags=owners)

@@ -1,7 +1,7 @@
 """``piquet train --backend rllib``: PPO self-play on Ray RLlib, locally or on a Ray cluster.
 
     piquet train --backend rllib --num-env-runners 2 --iterations 50 --out runs/rllib
-    piquet train --backend rllib --address auto --num-env-runners 16   # on an existing cluster
+    piquet train --backend rllib --ray auto --num-env-runners 16   # on an existing cluster
     piquet train --backend rllib --set train_batch_size=8000 --set rules=classic+normand
     piquet train --backend rllib --resume runs/rllib --iterations 100  # continue a run
 
@@ -19,12 +19,13 @@ spec, and ``OUT/checkpoints/latest.safetensors``, which ``--resume`` continues.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_cli.common import add_settings_arguments, build_settings
+from piquet_cli.common import CLIError, add_settings_arguments, build_settings
 from piquet_training.rllib.algo import RLlibConfig
 from piquet_training.settings.backends import RLLIB
 from piquet_training.settings.schema import ConfigError, to_toml
@@ -46,13 +47,17 @@ _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
             "help": "environments stepped by each env runner (default 8)",
         },
     ),
-    "--address": (
+    "--ray": (
         "address",
         {
             "metavar": "ADDRESS",
-            "help": "Ray cluster to join ('auto' or HOST:6379); "
-            "default: start a local Ray instance",
+            "help": "where Ray runs: local (default: a Ray instance started here), auto or "
+            "ray://HOST:PORT (a running cluster), as piquet eval's --ray",
         },
+    ),
+    "--address": (
+        "address",
+        {"metavar": "ADDRESS", "help": "deprecated: --ray ADDRESS"},
     ),
     "--num-cpus": (
         "num_cpus",
@@ -84,7 +89,13 @@ def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("rllib backend (--backend rllib)")
     for flag, (dest, kwargs) in _FLAGS.items():
         if flag not in parser._option_string_actions:
-            group.add_argument(flag, dest=f"rllib_{dest.lstrip('_')}", default=None, **kwargs)
+            group.add_argument(flag, dest=_dest(flag, dest), default=None, **kwargs)
+
+
+def _dest(flag: str, setting: str) -> str:
+    """The namespace attribute of an RLlib flag (``--address`` its own, to say it is
+    deprecated)."""
+    return "rllib_address_flag" if flag == "--address" else f"rllib_{setting.lstrip('_')}"
 
 
 def rllib_flags_given(args: argparse.Namespace) -> list[str]:
@@ -92,17 +103,25 @@ def rllib_flags_given(args: argparse.Namespace) -> list[str]:
     return [
         flag
         for flag, (dest, _) in _FLAGS.items()
-        if getattr(args, f"rllib_{dest.lstrip('_')}", None) is not None
+        if getattr(args, _dest(flag, dest), None) is not None
     ]
 
 
 def build_config(args: argparse.Namespace) -> RLlibConfig:
-    """The run's settings (:func:`piquet_cli.common.build_settings`), the RLlib flags last."""
+    """The run's settings (:func:`piquet_cli.common.build_settings`), the RLlib flags last
+    (``--ray local`` is no address: a Ray instance started here; ``--address`` is ``--ray``'s
+    deprecated name, said on stderr)."""
+    old = getattr(args, "rllib_address_flag", None)
+    if old is not None:
+        if getattr(args, "rllib_address", None) is not None:
+            raise CLIError("give --ray ADDRESS alone (--address is its deprecated name)")
+        print("piquet train: --address is deprecated: use --ray ADDRESS", file=sys.stderr)
+        args.rllib_address = old
     flags = {}
-    for dest, _ in _FLAGS.values():
-        value = getattr(args, f"rllib_{dest.lstrip('_')}", None)
-        if value is not None and not dest.startswith("_"):
-            flags[dest] = value
+    for flag, (dest, _) in _FLAGS.items():
+        value = getattr(args, _dest(flag, dest), None)
+        if value is not None and not dest.startswith("_") and flag != "--address":
+            flags[dest] = None if (flag == "--ray" and value == "local") else value
     return build_settings(RLlibConfig, args, RLLIB, flags=flags)
 
 
@@ -117,40 +136,34 @@ def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
 
 
 def run_rllib(args: argparse.Namespace) -> int:
-    """Run ``piquet train --backend rllib`` with parsed ``args``; return the exit status."""
+    """Run ``piquet train --backend rllib`` with parsed ``args``; return the exit status. A user
+    error (a setting, a checkpoint, a run folder, a cluster that cannot be joined) is a
+    :class:`~piquet_cli.common.CLIError`."""
     from piquet_agents.checkpoint import CheckpointError
 
     try:
         cfg = build_config(args)
     except (ConfigError, CheckpointError) as exc:
-        print(f"piquet train: {exc}", file=sys.stderr)
-        return 2
+        raise CLIError(str(exc)) from None
     if getattr(args, "show_config", False):
         print(to_toml(cfg), end="")
         return 0
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        print(
-            "piquet train: the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'",
-            file=sys.stderr,
-        )
-        return 2
+    if importlib.util.find_spec("ray") is None:
+        raise CLIError("the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'")
     from piquet_training.rllib.run import train
 
     try:
-        result = train(cfg, resume=getattr(args, "resume", None))
-    except CheckpointError as exc:
-        print(f"piquet train: {exc}", file=sys.stderr)
-        return 2
-    except ConnectionError as exc:
-        print(
-            f"piquet train: cannot join the Ray cluster at {cfg.address!r} ({exc}). Is it up "
-            f"(ray status)? A cluster with token authentication also needs RAY_AUTH_MODE=token "
-            f"and its token (RAY_AUTH_TOKEN, or ~/.ray/auth_token) here.",
-            file=sys.stderr,
+        result = train(
+            cfg,
+            resume=getattr(args, "resume", None),
+            overwrite=bool(getattr(args, "overwrite", False)),
         )
-        return 2
+    except ConnectionError as exc:
+        raise CLIError(
+            f"cannot join the Ray cluster at {cfg.address!r} ({exc}). Is it up "
+            f"(ray status)? A cluster with token authentication also needs RAY_AUTH_MODE=token "
+            f"and its token (RAY_AUTH_TOKEN, or ~/.ray/auth_token) here."
+        ) from None
     print(
         f"{result.iterations} iterations, {result.env_steps:,} env steps; throughput with "
         f"{cfg.num_env_runners} env runner(s) x {cfg.num_envs_per_env_runner} env(s): "
@@ -184,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m piquet_cli.train_rllib``."""
-    return run_rllib(build_parser().parse_args(argv))
+    from piquet_cli.common import run_command
+
+    return run_command("train", run_rllib, build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

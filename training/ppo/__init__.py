@@ -7,8 +7,9 @@
 - :mod:`.collector` and :mod:`.vector_collector`: self-play rollouts, game by game and batched;
 - :mod:`.pool`: the training opponents (the learner, its snapshots, agents from specs);
 - :mod:`.compute`: the device and precision;
-- :mod:`.resume`: a run's saved state, restored bit for bit, and the fresh-folder check;
-- :mod:`.run_log`: the run's files, ``train.csv``, ``eval.csv``, ``events.csv``, ``exact.csv``;
+- :mod:`.resume`: a run's saved state, restored bit for bit, and the resume check of its files
+  (the files themselves: :mod:`piquet_training.run_log`; the folder:
+  :mod:`piquet_training.run_folder`);
 - :mod:`.console`: the run's terminal;
 - :mod:`.curve`: the learning curve drawn from the run's files;
 - :mod:`.summary`: the end-of-run summary.

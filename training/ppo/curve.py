@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_training.ppo.run_log import EVAL_CSV, EVENTS_CSV, TRAIN_CSV, read_csv
+from piquet_training.run_log import EVAL_CSV, EVENTS_CSV, TRAIN_CSV, read_csv
 
 _METRIC_PANELS = (
     ("policy_loss", "policy loss"),

@@ -23,8 +23,8 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_env.rules import make_rules
 from piquet_training.ppo.pool import OpponentPool
-from piquet_training.ppo.run_log import LOG_COLUMNS, read_run_log
 from piquet_training.run_folder import RunFolderError
+from piquet_training.run_log import LOG_COLUMNS, read_run_log
 from piquet_training.settings.train import TrainConfig
 
 RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE)
@@ -34,7 +34,7 @@ RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE)
 
 def check_resume_files(out_dir: str | Path, *, tensorboard: bool) -> None:
     """Check everything a resumed run in ``out_dir`` reads back or writes into, before any
-    training starts: its CSV logs (:func:`~piquet_training.ppo.run_log.read_run_log`: UTF-8,
+    training starts: its CSV logs (:func:`~piquet_training.run_log.read_run_log`: UTF-8,
     well-formed, their columns, numbers that are numbers) and, with ``tensorboard``, that ``tb``
     is a folder if it exists. Raises :class:`RunFolderError` naming the file."""
     out = Path(out_dir)

@@ -54,15 +54,17 @@ from piquet_training.ppo.imitation import behaviour_clone, collect_demonstration
 from piquet_training.ppo.magnet import Magnet, scheduled
 from piquet_training.ppo.pool import Opponent, OpponentPool, resolve_opponent
 from piquet_training.ppo.resume import (
+    RUN_FILES,
     check_resume_files,
     check_tensorboard_dir,
     restore_training_checkpoint,
     save_training_checkpoint,
 )
-from piquet_training.ppo.run_log import RunLogger
 from piquet_training.ppo.summary import update_row, write_summary
 from piquet_training.ppo.update import PPOStep, gae, ppo_update
 from piquet_training.ppo.vector_collector import VectorCollector
+from piquet_training.run_folder import RunFolder
+from piquet_training.run_log import RunLogger
 from piquet_training.settings.train import TrainConfig, to_toml
 
 WARM_START_FILE = "bc.safetensors"
@@ -428,12 +430,21 @@ def warm_start(run: Run) -> None:
     release_free_memory()  # the recorded games: 600 MiB resident otherwise, under PPO's peak
 
 
-def train(cfg: TrainConfig, *, resume: str | Path | None = None, echo: bool = True) -> TrainResult:
-    """Run (or, with ``resume``, continue) a training run; see the module docstring. A resumed
-    run's files are checked before anything is trained (:func:`check_resume_files`)."""
+def train(
+    cfg: TrainConfig,
+    *,
+    resume: str | Path | None = None,
+    overwrite: bool = False,
+    echo: bool = True,
+) -> TrainResult:
+    """Run (or, with ``resume``, continue) a training run; see the module docstring. A new run
+    refuses a folder that holds one unless ``overwrite``
+    (:meth:`~piquet_training.run_folder.RunFolder.check_fresh`); a resumed run's files are
+    checked before anything is trained (:func:`check_resume_files`)."""
     if resume is not None:
         check_resume_files(cfg.out_dir, tensorboard=cfg.tensorboard)
     else:
+        RunFolder(Path(cfg.out_dir), holds=RUN_FILES).check_fresh(overwrite=overwrite)
         check_tensorboard_dir(cfg.out_dir, tensorboard=cfg.tensorboard)
     run = setup(cfg, echo=echo)
     try:

@@ -14,8 +14,8 @@ Outputs in ``out_dir``:
   piquet checkpoint (:mod:`piquet_agents.checkpoint`) holding ``main`` (as ``model.*``, so it also
   loads as a policy), every snapshot of the league (``snapshot.<id>.*``) and the iteration and
   env-step counters, and ``main``'s optimizer state; ``--resume`` continues from it (RLlib's
-  internal counters and smoothed metrics restart; the env runners are reseeded with
-  ``seed + RESEED * iterations done``).
+  internal counters and smoothed metrics restart; the env runners are reseeded,
+  :func:`~piquet_training.seeds.resumed`).
 - ``policy.safetensors``: ``main`` exported as a ``PolicyAgent`` checkpoint
   (:func:`export_policy`), for ``piquet eval``, ``ladder`` and ``play``.
 - ``metrics.jsonl``: one line per iteration (env steps, throughput, returns, league).
@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from piquet_agents import checkpoint as ck
+from piquet_training import seeds
 from piquet_training.rllib.algo import RLlibConfig, algo_config
 from piquet_training.rllib.export import (
     CHECKPOINT_KIND,
@@ -43,12 +44,15 @@ from piquet_training.rllib.export import (
     save_run_checkpoint,
 )
 from piquet_training.rllib.league import MAIN, snapshot_ids
+from piquet_training.run_folder import RunFolder
 from piquet_training.settings.backends import check_resume
 
-RESEED = 1_000_003
-"""A run resumed after ``k`` iterations seeds RLlib with ``seed + RESEED * k``."""
+RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE)
+"""What an RLlib run leaves in its folder that a new run there must not replace."""
+METRICS_JSONL = "metrics.jsonl"
+"""The run's per-iteration rows (one JSON object a line), appended to by a resumed run."""
 
-__all__ = ["RLlibConfig", "RLlibResult", "export_policy", "init_ray", "train"]
+__all__ = ["RLlibConfig", "RLlibResult", "export_policy", "init_ray", "iterate", "train"]
 
 
 @dataclass
@@ -103,6 +107,84 @@ def init_ray(cfg: RLlibConfig) -> bool:
 # --------------------------------------------------------------------------------- run loop
 
 
+@dataclass
+class Iterations:
+    """What :func:`iterate` did: the counters at the end (``iteration``, ``env_steps``,
+    ``seconds`` over every sitting), this sitting's rows, why it stopped early (``""``: it did
+    not), and this sitting's wall time and env steps in its training iterations."""
+
+    counters: dict[str, Any]
+    history: list[dict[str, Any]]
+    stopped_early: str
+    seconds: float
+    steps: int
+    policy: Path
+
+    @property
+    def steps_per_s(self) -> float:
+        """This sitting's env steps per second of training."""
+        return self.steps / self.seconds if self.seconds > 0 else 0.0
+
+
+def build_algorithm(config_of: Callable[[RLlibConfig], Any], cfg: RLlibConfig, done: int) -> Any:
+    """The RLlib algorithm of ``config_of(cfg)``, seeded for a run ``done`` iterations in
+    (:func:`~piquet_training.seeds.resumed`: a resumed run's env runners must not replay the
+    deals of the run's start), torch seeded the same way."""
+    seed = seeds.resumed(cfg.seed, done)
+    torch.manual_seed(seed)
+    return config_of(dataclasses.replace(cfg, seed=seed)).build_algo()
+
+
+def iterate(
+    algorithm: Any,
+    cfg: RLlibConfig,
+    counters: dict[str, Any],
+    *,
+    row_of: Callable[[dict[str, Any], float], dict[str, Any]],
+    until: Callable[[dict[str, Any]], str | None],
+    after: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+) -> Iterations:
+    """The one RLlib run loop, of self-play training and of the exploiter: before each iteration
+    ``until(counters)`` says whether to go on (``None``), or to stop (``""``: done; a reason:
+    stopped early); each iteration's row (``row_of(result, seconds)``, its ``env_steps`` the
+    iteration's) is appended to ``metrics.jsonl`` and handed to ``after(row, counters)``; the
+    run's checkpoint is saved every ``cfg.checkpoint_every`` iterations and at the end, and
+    ``main`` exported as the run's policy."""
+    out = Path(cfg.out_dir)
+    counters = {"iteration": 0, "env_steps": 0, "seconds": 0.0, **counters}
+    before, t0 = float(counters["seconds"]), time.perf_counter()
+    history: list[dict[str, Any]] = []
+    stopped, seconds, steps = "", 0.0, 0
+    with open(out / METRICS_JSONL, "a", encoding="utf-8") as metrics:
+        while True:
+            counters["seconds"] = before + time.perf_counter() - t0
+            verdict = until(counters)
+            if verdict is not None:
+                stopped = verdict
+                break
+            t_it = time.perf_counter()
+            result = algorithm.train()
+            it_seconds = time.perf_counter() - t_it
+            row = row_of(result, it_seconds)
+            counters["iteration"] += 1
+            counters["env_steps"] += int(row["env_steps"])
+            counters["seconds"] = before + time.perf_counter() - t0
+            row.update(iteration=counters["iteration"], env_steps_total=counters["env_steps"])
+            seconds += it_seconds
+            steps += int(row["env_steps"])
+            history.append(row)
+            metrics.write(json.dumps(row) + "\n")
+            metrics.flush()
+            if after is not None:
+                after(row, counters)
+            if counters["iteration"] % cfg.checkpoint_every == 0:
+                save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
+    counters["seconds"] = before + time.perf_counter() - t0
+    save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
+    policy = export_policy(algorithm, out / ck.POLICY_FILE, cfg)
+    return Iterations(counters, history, stopped, seconds, steps, policy)
+
+
 def _summary(result: dict[str, Any], seconds: float) -> dict[str, Any]:
     from ray.rllib.utils.metrics import (
         ENV_RUNNER_RESULTS,
@@ -137,14 +219,19 @@ def train(
     cfg: RLlibConfig,
     *,
     resume: str | Path | None = None,
+    overwrite: bool = False,
     log: Callable[[str], None] | None = _print,
 ) -> RLlibResult:
     """Run RLlib PPO self-play for ``cfg`` (or continue the run in ``resume``, a run directory
-    or checkpoint file); see the module docstring for outputs. ``log`` gets one line per
-    iteration (None: quiet). Ray is started (or connected to) and shut down here unless the
-    caller initialized it. Raises :class:`~piquet_agents.checkpoint.CheckpointError` for a bad
-    ``resume`` and ``ConnectionError`` when ``cfg.address`` cannot be joined."""
-    start_it, counters = 0, {}
+    or checkpoint file); see the module docstring for outputs. A new run refuses a folder that
+    holds one (:class:`~piquet_training.run_folder.RunFolder`) unless ``overwrite``. ``log``
+    gets one line per iteration (None: quiet). Ray is started (or connected to) and shut down
+    here unless the caller initialized it. Raises
+    :class:`~piquet_training.run_folder.RunFolderError` for a folder that cannot take the run,
+    :class:`~piquet_agents.checkpoint.CheckpointError` for a bad ``resume`` and
+    ``ConnectionError`` when ``cfg.address`` cannot be joined."""
+    folder = RunFolder(Path(cfg.out_dir), holds=RUN_FILES)
+    folder.check_writable((METRICS_JSONL, *RUN_FILES))
     ckpt = None
     if resume is not None:
         path = Path(resume)
@@ -152,54 +239,40 @@ def train(
             path / ck.LATEST_FILE if path.is_dir() else path, rules=cfg.rules_obj
         )
         check_resume(ckpt, CHECKPOINT_KIND, resume)
+    else:
+        folder.check_fresh(overwrite=overwrite)
     cfg.validate()
-    torch.manual_seed(cfg.seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.torch_threads)
-    out = Path(cfg.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = folder.create()
     import ray
 
     owns_ray = init_ray(cfg)
     algorithm = None
     try:
         done = int(ckpt.meta.get("counters", {}).get("iteration", 0)) if ckpt else 0
-        # a resumed run's env runners must not replay the deals of the run's start
-        algorithm = algo_config(
-            dataclasses.replace(cfg, seed=cfg.seed + RESEED * done)
-        ).build_algo()
+        algorithm = build_algorithm(algo_config, cfg, done)
+        counters: dict[str, Any] = {}
         if ckpt is not None:
-            counters = restore_run_checkpoint(algorithm, ckpt)
-            start_it = int(counters.get("iteration", 0))
-        env_steps = int(counters.get("env_steps", 0))
-        history: list[dict[str, Any]] = []
-        t_run = time.perf_counter()
-        steps_run = 0
-        with open(out / "metrics.jsonl", "a", encoding="utf-8") as metrics:
-            for it in range(start_it, cfg.updates):
-                t0 = time.perf_counter()
-                result = algorithm.train()
-                row = _summary(result, time.perf_counter() - t0)
-                row["iteration"] = it + 1
-                env_steps += row["env_steps"]
-                steps_run += row["env_steps"]
-                history.append(row)
-                metrics.write(json.dumps(row) + "\n")
-                metrics.flush()
-                if log:
-                    log(
-                        f"iter {it + 1}/{cfg.updates}: {row['env_steps']} env steps in "
-                        f"{row['seconds']:.1f}s ({row['env_steps_per_s']:,.0f}/s), main return "
-                        f"{row['main_return_mean']:+.3f}, snapshots {row['snapshots']}, win rate "
-                        f"vs newest {row['win_rate_vs_latest']:.2f}"
-                    )
-                counters = {"iteration": it + 1, "env_steps": env_steps}
-                if (it + 1) % cfg.checkpoint_every == 0 or it + 1 == cfg.updates:
-                    save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
-        seconds = time.perf_counter() - t_run
-        if ckpt is not None and start_it >= cfg.updates:
-            save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
-        policy = export_policy(algorithm, out / ck.POLICY_FILE, cfg)
+            counters = dict(restore_run_checkpoint(algorithm, ckpt))
+
+        def after(row: dict[str, Any], c: dict[str, Any]) -> None:
+            if log:
+                log(
+                    f"iter {c['iteration']}/{cfg.updates}: {row['env_steps']} env steps in "
+                    f"{row['seconds']:.1f}s ({row['env_steps_per_s']:,.0f}/s), main return "
+                    f"{row['main_return_mean']:+.3f}, snapshots {row['snapshots']}, win rate "
+                    f"vs newest {row['win_rate_vs_latest']:.2f}"
+                )
+
+        ran = iterate(
+            algorithm,
+            cfg,
+            counters,
+            row_of=_summary,
+            until=lambda c: "" if c["iteration"] >= cfg.updates else None,
+            after=after,
+        )
         snaps = snapshot_ids(list(algorithm.config.policies))
     finally:
         if algorithm is not None:
@@ -209,11 +282,11 @@ def train(
         torch.set_num_threads(threads)
     return RLlibResult(
         out,
-        policy,
-        int(counters.get("iteration", start_it)),
-        env_steps,
-        seconds,
-        steps_run / seconds if seconds > 0 else 0.0,
+        ran.policy,
+        int(ran.counters["iteration"]),
+        int(ran.counters["env_steps"]),
+        ran.seconds,
+        ran.steps_per_s,
         snaps,
-        history,
+        ran.history,
     )

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_training.ppo.run_log import EXACT_CSV
+from piquet_training.run_log import EXACT_CSV
 
 
 def read_exact(run: str | Path, form: str = "sample") -> list[dict[str, float]]:

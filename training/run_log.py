@@ -1,4 +1,8 @@
-"""The files of a ``piquet train`` run: ``train.csv``, ``eval.csv``, ``events.csv``, ``exact.csv``.
+"""The files of a training run: ``train.csv``, ``eval.csv``, ``events.csv``, ``exact.csv``.
+
+Both trainers write them (the built-in :mod:`piquet_training.ppo.trainer`, and RLlib's
+exploiter its ``eval.csv``), so the module sits outside either: the same columns whichever
+trained the run.
 
 :class:`RunLogger` writes them in a run directory: ``train.csv`` (one row per PPO update:
 losses, entropy, KL, explained variance, training return, env steps/s...), ``eval.csv`` (one row
@@ -7,7 +11,8 @@ deal with its 95% interval), ``events.csv`` (the warm start and each resume), Te
 files under ``tb/`` (optional). On ``--resume`` the CSV files keep their rows up to the
 checkpoint's update and are appended to: rows of updates redone after it are dropped first.
 :func:`read_run_log` reads one back, checked (:data:`LOG_COLUMNS`). The terminal is
-:mod:`.console`'s, the learning curve drawn from these files :mod:`.curve`'s.
+:mod:`piquet_training.ppo.console`'s, the learning curve drawn from these files
+:mod:`piquet_training.ppo.curve`'s.
 """
 
 from __future__ import annotations
@@ -225,14 +230,15 @@ def read_run_log(path: str | Path) -> list[list[str]]:
 
 
 def _number_ok(text: str, *, whole: bool) -> bool:
-    """Whether ``text`` is a finite number (a whole one >= 0 with ``whole``)."""
+    """Whether ``text`` is a finite number (with ``whole``, a whole one >= 0 written in digits,
+    as the run writes it: ``1.234e3`` or ``5.0`` is no count)."""
+    if whole:
+        return text.isascii() and text.isdigit() and len(text) <= 18
     try:
         value = float(text)
     except ValueError:
         return False
-    if not math.isfinite(value):
-        return False
-    return not whole or (value >= 0 and value == int(value))
+    return math.isfinite(value)
 
 
 def read_csv(path: str | Path) -> list[dict[str, str]]:
