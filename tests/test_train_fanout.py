@@ -291,3 +291,31 @@ def test_only_the_vector_collector_fans_out():
         TrainConfig(collector="game", workers=2).validate()
     with pytest.raises(ConfigError, match="ray"):
         TrainConfig(ray="nonsense").validate()
+
+
+def test_an_exploiter_collected_by_two_workers_is_the_one_collected_here(tmp_path: Path):
+    """``piquet exploit --workers 2``: the built-in exploiter's training collects on the two
+    workers its evaluations play on; its periodic edges, weights and final pairs are those of
+    the run collected here."""
+    from piquet_env.rules import make_rules
+    from piquet_training.evaluation.executor import Fanout
+    from piquet_training.exploit.exploiter import exploit
+    from piquet_training.exploit.plan import plan_exploit
+
+    base = TrainConfig(
+        **{**SMALL, "magnet": "", "magnet_coef": 0.0, "num_minibatches": 2},
+        out_dir="/nonexistent/replaced-by-the-plan",
+    )
+
+    def run(where: str, fanout: Fanout) -> Path:
+        plan = plan_exploit(
+            "random", make_rules("mini"), tmp_path / where, steps=600, eval_every=1,
+            periodic_deals=2, base=base, reference="none", pairs=6, fanout=fanout, echo=False,
+        )  # fmt: skip
+        assert plan.cfg.workers == fanout.workers
+        exploit(plan)
+        return tmp_path / where
+
+    here, there = run("here", Fanout()), run("pool", Fanout(2))
+    assert (there / "pairs.csv").read_text() == (here / "pairs.csv").read_text()
+    assert_same_run(here / "exploiter", there / "exploiter")
