@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import os
 import statistics
 import sys
 import tempfile
@@ -32,8 +33,15 @@ MODES: dict[str, dict[str, Any]] = {
     "Ray local, 1 worker": {"workers": 1, "ray": "local"},
     "Ray local, 2 workers": {"workers": 2, "ray": "local"},
     "simulated cluster, 3 nodes": {"workers": 3, "ray": "auto"},
+    "GPU learner, 2 processes": {"workers": 2, "device": "cuda"},
+    "GPU learner, all cores": {"workers": 0, "device": "cuda"},
 }
-"""Where the chunks are collected, as settings (``auto``: the simulated cluster)."""
+"""Where the chunks are collected and the learner learns, as settings (``ray="auto"``: the
+simulated cluster; ``workers=0``: one collector per core but one; ``device="cuda"``: the update
+and the values pass on the GPU, the collectors on the CPU)."""
+
+CPU_MODES = [name for name, where in MODES.items() if where.get("device") != "cuda"]
+"""What ``--modes`` measures by default (``--gpu``: the GPU learner's, beside the CPU's)."""
 
 
 def measure(updates: int, out: Path, **where: Any) -> dict[str, float]:
@@ -95,14 +103,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Measure each mode beside a run here; print the table and the projection."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--updates", type=int, default=6)
-    ap.add_argument("--modes", nargs="*", default=list(MODES), choices=list(MODES))
+    ap.add_argument("--modes", nargs="*", default=CPU_MODES, choices=list(MODES))
+    ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="measure the GPU learner's modes (with the CPU's 2 processes beside them); "
+        "needs a CUDA device",
+    )
     ap.add_argument("--cores", type=int, default=64, help="collectors in the projection")
     args = ap.parse_args(argv)
+    if args.gpu:
+        import torch
+
+        if not torch.cuda.is_available():
+            print("--gpu: no CUDA device here (torch.cuda.is_available() is False)")
+            return 2
+        args.modes = ["2 processes", *(m for m in MODES if MODES[m].get("device") == "cuda")]
     rows, results = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for k, name in enumerate(args.modes):
             ref = measure(args.updates, Path(tmp) / f"ref{k}")
-            where = MODES[name]
+            where = dict(MODES[name])
+            if where.get("workers") == 0:
+                where["workers"] = max(1, (os.cpu_count() or 2) - 1)
             if where.get("ray") == "auto":
                 m = _on_simulated_cluster(args.updates, Path(tmp) / f"run{k}", where)
             else:
