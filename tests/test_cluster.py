@@ -18,31 +18,9 @@ import pytest
 from piquet_env.rules import STANDARD, make_rules
 from piquet_training.evaluation.duplicate import evaluate
 from piquet_training.evaluation.executor import Fanout
+from tests.train_helpers import KILLER
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (the ray extra)")
-
-KILLER = '''\
-"""A heuristic agent that kills its own process at its first move, once (a marker file)."""
-import os
-import signal
-from pathlib import Path
-
-from piquet_agents.heuristic import HeuristicAgent
-
-MARK = Path(__file__).with_suffix(".killed")
-
-
-class Killer(HeuristicAgent):
-    def act(self, turn):
-        if not MARK.exists():
-            MARK.write_text(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGKILL)
-        return super().act(turn)
-
-
-def make(rules, seed):
-    return Killer(seed, name="killer")
-'''
 
 
 @pytest.fixture(scope="module")

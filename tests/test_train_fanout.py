@@ -30,6 +30,7 @@ from piquet_training.ppo.chunks import (
 from piquet_training.seeds import chunk_seed
 from piquet_training.settings.schema import ConfigError
 from piquet_training.settings.train import TrainConfig
+from tests.train_helpers import KILLER
 
 safetensors = pytest.importorskip("safetensors.numpy")
 
@@ -61,29 +62,6 @@ SMALL = dict(
 )
 """A three-update run with everything the fan-out must carry: a warm start, snapshots acting
 from the second update, the random agent, an EMA magnet, periodic and final evaluations."""
-
-KILLER = '''\
-"""A heuristic agent that kills its own process at its first move, once (a marker file)."""
-import os
-import signal
-from pathlib import Path
-
-from piquet_agents.heuristic import HeuristicAgent
-
-MARK = Path(__file__).with_suffix(".killed")
-
-
-class Killer(HeuristicAgent):
-    def act(self, turn):
-        if not MARK.exists():
-            MARK.write_text(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGKILL)
-        return super().act(turn)
-
-
-def make(rules, seed):
-    return Killer(seed, name="killer")
-'''
 
 
 def train_small(out: Path, **settings) -> Path:

@@ -28,6 +28,31 @@ TINY = [
 ]
 """The settings of a tiny single-deal run: two updates, a few games, evaluation against random."""
 
+KILLER = '''\
+"""A heuristic agent that kills its own process at its first move, once (a marker file)."""
+import os
+import signal
+from pathlib import Path
+
+from piquet_agents.heuristic import HeuristicAgent
+
+MARK = Path(__file__).with_suffix(".killed")
+
+
+class Killer(HeuristicAgent):
+    def act(self, turn):
+        if not MARK.exists():
+            MARK.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().act(turn)
+
+
+def make(rules, seed):
+    return Killer(seed, name="killer")
+'''
+"""An external agent (``py:FILE:make``) that kills its own process at its first move, once: a
+real kill of whichever worker plays it (a marker file beside it says it happened)."""
+
 
 def train_cli(out: Path, settings: list[str], *extra: str) -> int:
     """Run ``piquet train --set ...`` with ``settings``, ``out_dir=out`` and then ``extra``
