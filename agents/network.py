@@ -131,6 +131,15 @@ class ActorCritic(nn.Module):
                 arch.get("state_size", 0),
             )
 
+    def frozen_copy(self, device: torch.device | str | None = None) -> ActorCritic:
+        """A frozen copy of this network (its weights now, evaluation mode, no gradients), on
+        ``device`` (default: this network's): a snapshot, a magnet, a fixed opponent, the
+        policy an evaluation plays."""
+        copy = ActorCritic.from_arch(self.arch())
+        copy.load_state_dict(self.state_dict())
+        where = device if device is not None else next(self.parameters()).device
+        return copy.to(where).eval().requires_grad_(False)
+
     def forward(
         self, obs: torch.Tensor, mask: torch.Tensor, state: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -184,6 +184,18 @@ def test_an_update_reads_its_step_and_a_whole_config_still_works_deprecated() ->
         moved.append({k: v.clone() for k, v in model.state_dict().items()})
     assert all(torch.equal(moved[0][k], moved[1][k]) for k in start)
     assert not all(torch.equal(moved[0][k], start[k]) for k in start)
-    assert PPOStep.of(cfg, magnet_coef=0.3) == PPOStep(
-        ent_coef=0.01, num_minibatches=4, magnet_coef=0.3
-    )
+    step = PPOStep.of(cfg, magnet_coef=0.3)
+    assert (step.ent_coef, step.num_minibatches, step.magnet_coef) == (0.01, 4, 0.3)
+    assert step.clip_coef == cfg.clip_coef and step.update_epochs == cfg.update_epochs
+
+
+def test_the_steps_values_come_from_the_settings_alone() -> None:
+    """``PPOStep`` declares no default (the settings' are the only ones), and ``PPOStep.of``
+    refuses a name it does not know or a field the settings lack, rather than skip it."""
+    import dataclasses
+
+    assert all(f.default is dataclasses.MISSING for f in dataclasses.fields(PPOStep))
+    with pytest.raises(TypeError, match="no field ent_coeff"):
+        PPOStep.of(TrainConfig(), ent_coeff=0.1)
+    with pytest.raises(TypeError, match="have no clip_coef"):
+        PPOStep.of(object(), **{f.name: 0 for f in dataclasses.fields(PPOStep)[1:]})

@@ -178,3 +178,24 @@ def test_actor_stack_routes_samples_and_refuses_mixed_networks() -> None:
         ActorStack([*nets, ActorCritic(6, 5, (4,))])
     with pytest.raises(ValueError, match="at least one"):
         ActorStack([])
+
+
+def test_a_frozen_copy_holds_the_weights_of_its_moment() -> None:
+    """``ActorCritic.frozen_copy``, the one copy a snapshot, a magnet, an opponent and an
+    evaluation take: the same weights, in evaluation mode, without gradients, and apart from the
+    network it was copied from (training it later changes nothing of the copy)."""
+    import torch
+
+    from piquet_agents.network import ActorCritic
+
+    net = ActorCritic(10, 4, (8,), "tanh", 6)
+    copy = net.frozen_copy()
+    before = {k: v.clone() for k, v in copy.state_dict().items()}
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    assert not copy.training and not any(p.requires_grad for p in copy.parameters())
+    assert copy.arch() == net.arch() and next(copy.parameters()).device.type == "cpu"
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(1.0)
+    assert all(torch.equal(before[k], v) for k, v in copy.state_dict().items())
+    assert any(p.requires_grad for p in net.parameters())

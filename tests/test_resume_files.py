@@ -163,3 +163,29 @@ def test_exploit_resume_refuses_a_tampered_run_before_training(tmp_path: Path, c
         f"piquet exploit: cannot resume: {run / 'eval.csv'}: not UTF-8 text\n"
     )
     assert (run / ck.LATEST_FILE).read_bytes() == before  # nothing trained, nothing saved
+
+
+def test_the_run_folder_speaks_in_values(tmp_path: Path) -> None:
+    """:class:`RunFolder`'s refusals name the folder and what is in it, not a command's flags
+    (the command adds them); a resume of a folder with no run, an output that is a folder and a
+    folder that is a file are refused the same way."""
+    from piquet_training.run_folder import RunFolder
+
+    run = RunFolder(tmp_path / "run", holds=("policy.safetensors", "checkpoints/x"))
+    run.check_fresh()  # nothing there yet
+    with pytest.raises(RunFolderError, match="holds no run to continue"):
+        run.check_resumable()
+    run.create()
+    (run.path / "policy.safetensors").write_text("a run")
+    with pytest.raises(RunFolderError) as info:
+        run.check_fresh()
+    assert info.value.held == ("policy.safetensors",) and info.value.path == str(run.path)
+    assert "--" not in str(info.value)
+    run.check_fresh(overwrite=True)
+    run.check_resumable()
+    (run.path / "out.csv").mkdir()
+    with pytest.raises(RunFolderError, match="out.csv: is a folder, where the run writes a file"):
+        run.check_writable(["out.csv", "other.csv"])
+    (tmp_path / "file").write_text("")
+    with pytest.raises(RunFolderError, match="exists and is not a folder"):
+        RunFolder(tmp_path / "file").check_fresh()

@@ -17,7 +17,6 @@ import pytest
 
 pytest.importorskip("starlette", reason="the web table needs the web extra: pip install '.[web]'")
 
-from starlette.testclient import TestClient
 
 from piquet_agents.loop import play_game
 from piquet_env.agent import RandomAgent
@@ -25,19 +24,10 @@ from piquet_env.game import Game, load_record
 from piquet_env.game.record import save_record
 from piquet_env.rules import STANDARD
 from piquet_table import results
-from piquet_table.web.app import create_app
 from piquet_table.web.records import SERVER_NAME
-from tests.web_helpers import answer, make_hub
-
-
-def _client(tmp_path, **limits):
-    hub = make_hub(tmp_path / "records", **limits)
-    return hub, TestClient(create_app(hub, allowed_hosts=["testserver"]))
-
-
-def _send(ws, msg) -> dict:
-    ws.send_text(json.dumps(msg))
-    return ws.receive_json()
+from tests.web_helpers import answer
+from tests.web_helpers import client as _client
+from tests.web_helpers import send as _send
 
 
 def _leave(ws) -> None:

@@ -13,7 +13,6 @@ import pytest
 pytest.importorskip("starlette", reason="the web table needs the web extra: pip install '.[web]'")
 pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx (the test extra)")
 
-from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from piquet_agents.loop import play_game
@@ -21,19 +20,11 @@ from piquet_env.agent import RandomAgent
 from piquet_env.game import Game, load_record, replay
 from piquet_env.game.record import save_record
 from piquet_table.replay import replay_steps
-from piquet_table.web.app import MAX_UPLOAD_BYTES, create_app
+from piquet_table.web.app import MAX_UPLOAD_BYTES
 from piquet_table.web.protocol import MAX_MESSAGE_CHARS
-from tests.web_helpers import answer, make_hub
-
-
-def _client(tmp_path, **limits):
-    hub = make_hub(tmp_path / "records", **limits)
-    return hub, TestClient(create_app(hub, allowed_hosts=["testserver"]))
-
-
-def _send(ws, msg) -> dict:
-    ws.send_text(json.dumps(msg))
-    return ws.receive_json()
+from tests.web_helpers import answer
+from tests.web_helpers import client as _client
+from tests.web_helpers import send as _send
 
 
 def _expect(ws, msg: dict, kind: str) -> dict:

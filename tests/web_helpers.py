@@ -1,6 +1,7 @@
-"""Helpers for the web table's tests: a hub with quick opponents, the application served by
-uvicorn on a free port, a player that answers every choice (the benchmark's), and the cards a
-message names."""
+"""Helpers for the web table's tests: a hub with quick opponents, the one test client of the
+application (Starlette's) and its one way to send a message, the application served by uvicorn on
+a free port, a player that answers every choice (the benchmark's), and the cards a message
+names."""
 
 from __future__ import annotations
 
@@ -37,6 +38,23 @@ def make_hub(records: Path, rules: Rules = STANDARD, seed: int = 1, **limits: fl
     are unlimited unless given (:data:`UNLIMITED_RATES`)."""
     limits = {**UNLIMITED_RATES, **limits}
     return Hub(rules, dict(QUICK), records, seed=seed, limits=Limits(**limits))
+
+
+def client(tmp_path: Path, **limits: float) -> tuple[Hub, object]:
+    """A hub over ``tmp_path/records`` (:func:`make_hub`) and Starlette's test client of the
+    application on it (the test extra's httpx: imported here, not by the helpers' users)."""
+    from starlette.testclient import TestClient
+
+    from piquet_table.web.app import create_app
+
+    hub = make_hub(tmp_path / "records", **limits)
+    return hub, TestClient(create_app(hub, allowed_hosts=["testserver"]))
+
+
+def send(ws: object, msg: dict) -> dict:
+    """Send ``msg`` on the test client's socket ``ws`` and return the next message."""
+    ws.send_text(json.dumps(msg))  # type: ignore[attr-defined]
+    return ws.receive_json()  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager

@@ -1,7 +1,19 @@
-"""Self-play training, evaluation and rating of Piquet policies, and the ``piquet`` command line.
+"""Self-play training, evaluation and rating of Piquet policies: one package per system.
 
-Everything here needs the ``train`` extra (``pip install "piquet-env[train]"``): importing the
-package without it raises an ``ImportError`` that names the missing modules and the extra.
+- :mod:`.settings`: every run's settings, read and checked once;
+- :mod:`.ppo`: the built-in self-play trainer; :mod:`.rllib`: the same on Ray RLlib;
+- :mod:`.evaluation`: duplicate matches, paired comparisons, the ladder, their statistics;
+- :mod:`.exploit`: exploitability bounds (a plan, a trainer and a measure);
+- :mod:`.benchmark`: the benchmark protocol and its runs; :mod:`.studies`: the scripts behind the
+  results pages;
+- beside them, what several use: :mod:`.run_folder` (a run's folder and its checks),
+  :mod:`.run_log` (a run's CSV files), :mod:`.seeds` (every derived seed, named),
+  :mod:`.warm_start`, :mod:`.exact`, :mod:`.memory`.
+
+The command line (``piquet_cli``) and the tables (``piquet_table``) sit above this package and
+are packages of their own. Everything here needs the ``train`` extra (``pip install
+"piquet-env[train]"``): importing the package without it raises an ``ImportError`` that names the
+missing modules and the extra.
 """
 
 import os

@@ -18,11 +18,13 @@ from pathlib import Path
 
 class RunFolderError(ValueError):
     """A run folder that cannot take the run asked for; the message says why and what to do.
-    ``path`` is the folder (or the file) in question."""
+    ``path`` is the folder (or the file) in question; ``held``, for a new run in a folder that
+    holds one, the run's files there (a command names its own flags from them)."""
 
-    def __init__(self, message: str, *, path: str | Path = "") -> None:
+    def __init__(self, message: str, *, path: str | Path = "", held: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.path = str(path)
+        self.held = held
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,7 @@ class RunFolder:
         return [name for name in self.holds if os.path.lexists(self.path / name)]
 
     def check_fresh(
-        self,
-        *,
-        overwrite: bool = False,
-        elsewhere: str = "train elsewhere with --set out_dir=DIR",
+        self, *, overwrite: bool = False, elsewhere: str = "start it in another folder"
     ) -> None:
         """Refuse to start a run in a folder that holds one already, unless ``overwrite``: a
         second run must not silently replace the first. ``elsewhere`` says how to put the run in
@@ -53,9 +52,10 @@ class RunFolder:
         held = self.held()
         if held and not overwrite:
             raise RunFolderError(
-                f"{self.path} holds a run already ({', '.join(held)}): continue it with "
-                f"--resume {self.path}, replace it with --overwrite, or {elsewhere}",
+                f"{self.path} holds a run already ({', '.join(held)}): continue it (resume), "
+                f"replace it (overwrite), or {elsewhere}",
                 path=self.path,
+                held=tuple(held),
             )
 
     def check_resumable(self) -> None:
@@ -147,7 +147,7 @@ def check_fresh_run_dir(
     *,
     overwrite: bool,
     files: tuple[str, ...],
-    elsewhere: str = "train elsewhere with --set out_dir=DIR",
+    elsewhere: str = "start it in another folder",
 ) -> None:
     """:meth:`RunFolder.check_fresh` of the folder ``out_dir`` holding ``files``.
 

@@ -297,10 +297,35 @@ def write_or_fall_back(
         return fallback
 
 
+ELSEWHERE = {
+    "train": "train elsewhere with --set out_dir=DIR (--out DIR for --backend rllib)",
+    "exploit": "exploit elsewhere with --out DIR",
+    "solve": "solve elsewhere with --out DIR",
+}
+"""How each command puts a run in another folder: the flags of a run folder's refusal."""
+
+
+def _run_folder_reason(command: str | None, err: BaseException) -> str | None:
+    """A new run refused in a folder that holds one
+    (:class:`~piquet_training.run_folder.RunFolderError` with ``held``), in ``command``'s
+    flags; None for any other error."""
+    held = getattr(err, "held", ())
+    if type(err).__name__ != "RunFolderError" or not held:
+        return None
+    path = getattr(err, "path", "")
+    resume = "--resume" if command == "exploit" else f"--resume {path}"
+    elsewhere = ELSEWHERE.get(command or "", "run elsewhere")
+    return (
+        f"{path} holds a run already ({', '.join(held)}): continue it with {resume}, replace it "
+        f"with --overwrite, or {elsewhere}"
+    )
+
+
 def report_user_error(command: str | None, err: BaseException) -> int:
-    """Print ``piquet COMMAND: REASON`` to stderr and return exit status 2."""
+    """Print ``piquet COMMAND: REASON`` to stderr and return exit status 2 (a run folder's
+    refusal names the command's flags, :data:`ELSEWHERE`)."""
     prog = f"piquet {command}" if command else "piquet"
-    reason = str(err).strip() or type(err).__name__
+    reason = _run_folder_reason(command, err) or str(err).strip() or type(err).__name__
     if isinstance(err, KeyError) and err.args:  # KeyError's str() adds quotes
         reason = str(err.args[0])
     print(f"{prog}: {reason}", file=sys.stderr)

@@ -24,8 +24,7 @@ def evaluate_policy(
     twice). ``model`` may be a saved policy's path, which ``workers`` processes then load."""
     rules = make_rules(cfg.rules)
     if isinstance(model, ActorCritic):
-        snapshot = ActorCritic.from_arch(model.arch())
-        snapshot.load_state_dict({k: v.cpu() for k, v in model.state_dict().items()})
+        snapshot = model.frozen_copy("cpu")
         agent: PolicyAgent | str = PolicyAgent(snapshot, rules, greedy=True, name="policy")
         workers = 1
     else:

@@ -41,8 +41,31 @@ from piquet_training.evaluation.stats import mean_ci
 
 REPORT_MAX_BYTES = 256 << 20
 """The largest report :func:`read_report` reads (2,000 pairs take about 0.6 MB)."""
-SAME_DEALS = ("rules", "mode", "seed", "n_pairs")
-"""What two reports must share to have played the same deals."""
+
+
+@dataclass(frozen=True)
+class Deals:
+    """The deals a match was played on, whoever played them: its rules, mode, seed and number
+    of pairs. Two results with equal ``Deals`` compare pair by pair (an eval report, an exploit
+    run's final evaluation); :func:`same_deals` says where two differ."""
+
+    rules: str
+    mode: str
+    seed: int
+    pairs: int
+
+
+def same_deals(a: Deals, b: Deals) -> tuple[str, Any, Any] | None:
+    """The first field where ``a`` and ``b`` differ, with its two values; None if they are the
+    same deals.
+
+    >>> same_deals(Deals("standard", "deal", 0, 10), Deals("standard", "deal", 1, 10))
+    ('seed', 0, 1)
+    """
+    for f in fields(Deals):
+        if getattr(a, f.name) != getattr(b, f.name):
+            return f.name, getattr(a, f.name), getattr(b, f.name)
+    return None
 
 
 class ReportError(ValueError):
@@ -117,6 +140,11 @@ class Report:
     n_pairs: int
     variance_reduction: str
     points: dict[int, float]
+
+    @property
+    def deals(self) -> Deals:
+        """The deals the report was played on."""
+        return Deals(self.rules, self.mode, self.seed, self.n_pairs)
 
     @property
     def edge(self) -> Edge:
@@ -216,13 +244,14 @@ def compare_reports(path_a: str | Path, path_b: str | Path) -> Comparison:
     have played the same deals (the same rules, mode, seed and number of pairs); else a
     :class:`ReportError` says which differs."""
     a, b = read_report(path_a), read_report(path_b)
-    for key in SAME_DEALS:
-        if getattr(a, key) != getattr(b, key):
-            raise ReportError(
-                f"not the same deals: {key} is {getattr(a, key)!r} in {path_a} and "
-                f"{getattr(b, key)!r} in {path_b} (play both with the same --seed, --deals, "
-                "--rules and --mode)"
-            )
+    differ = same_deals(a.deals, b.deals)
+    if differ is not None:
+        key, in_a, in_b = differ
+        raise ReportError(
+            f"not the same deals: {'n_pairs' if key == 'pairs' else key} is {in_a!r} in "
+            f"{path_a} and {in_b!r} in {path_b} (play both with the same --seed, --deals, "
+            "--rules and --mode)"
+        )
     if a.points.keys() != b.points.keys():
         raise ReportError(f"{path_a} and {path_b}: the reports hold different pairs")
     return Comparison(a, b, Edge.paired(a.points, b.points))

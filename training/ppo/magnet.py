@@ -68,8 +68,7 @@ class Magnet:
         self.decay = decay
         self.network: ActorCritic | None = None
         if kind == "ema":
-            self.network = ActorCritic.from_arch(model.arch()).to(next(model.parameters()).device)
-            self.network.load_state_dict(model.state_dict())
+            self.network = model.frozen_copy()
         elif kind != "uniform":
             from piquet_agents.checkpoint import load_policy
 

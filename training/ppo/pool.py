@@ -61,10 +61,7 @@ def resolve_opponent(
 
     agent = make_agent(spec, rules, seed=seed)
     if isinstance(agent, PolicyAgent):
-        net = ActorCritic.from_arch(agent.model.arch())
-        net.load_state_dict(agent.model.state_dict())
-        net = net.to(device).eval().requires_grad_(False)
-        return Opponent(spec, network=net, greedy=agent.greedy)
+        return Opponent(spec, network=agent.model.frozen_copy(device), greedy=agent.greedy)
     if isinstance(agent, RandomAgent):
         return Opponent(spec, RandomAgent, random=True)
     return Opponent(spec, lambda: make_agent(spec, rules, seed=seed))
@@ -144,10 +141,7 @@ class OpponentPool:
 
     def add_snapshot(self, update: int) -> None:
         """Freeze a copy of the learner's current weights into the pool."""
-        snap = ActorCritic.from_arch(self.learner.arch())
-        snap.load_state_dict(self.learner.state_dict())
-        snap.to(next(self.learner.parameters()).device).eval().requires_grad_(False)
-        self.snapshots.append(snap)
+        self.snapshots.append(self.learner.frozen_copy())
         self.snapshot_updates.append(update)
         if len(self.snapshots) > self.size:
             self.snapshots.pop(0)

@@ -28,33 +28,42 @@ from piquet_training.ppo.magnet import Magnet, kl_to_magnet
 class PPOStep:
     """What one PPO update reads: the clipped objective's settings and this update's entropy
     bonus and magnet pull (their schedules' values, :func:`piquet_training.ppo.magnet.scheduled`).
+    Its values come from the run's settings alone (:meth:`of`): it declares no default of its
+    own.
 
     >>> from piquet_training.settings.train import TrainConfig
     >>> PPOStep.of(TrainConfig(), ent_coef=0.01).num_minibatches
     16
     """
 
-    clip_coef: float = 0.2
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    update_epochs: int = 1
-    num_minibatches: int = 16
-    norm_adv: bool = True
-    clip_vloss: bool = False
-    target_kl: float = 0.0
-    ent_coef: float = 0.001
-    magnet_coef: float = 0.0
+    clip_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    update_epochs: int
+    num_minibatches: int
+    norm_adv: bool
+    clip_vloss: bool
+    target_kl: float
+    ent_coef: float
+    magnet_coef: float
 
     @classmethod
     def of(cls, settings: Any, **coefficients: float) -> PPOStep:
         """The step of a run's settings (a :class:`~piquet_training.settings.train.TrainConfig`):
-        each field read by name, ``coefficients`` (``ent_coef``, ``magnet_coef``) as given."""
-        values = {
-            f.name: getattr(settings, f.name)
-            for f in dataclasses.fields(cls)
-            if hasattr(settings, f.name)
-        }
-        return cls(**{**values, **coefficients})
+        each field read by name, ``coefficients`` (``ent_coef``, ``magnet_coef``: this update's
+        values of their schedules) as given. A name that is no field of the step, or a field
+        that the settings lack, is a ``TypeError`` naming it, never skipped."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(coefficients) - set(names))
+        if unknown:
+            raise TypeError(f"PPOStep has no field {', '.join(unknown)} (its fields: {names})")
+        missing = [n for n in names if n not in coefficients and not hasattr(settings, n)]
+        if missing:
+            raise TypeError(
+                f"PPOStep.of: the settings {type(settings).__name__} have no {', '.join(missing)}"
+            )
+        return cls(**{n: coefficients[n] if n in coefficients else getattr(settings, n)
+                      for n in names})  # fmt: skip
 
 
 def gae(

@@ -1,4 +1,5 @@
-"""The terminal programs: ``piquet play`` (:mod:`.session`) and ``piquet replay`` (:mod:`.replay`).
+"""The tables people play at: in the terminal, ``piquet play`` (:mod:`.session`) and ``piquet
+replay`` (:mod:`.replay`); in the browser, :mod:`.web`; and their results, :mod:`.results`.
 
 :mod:`.text` formats cards, hands and scores; :mod:`.narrate` turns the engine's events into
 sentences for one reader; :mod:`.input` parses what a player types; :mod:`.signals` ends a game
