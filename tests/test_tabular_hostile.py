@@ -310,3 +310,54 @@ def test_a_member_whose_zip_entry_and_header_disagree_is_refused(solved, tmp_pat
             np.save(b, arr)
             zf.writestr(f"{name}.npy", lying if name == "probs" else b.getvalue())
     _refused(path, r"member 'probs' declares [\d,]+ bytes, not the 168 of its header's shape")
+
+
+def _eval(path: Path, capsys) -> str:
+    from piquet_cli import main
+
+    argv = ["eval", str(path), "random", "--rules", TINY, "--deals", "20", "--no-progress"]
+    rc = main([*argv, "--seed", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.count("\n") == 1 and err.startswith("piquet eval: "), err
+    return err
+
+
+def test_an_empty_policy_is_refused_on_loading(solved, tmp_path, capsys):
+    empty = {
+        "key": np.zeros((0, 2), np.uint64),
+        "player": np.zeros(0, np.int8),
+        "legal": np.zeros(0, np.uint64),
+        "slot_start": np.zeros(1, np.int64),
+        "slot_action": np.zeros(0, np.int8),
+        "probs": np.zeros(0, np.float32),
+    }
+    path = _with(solved, tmp_path, **empty)
+    _refused(path, "no information states")
+    assert "no information states" in _eval(path, capsys)
+
+
+def test_a_policy_whose_keys_are_all_equal_is_refused_on_loading(solved, tmp_path, capsys):
+    key = _arrays(solved)["key"]
+    key[:] = key[0]
+    player = np.zeros(len(key), np.int8)
+    path = _with(solved, tmp_path, key=key, player=player)
+    _refused(path, "information states 0 and 1 have the same key")
+    assert "have the same key" in _eval(path, capsys)
+
+
+def test_a_policy_playing_an_illegal_move_is_one_line_in_play(solved, tmp_path, capsys):
+    # each information state's actions moved to other ones, consistently: the file passes every
+    # check of its own, and its moves are not the game's
+    arrays = _arrays(solved)
+    action = arrays["slot_action"].astype(np.int64)
+    start, legal = arrays["slot_start"], arrays["legal"].copy()
+    forced = np.flatnonzero(np.diff(start) == 1)
+    for i in forced:
+        a = int(action[start[i]])
+        action[start[i]] = a + 1 if a < 30 else a - 1
+        legal[i] = np.uint64(1) << np.uint64(action[start[i]])
+    path = _with(solved, tmp_path, slot_action=action.astype(np.int8), legal=legal)
+    P.TabularPolicy.load(path)  # its own checks pass
+    err = _eval(path, capsys)
+    assert "where the game allows" in err and str(path) in err

@@ -382,7 +382,9 @@ class TabularPolicy:
         return np.where(hit, idx, -1)
 
     def probabilities(self, game: Game, player: int) -> dict[int, float]:
-        """The action probabilities at ``player``'s turn in ``game``."""
+        """The action probabilities at ``player``'s turn in ``game``: :class:`ExactPolicyError`
+        where the policy has no entry for it, or an entry whose actions are not the game's
+        legal ones (a file that passed its checks but is of another tree)."""
         key = np.array([info_key(game, player)], dtype=np.uint64)
         i = int(self.lookup(key, np.array([0 if player == game.elder else 1]))[0])
         if i < 0:
@@ -391,7 +393,14 @@ class TabularPolicy:
                 "rules, or a history its tree never reached)"
             )
         a, b = int(self.slot_start[i]), int(self.slot_start[i + 1])
-        return {int(self.slot_action[s]): float(self.probs[s]) for s in range(a, b)}
+        probs = {int(self.slot_action[s]): float(self.probs[s]) for s in range(a, b)}
+        legal = sorted(game.legal_actions())
+        if sorted(probs) != legal:
+            raise ExactPolicyError(
+                f"the tabular policy's information state {i} plays actions {sorted(probs)}, "
+                f"where the game allows {legal} (a policy of another tree)"
+            )
+        return probs
 
     def save(self, path: str | Path) -> Path:
         """Write the policy to ``path`` (``.npz``), whole or not at all."""
@@ -722,6 +731,8 @@ def _element_limit(path: Path, rules: Rules) -> int:
 def _check_values(path: Path, rules: Rules, arrays: dict[str, np.ndarray]) -> None:
     """Players, slots, actions and probabilities of a policy file, each checked."""
     player, start = arrays["player"], arrays["slot_start"].astype(np.int64, copy=False)
+    if player.size == 0:
+        raise ExactPolicyError(f"{path}: no information states (a policy plays none of its games)")
     action = arrays["slot_action"].astype(np.int64)
     probs = arrays["probs"].astype(np.float64, copy=False)
     bad = np.flatnonzero((player != 0) & (player != 1))
@@ -753,6 +764,14 @@ def _check_values(path: Path, rules: Rules, arrays: dict[str, np.ndarray]) -> No
         raise ExactPolicyError(
             f"{path}: information state {bad[0]}'s actions are not its legal actions, each once "
             "in ascending order"
+        )
+    packed = arrays["key"][:, 0].astype(np.uint64) ^ player.astype(np.uint64)
+    order = np.argsort(packed, kind="stable")
+    same = np.flatnonzero(packed[order][1:] == packed[order][:-1])
+    if same.size:
+        i, j = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+        raise ExactPolicyError(
+            f"{path}: information states {i} and {j} have the same key (one could never be found)"
         )
     bad = np.flatnonzero(~np.isfinite(probs) | (probs < 0))
     if bad.size:
@@ -904,7 +923,10 @@ class TabularAgent:
                 f"tabular policy {self.name!r} is of {self.policy.rules.name!r}, not "
                 f"{turn.game.rules.name!r}"
             )
-        probs = self.action_probabilities(turn)
+        try:
+            probs = self.action_probabilities(turn)
+        except ExactPolicyError as exc:
+            raise ExactPolicyError(f"tabular policy {self.name}: {exc}") from None
         actions = sorted(probs)
         p = np.array([probs[a] for a in actions])
         return int(actions[int(self._rng.choice(len(actions), p=p / p.sum()))])
