@@ -822,11 +822,26 @@ def save_cfr_checkpoint(solver: CFRPlus, path: str | Path, **meta: Any) -> Path:
     return path
 
 
+MAX_CHECKPOINT_VALUE = 1e300
+"""The largest regret or strategy sum a checkpoint may hold: far beyond any run's (a strategy sum
+grows as the square of the iterations), and far enough below a float's range that the sums over
+an information state's slots, and the iterations to come, stay finite."""
+
+
+def cfr_checkpoint_rules(path: str | Path) -> tuple[Rules, dict[str, Any]]:
+    """The rules and metadata a CFR+ checkpoint names, read from its metadata alone (checked as
+    :func:`read_checked_npz` checks it), so that a checkpoint of other rules is refused before
+    their tree is built. :class:`ExactPolicyError` names the file and what is wrong."""
+    rules, _, meta = read_checked_npz(Path(path), {}, CFR_CHECKPOINT_FORMAT, CFR_CHECKPOINT_VERSION)
+    return rules, meta
+
+
 def load_cfr_checkpoint(tree: GameTree, path: str | Path) -> tuple[CFRPlus, dict[str, Any]]:
     """A CFR+ solver of ``tree`` where the checkpoint ``path`` left it, and the checkpoint's
     other metadata; read as untrusting as a tabular policy (:func:`read_checked_npz`): of the
-    tree's rules, one regret and strategy sum per slot, each finite and non-negative, a count of
-    iterations and of seconds. :class:`ExactPolicyError` names the file and what is wrong."""
+    tree's rules, one regret and strategy sum per slot, each from 0 to
+    :data:`MAX_CHECKPOINT_VALUE`, a count of iterations and of seconds. :class:`ExactPolicyError`
+    names the file and what is wrong."""
     path = Path(path)
     rules, arrays, meta = read_checked_npz(
         path, _CHECKPOINT_ARRAYS, CFR_CHECKPOINT_FORMAT, CFR_CHECKPOINT_VERSION
@@ -841,10 +856,11 @@ def load_cfr_checkpoint(tree: GameTree, path: str | Path) -> tuple[CFRPlus, dict
             raise ExactPolicyError(
                 f"{path}: {name} has shape {a.shape}, not the tree's {tree.n_slots} slots"
             )
-        bad = np.flatnonzero(~np.isfinite(a) | (a < 0))
+        bad = np.flatnonzero(~np.isfinite(a) | (a < 0) | (a > MAX_CHECKPOINT_VALUE))
         if bad.size:
             raise ExactPolicyError(
-                f"{path}: {name}[{bad[0]}] is {a[bad[0]]}, not a finite number of at least 0"
+                f"{path}: {name}[{bad[0]}] is {a[bad[0]]}, not a number from 0 to "
+                f"{MAX_CHECKPOINT_VALUE:g}"
             )
     iterations, seconds = meta.get("iterations"), meta.get("seconds")
     if not (isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0):
