@@ -399,6 +399,7 @@ def test_a_restart_revokes_the_cookies_unless_the_secret_is_kept(tmp_path):
     assert served(app(token="another", cookie_secret=secret), cookie) == 401
     short = tmp_path / "short"
     short.write_text("abc\n")
+    short.chmod(0o600)
     with pytest.raises(ValueError, match="at least 32 characters"):
         cookie_secret(short)
     with pytest.raises(ValueError, match="is a directory"):
@@ -684,3 +685,23 @@ def test_record_uploads_at_once_are_bounded_per_address_and_in_all(tmp_path):
             assert time.monotonic() < deadline, status
             time.sleep(0.1)
         second.close()
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o604, 0o620, 0o660, 0o666])
+def test_a_cookie_secret_others_can_read_or_write_is_refused(tmp_path, capsys, mode):
+    """A world-readable or world-writable --cookie-secret-file was used without a word: whoever
+    reads it can make a cookie. Now it is refused, naming the file and the chmod, as ssh does."""
+    from piquet_cli import main
+    from piquet_table.web.token import cookie_secret
+
+    kept = tmp_path / "cookie-secret"
+    cookie_secret(kept)  # made readable by its owner only
+    kept.chmod(mode)
+    with pytest.raises(ValueError, match=f"permissions {mode:04o} are too open"):
+        cookie_secret(kept)
+    argv = ["serve", "--token", "--cookie-secret-file", str(kept), "--port", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"chmod 600 {kept}" in err
+    kept.chmod(0o600)
+    assert len(cookie_secret(kept)) == 64
