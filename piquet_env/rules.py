@@ -21,6 +21,11 @@ RULE_SETS = ("standard", "classic")
 VARIANTS = ("orbis", "saison", "normand", "mini")
 
 
+MAX_PARTIE_DEALS = 20
+"""The most deals a partie may play, tie-break deals included: the game keeps totals up to 5,000
+(``piquet_env.game.scoring.MAX_TOTAL``) and a deal scores at most 250
+(``MAX_DEAL_POINTS``); ``tests/test_rules.py`` checks the two agree."""
+
 STANDARD_YOUNGER_MAX = 3
 """Younger's most under the standard rules (RULES.md section 4): always accepted as a limit."""
 
@@ -81,19 +86,31 @@ class Rules:
         for v in self.variants:
             if v not in VARIANTS:
                 raise ValueError(f"unknown variant {v!r}; expected some of {VARIANTS}")
+        if self.variants != tuple(v for v in VARIANTS if v in self.variants):
+            raise ValueError(
+                f"variants must be given once each, in the order {VARIANTS}, got {self.variants}"
+            )
         for name in ("trick_scoring", "repique_reckoning", "settlement"):
             if getattr(self, name) not in RULE_SETS:
                 raise ValueError(f"{name} must be one of {RULE_SETS}, got {getattr(self, name)!r}")
         if self.deals < 2 or self.deals % 2:
             raise ValueError(f"deals must be a positive even number, got {self.deals}")
+        most = MAX_PARTIE_DEALS - (2 if self.tie_break_deals else 0)
+        if self.deals > most:
+            raise ValueError(
+                f"deals must be at most {most} (a partie's totals must stay within the largest "
+                f"the game keeps: {MAX_PARTIE_DEALS} deals, tie-break deals included), got "
+                f"{self.deals}"
+            )
         if not 1 <= self.suits <= 4:
             raise ValueError(f"suits must be 1..4, got {self.suits}")
         if not 1 <= self.ranks <= 8:
             raise ValueError(f"ranks must be 1..8, got {self.ranks}")
-        if self.hand_size < 1 or 2 * self.hand_size > self.pack_size:
+        if self.hand_size < 1 or 2 * self.hand_size >= self.pack_size:
             raise ValueError(
-                f"hand_size must be 1..{self.pack_size // 2} (two hands from the "
-                f"{self.pack_size}-card pack), got {self.hand_size}"
+                f"hand_size must be 1..{(self.pack_size - 1) // 2} (two hands from the "
+                f"{self.pack_size}-card pack, and a talon of at least one card), got "
+                f"{self.hand_size}"
             )
         if not 0 <= self.elder_part <= self.talon_size:
             raise ValueError(
@@ -110,6 +127,11 @@ class Rules:
             raise ValueError(
                 f"younger_min_exchange {self.younger_min_exchange} is outside "
                 "0..younger_max_exchange"
+            )
+        if self.younger_min_exchange > self.hand_size:
+            raise ValueError(
+                f"younger_min_exchange {self.younger_min_exchange} is more than the "
+                f"{self.hand_size} cards of a hand: younger could not discard them"
             )
         self._check_younger_limits()
 

@@ -6,8 +6,10 @@ may have been edited, cut short or swapped for something else. These helpers tur
 an :class:`UntrustedError` (a ``ValueError``) saying what is wrong, never another exception or a
 hang:
 
-- :func:`read_regular_file`: the file's type (:func:`file_kind`) and size are checked before it is
-  opened (a FIFO or a device is refused, without blocking), then at most so many bytes are read;
+- :func:`open_regular_file` and :func:`read_regular_file`: the file's type (:func:`file_kind`) and
+  size are checked before it is opened (a FIFO or a device is refused, without blocking), then at
+  most so many bytes are read;
+- :func:`read_lines`: a file line by line, no line held longer than a cap;
 - :func:`read_json_file`: the two together, the file named once in any message;
 - :func:`parse_json`: JSON without ``NaN`` or ``Infinity``, without numbers beyond a float's
   range, and nested no deeper than :data:`MAX_DEPTH` (or the depth given);
@@ -36,7 +38,10 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "MAX_DEPTH",
@@ -44,8 +49,10 @@ __all__ = [
     "canonical_json",
     "file_kind",
     "json_kind",
+    "open_regular_file",
     "parse_json",
     "read_json_file",
+    "read_lines",
     "read_regular_file",
     "sha256_hex",
     "short_json",
@@ -92,17 +99,17 @@ def file_kind(mode: int) -> str:
     return "an unknown kind of file"
 
 
-def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
-    """The bytes of ``path``, a regular file of at most ``max_bytes`` bytes; ``what`` says what
-    it should be (``"a game record"``), for the messages.
+@contextmanager
+def open_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> Iterator[BinaryIO]:
+    """``path`` opened for reading in binary, once it is known to be a regular file of at most
+    ``max_bytes`` bytes; ``what`` says what it should be (``"a game record"``), for the messages.
 
     Its type and size are checked before it is opened, and again on the open file (opened without
     blocking, so a FIFO put there in between cannot hang the read). Raises :class:`UntrustedError`
-    naming the file: missing, a directory, not a regular file (a FIFO, a device, a socket), over
-    ``max_bytes``, or unreadable.
+    naming the file: missing, a directory, not a regular file (a FIFO, a device, a socket, which
+    a link to ``/dev/zero`` is), over ``max_bytes``, or unreadable.
     """
     path = Path(path)
-    limit = _size_text(max_bytes)
 
     def check(info: os.stat_result) -> None:
         if stat.S_ISDIR(info.st_mode):
@@ -111,22 +118,56 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> byt
             raise UntrustedError(f"{path}: is {file_kind(info.st_mode)}, not a regular file")
         if info.st_size > max_bytes:
             raise UntrustedError(
-                f"{path}: {info.st_size:,} bytes, over the {limit} {what} may take"
+                f"{path}: {info.st_size:,} bytes, over the {_size_text(max_bytes)} {what} may take"
             )
 
     try:
         check(os.stat(path))
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            check(os.fstat(f.fileno()))  # the file opened is the file checked
-            data = f.read(max_bytes + 1)
     except FileNotFoundError:
         raise UntrustedError(f"{path}: no such file") from None
     except OSError as err:
         raise UntrustedError(f"{path}: cannot be read ({err.strerror or err})") from None
+    with os.fdopen(fd, "rb") as f:
+        check(os.fstat(f.fileno()))  # the file opened is the file checked
+        yield f
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``max_bytes`` bytes, checked as
+    :func:`open_regular_file` checks it; ``what`` says what it should be, for the messages."""
+    try:
+        with open_regular_file(path, max_bytes, what) as f:
+            data = f.read(max_bytes + 1)
+    except OSError as err:
+        raise UntrustedError(f"{path}: cannot be read ({err.strerror or err})") from None
     if len(data) > max_bytes:  # it grew while being read
-        raise UntrustedError(f"{path}: over the {limit} {what} may take")
+        raise UntrustedError(f"{path}: over the {_size_text(max_bytes)} {what} may take")
     return data
+
+
+def read_lines(f: BinaryIO, max_line: int, where: str, max_bytes: int) -> Iterator[bytes]:
+    """Each line of the open file ``f`` in turn (its newline kept; the last may lack one), read
+    so that no more than ``max_line`` bytes are ever held for one line: :class:`UntrustedError`
+    naming ``where`` and the line's number for a longer line, or once more than ``max_bytes``
+    have been read (the file grew)."""
+    number = total = 0
+    while True:
+        try:
+            line = f.readline(max_line + 1)
+        except OSError as err:
+            raise UntrustedError(f"{where}: cannot be read ({err.strerror or err})") from None
+        if not line:
+            return
+        number += 1
+        total += len(line)
+        if len(line) > max_line:
+            raise UntrustedError(
+                f"{where}, line {number}: over the {_size_text(max_line)} a line may take"
+            )
+        if total > max_bytes:
+            raise UntrustedError(f"{where}: over the {_size_text(max_bytes)} it may take")
+        yield line
 
 
 def _no_constant(name: str) -> object:

@@ -500,3 +500,94 @@ def test_show_protocol_says_what_baseline_plays(capsys) -> None:
         "note: 'baseline' in protocol version 2 plays baseline@2026-11-30, the policy it named "
         "when the version was set\n"
     )
+
+
+def _match_file(tmp_path: Path, header: dict, *chunks: object) -> Path:
+    """A match file holding ``header`` then one line per chunk, as a run writes them."""
+    path = tmp_path / "matches" / "random.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"header": header}), *(json.dumps(c) for c in chunks)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _chunk_of(start: int, n: int, **change: object) -> dict:
+    games = [
+        {"pair": p, "game": k, "a_seat": k, "result": 3, "points": 3, "deals": 1, "correction": 0.0}
+        for p in range(start, start + n)
+        for k in (0, 1)
+    ]
+    games[0].update(change)
+    return {"start": start, "minutes": 0.5, "games": games}
+
+
+def _no_play(start: int, n: int) -> list:
+    raise AssertionError("nothing is played once the file is refused")
+
+
+@pytest.mark.parametrize(
+    ("chunk", "message"),
+    [
+        (_chunk_of(0, 2, deals=0), "deals is not an int from 1 to 2^53: 0"),
+        (_chunk_of(0, 2, points=1e300), "points is not an int within 2^53: 1e+300"),
+        (_chunk_of(0, 2, deals=-3), "deals is not an int from 1 to 2^53: -3"),
+        (_chunk_of(0, 2, a_seat=7), "A's seat is 7, not 0"),
+        (_chunk_of(0, 2, points=10**100), "points is not an int within 2^53"),
+        (_chunk_of(0, 2, correction=1e308), "correction 1e+308 is beyond"),
+        (_chunk_of(0, 2, deals=5.0), "deals is not an int from 1 to 2^53: 5.0"),
+        (_chunk_of(0, 2, result=-3), "result -3 and points 3 disagree on who won"),
+        (_chunk_of(0, 2, extra=1), "a game is not an object with the fields"),
+        ({**_chunk_of(0, 2), "minutes": -5}, "minutes is not a number from 0 to 1,000,000: -5"),
+        ({**_chunk_of(0, 2), "minutes": 1e308}, "minutes is not a number from 0 to 1,000,000"),
+        ({**_chunk_of(0, 2), "start": 0.0}, "expected both games of pairs 0 onwards"),
+        ({**_chunk_of(0, 2), "games": "x"}, "expected both games of 1 to 3 pairs from pair 0"),
+        (_chunk_of(0, 4), "expected both games of 1 to 3 pairs from pair 0"),
+    ],
+)
+def test_a_match_files_games_get_the_workers_checks(tmp_path: Path, chunk, message) -> None:
+    """A match file's games are checked by the checker a worker's results get (issue 57)."""
+    from piquet_training.benchmark.work import played_match
+
+    header = {"agent": "heuristic", "pairs": 3}
+    path = _match_file(tmp_path, header, chunk)
+    with pytest.raises(BenchmarkError) as err:
+        played_match(path, header, 3, _no_play)
+    assert str(err.value).startswith(f"{path}, line 2: ")
+    assert message in str(err.value)
+
+
+def test_a_match_file_is_read_line_by_line_and_a_long_header_is_not_echoed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mismatched header of 2 MiB is named by the fields that differ, cut short; a line longer
+    than the cap is refused before it is held whole; a good file is read and continued."""
+    import tracemalloc
+
+    import piquet_training.benchmark.work as work
+
+    header = {"agent": "heuristic", "pairs": 3}
+    path = _match_file(tmp_path, {"agent": "x" * (2 << 20), "pairs": 3})
+    monkeypatch.setattr(work, "MAX_MATCH_LINE", 4 << 20)
+    with pytest.raises(BenchmarkError) as err:
+        work.played_match(path, header, 3, _no_play)
+    assert len(str(err.value)) < 400 + len(str(path))
+    assert '"agent": "xxxxxxxx' in str(err.value) and '"heuristic" in this match' in str(err.value)
+    monkeypatch.setattr(work, "MAX_MATCH_LINE", 1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(BenchmarkError, match=r"line 1: over the 1 MiB a line may take"):
+            work.played_match(path, header, 3, _no_play)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * (1 << 20)  # the 2 MiB line is never held whole
+    good = _match_file(tmp_path, header, _chunk_of(0, 2))
+
+    def play(start: int, n: int) -> list:
+        from piquet_training.evaluation.duplicate import GameResult
+
+        return [GameResult(p, k, k, 1, 1, 1) for p in range(start, start + n) for k in (0, 1)]
+
+    games, minutes = work.played_match(good, header, 3, play)
+    assert [(g.pair, g.game) for g in games] == [(p, k) for p in range(3) for k in (0, 1)]
+    assert minutes >= 0.5

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from piquet_env.rules import STANDARD
@@ -287,6 +288,50 @@ def test_a_malformed_chunk_fails_its_check(result, message):
     with pytest.raises(ResultError) as err:
         check_chunk([4, 5], result)
     assert message in str(err.value)
+
+
+class _RaisingEq:
+    """A value whose comparisons raise, as a hostile worker's result might hold."""
+
+    def __eq__(self, other):
+        raise RuntimeError("no comparing me")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        raise RuntimeError("no showing me")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("game", np.array([0, 1]), "game is a ndarray, not 0 or 1"),
+        ("game", _RaisingEq(), "game is a _RaisingEq, not 0 or 1"),
+        ("a_seat", np.array([0, 0]), "A's seat is ndarray"),
+        ("a_seat", _RaisingEq(), "A's seat is _RaisingEq"),
+        ("pair", np.int64(4), "a game's pair is not an int from 0 to 2^53: a int64"),
+        ("pair", _RaisingEq(), "a game's pair is not an int from 0 to 2^53: a _RaisingEq"),
+        ("points", _RaisingEq(), "points is not an int within 2^53: a _RaisingEq"),
+        ("correction", np.float64("nan"), "correction is not a finite number: a float64"),
+        ("correction", 1e308, "correction 1e+308 is beyond"),
+        ("correction", -10_101.0, "correction -10101 is beyond ±10100"),
+        ("deals", 21, "deals 21 is more than a game plays (20)"),
+        ("points", 251, "points 251 is beyond ±250 in 1 deals"),
+        ("result", 10**4 + 101, "result 10101 is beyond ±10100"),
+        ("result", -3, "result -3 and points 5 disagree on who won"),
+        ("result", 0, "result 0 and points 5 disagree on who won"),
+    ],
+)
+def test_a_hostile_game_is_one_result_error_checked_by_type_first(field, value, message):
+    bad = dataclasses.replace(_games([4])[0], **{field: value})
+    with pytest.raises(ResultError) as err:
+        check_chunk([4, 5], ([bad, *_games([4, 5])[1:]], None))
+    assert message in str(err.value)
+
+
+def test_a_correction_within_the_bound_and_a_tie_pass():
+    tie = dataclasses.replace(_games([4])[0], result=0, points=0, correction=-10_100.0)
+    check_chunk([4, 5], ([tie, *_games([4, 5])[1:]], None))
 
 
 def test_a_result_failing_its_check_stops_the_run_naming_the_task():

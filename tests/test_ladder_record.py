@@ -172,3 +172,49 @@ def test_a_refused_record_is_left_as_it_was_even_with_a_last_line_cut_short(tmp_
     with pytest.raises(LadderRecordError, match=r"line 1: not a recorded batch .*a JSON array"):
         MatchRecord(path, resume=True)
     assert path.read_bytes() == data
+
+
+def _games(pairs: range) -> list:
+    from piquet_training.evaluation.duplicate import GameResult
+
+    return [GameResult(p, k, k, 2 - 4 * k, 2 - 4 * k, 1) for p in pairs for k in (0, 1)]
+
+
+KEY = ("random", "a" * 20, "heuristic", "b" * 20, "standard", "deal", 0)
+
+
+def test_a_record_is_written_in_lines_of_at_most_line_pairs_and_read_back(tmp_path):
+    import piquet_training.evaluation.record as R
+
+    path = tmp_path / "matches.jsonl"
+    record = MatchRecord(path)
+    record.add(KEY, _games(range(2 * R.LINE_PAIRS + 5)))
+    lines = path.read_bytes().splitlines()
+    assert [len(json.loads(x)["games"]) // 2 for x in lines] == [R.LINE_PAIRS, R.LINE_PAIRS, 5]
+    assert max(map(len, lines)) < R.MAX_RECORD_LINE // 8
+    again = MatchRecord(path, resume=True).recorded(KEY)
+    assert sorted(again) == list(range(2 * R.LINE_PAIRS + 5))
+
+
+def test_a_line_over_the_cap_is_refused_without_being_held_whole(tmp_path):
+    """A line of 8 MiB (twice the cap) of well-formed games: refused by its length as it is
+    read, never parsed (issue 57: a 200 MB line took 2.6 GiB)."""
+    import tracemalloc
+
+    import piquet_training.evaluation.record as R
+
+    path = tmp_path / "matches.jsonl"
+    MatchRecord(path).add(KEY, _games(range(3)))
+    game = json.dumps({"pair": 0, "game": 0, "a_seat": 0, "result": 1, "points": 1, "deals": 1})
+    with path.open("a") as f:
+        f.write('{"games": [' + ",".join([game] * (2 * R.MAX_RECORD_LINE // len(game))) + "]}\n")
+    assert path.stat().st_size > 2 * R.MAX_RECORD_LINE
+    tracemalloc.start()
+    try:
+        with pytest.raises(LadderRecordError) as err:
+            MatchRecord(path, resume=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(err.value) == f"{path}, line 2: over the 4 MiB a line may take"
+    assert peak < 2 * R.MAX_RECORD_LINE + (1 << 20)

@@ -132,8 +132,12 @@ def test_a_folder_holding_a_solve_needs_resume_or_overwrite(tmp_path, capsys):
         (lambda p, a: _rewrite(p, a, regrets=np.full_like(a["regrets"], np.nan)), "regrets"),
         (lambda p, a: _rewrite(p, a, strategy_sum=-a["strategy_sum"] - 1), "strategy_sum"),
         (lambda p, a: _rewrite(p, a, regrets=a["regrets"][:10]), "not the tree's 852 slots"),
+        (
+            lambda p, a: _rewrite(p, a, strategy_sum=np.full_like(a["strategy_sum"], 1e308)),
+            r"strategy_sum\[0\] is 1e\+308, not a number from 0 to 1e\+300",
+        ),
     ],
-    ids=["truncated", "nan regrets", "negative sums", "other shape"],
+    ids=["truncated", "nan regrets", "negative sums", "other shape", "sums of 1e308"],
 )
 def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, capsys, damage, match):
     out = tmp_path / "s"
@@ -166,3 +170,39 @@ def test_exploit_exact_shows_its_stages(capsys):
     assert main(["exploit", "heuristic", "--rules", TINY, "--exact"]) == 0
     err = capsys.readouterr().err
     assert "policy: 100%" in err  # the heuristic is asked at every information state
+
+
+def test_a_resume_under_other_rules_is_refused_before_the_tree_is_built(
+    tmp_path, capsys, monkeypatch
+):
+    """The checkpoint names its rules: a resume under others is refused from its metadata,
+    before their tree (minutes and GiB for mini) is built (issue 57, point 10)."""
+    out = tmp_path / "s"
+    base = ["solve", "--iterations", "20", "--no-progress", "--out", str(out)]
+    assert _run([*base, "--rules", TINY], capsys)[0] == 0
+
+    def no_tree(*args, **kwargs):
+        raise AssertionError("the tree was built")
+
+    monkeypatch.setattr(X, "tree_for", no_tree)
+    other = "mini[suits=2,ranks=3,hand_size=2]"
+    rc, _, err = _run([*base[:-2], "--rules", other, "--resume", str(out)], capsys)
+    assert rc == 2 and err.count("\n") == 1
+    assert f"is a solve of '{make_rules(TINY).name}', not of '{make_rules(other).name}'" in err
+    rc, _, err = _run(
+        [*base[:1], "--rules", TINY, "--iterations", "10", "--resume", str(out)], capsys
+    )
+    assert rc == 2 and "is at iteration 20, past --iterations 10" in err
+
+
+def test_a_json_path_that_is_a_directory_is_refused_before_the_solve(tmp_path, capsys, monkeypatch):
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the solve ran")
+
+    monkeypatch.setattr(X, "solve", no_solve)
+    (tmp_path / "dir").mkdir()
+    argv = ["solve", "--rules", TINY, "--iterations", "20", "--no-progress"]
+    rc, _, err = _run(
+        [*argv, "--out", str(tmp_path / "s"), "--json", str(tmp_path / "dir")], capsys
+    )
+    assert rc == 2 and err.count("\n") == 1 and "--json" in err and "is a directory" in err

@@ -224,3 +224,140 @@ def test_the_command_line_gives_one_line_and_exit_2(solved, tmp_path, capsys):
         err = capsys.readouterr().err
         assert rc == 2
         assert err.count("\n") == 1 and err.startswith("piquet eval: ") and str(path) in err
+
+
+def _bomb(solved: Path, path: Path, rules: str, **members: tuple[str, tuple[int, ...]]) -> Path:
+    """The solution ``solved`` renamed to ``rules``, with each member of ``members`` (name ->
+    dtype, shape) replaced by that many zeros, deflated as they are written: a real zip bomb,
+    some MiB that decompress to far more."""
+    arrays = _arrays(solved)
+    meta = _meta(arrays)
+    meta["rules"] = rules
+    meta["rules_fields"] = make_rules(rules).to_dict()
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, arr in arrays.items():
+            if name not in members:
+                buf = io.BytesIO()
+                np.save(buf, arr)
+                zf.writestr(f"{name}.npy", buf.getvalue())
+                continue
+            descr, shape = members[name]
+            header = io.BytesIO()
+            np.lib.format.write_array_header_1_0(
+                header, {"descr": descr, "fortran_order": False, "shape": shape}
+            )
+            size = int(np.prod(shape)) * np.dtype(descr).itemsize
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
+                f.write(header.getvalue())
+                zeros = bytes(1 << 20)
+                for lo in range(0, size, len(zeros)):
+                    f.write(zeros[: min(len(zeros), size - lo)])
+    return path
+
+
+def _refused_within(path: Path, match: str, most: int) -> None:
+    """Refused as :func:`_refused`, having allocated no more than ``most`` bytes at its peak."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        _refused(path, match)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < most, f"{peak:,} bytes at the peak"
+
+
+BOMB_RULES = "mini[suits=3,hand_size=3]"
+"""Rules whose tree could need some 200 M elements an array: a 1.2 GiB key passes their caps."""
+
+
+def test_a_zip_bomb_key_is_refused_by_its_declared_size_before_it_is_decompressed(solved, tmp_path):
+    # 64 MiB of zero keys deflated to some 64 KiB: within what the rules' caps allow, refused
+    # because keys are hashes, which never compress (a saved policy stores them at 1.0); the
+    # peak is the rules' size estimate, a few MiB, never the 64 MiB
+    path = _bomb(solved, tmp_path / "bomb.npz", BOMB_RULES, key=("<u8", (1 << 22, 2)))
+    assert path.stat().st_size < 1 << 20
+    _refused_within(
+        path, r"member 'key' declares 67,108,864 bytes stored in [\d,]+: keys", 16 << 20
+    )
+
+
+def test_members_that_do_not_fit_together_are_refused_before_any_is_decompressed(solved, tmp_path):
+    # honest keys, but 32 MiB of probabilities for the 852 slots the actions declare
+    path = _bomb(solved, tmp_path / "probs.npz", BOMB_RULES, probs=("<f8", (1 << 22,)))
+    _refused_within(path, r"its arrays do not fit together \(.*probs \(4194304,\)", 16 << 20)
+    path = _bomb(solved, tmp_path / "wide.npz", TINY, player=("<i8", (784,)))
+    _refused(path, "member 'player' has dtype int64, wider than int8")
+
+
+def test_a_member_whose_zip_entry_and_header_disagree_is_refused(solved, tmp_path):
+    # the header says 10 probabilities, the entry holds the 852 of the solution
+    arrays = _arrays(solved)
+    buf = io.BytesIO()
+    np.save(buf, arrays["probs"])
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (10,)}
+    )
+    data = buf.getvalue()
+    lying = header.getvalue() + data[len(header.getvalue()) :]
+    path = tmp_path / "lying.npz"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, arr in arrays.items():
+            b = io.BytesIO()
+            np.save(b, arr)
+            zf.writestr(f"{name}.npy", lying if name == "probs" else b.getvalue())
+    _refused(path, r"member 'probs' declares [\d,]+ bytes, not the 168 of its header's shape")
+
+
+def _eval(path: Path, capsys) -> str:
+    from piquet_cli import main
+
+    argv = ["eval", str(path), "random", "--rules", TINY, "--deals", "20", "--no-progress"]
+    rc = main([*argv, "--seed", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.count("\n") == 1 and err.startswith("piquet eval: "), err
+    return err
+
+
+def test_an_empty_policy_is_refused_on_loading(solved, tmp_path, capsys):
+    empty = {
+        "key": np.zeros((0, 2), np.uint64),
+        "player": np.zeros(0, np.int8),
+        "legal": np.zeros(0, np.uint64),
+        "slot_start": np.zeros(1, np.int64),
+        "slot_action": np.zeros(0, np.int8),
+        "probs": np.zeros(0, np.float32),
+    }
+    path = _with(solved, tmp_path, **empty)
+    _refused(path, "no information states")
+    assert "no information states" in _eval(path, capsys)
+
+
+def test_a_policy_whose_keys_are_all_equal_is_refused_on_loading(solved, tmp_path, capsys):
+    key = _arrays(solved)["key"]
+    key[:] = key[0]
+    player = np.zeros(len(key), np.int8)
+    path = _with(solved, tmp_path, key=key, player=player)
+    _refused(path, "information states 0 and 1 have the same key")
+    assert "have the same key" in _eval(path, capsys)
+
+
+def test_a_policy_playing_an_illegal_move_is_one_line_in_play(solved, tmp_path, capsys):
+    # each information state's actions moved to other ones, consistently: the file passes every
+    # check of its own, and its moves are not the game's
+    arrays = _arrays(solved)
+    action = arrays["slot_action"].astype(np.int64)
+    start, legal = arrays["slot_start"], arrays["legal"].copy()
+    forced = np.flatnonzero(np.diff(start) == 1)
+    for i in forced:
+        a = int(action[start[i]])
+        action[start[i]] = a + 1 if a < 30 else a - 1
+        legal[i] = np.uint64(1) << np.uint64(action[start[i]])
+    path = _with(solved, tmp_path, slot_action=action.astype(np.int8), legal=legal)
+    P.TabularPolicy.load(path)  # its own checks pass
+    err = _eval(path, capsys)
+    assert "where the game allows" in err and str(path) in err

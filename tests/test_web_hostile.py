@@ -11,8 +11,10 @@ rejoin is in tests/test_web_server.py, the records' budget in tests/test_web_rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import socket
 import time
 
 import pytest
@@ -397,6 +399,7 @@ def test_a_restart_revokes_the_cookies_unless_the_secret_is_kept(tmp_path):
     assert served(app(token="another", cookie_secret=secret), cookie) == 401
     short = tmp_path / "short"
     short.write_text("abc\n")
+    short.chmod(0o600)
     with pytest.raises(ValueError, match="at least 32 characters"):
         cookie_secret(short)
     with pytest.raises(ValueError, match="is a directory"):
@@ -558,3 +561,147 @@ def test_an_address_holds_so_many_connections_websockets_and_http_together(tmp_p
         finally:
             for ws in sockets:
                 ws.close()
+
+
+def _post_head(source: str, port: int, length: int) -> socket.socket:
+    """A connection from ``source`` that has sent a record upload's head, its body to come."""
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(5)
+    sock.connect(("127.0.0.1", port))
+    head = f"POST /api/replay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {length}\r\n\r\n"
+    sock.sendall(head.encode())
+    return sock
+
+
+def _trickle(sock, chunk: bytes, pause: float, most: int) -> tuple[bool, int]:
+    """Send ``chunk`` every ``pause`` seconds, at most ``most`` times, until the server closes
+    ``sock``: whether it did, and the bytes sent."""
+    sent = 0
+    for _ in range(most):
+        try:
+            sock.sendall(chunk)
+        except OSError:
+            return True, sent
+        sent += len(chunk)
+        if _closed_within(sock, pause):
+            return True, sent
+    return False, sent
+
+
+def test_a_trickled_body_is_dropped_by_its_rate_and_a_slow_one_by_its_deadline(tmp_path):
+    """A body sent a byte every 4 s was never dropped: the body timeout only timed the pauses.
+    Now it must average body_min_rate once it has run body_timeout (here 200 B/s after 1 s) and
+    end within body_deadline (here 3 s); a body sent at once is served."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    from piquet_table.web.limits import Limits
+
+    hub = make_hub(tmp_path / "records")
+    limits = Limits(body_timeout=1.0, body_deadline=3.0, body_min_rate=200.0)
+    with serving(create_app(hub), limits=limits) as port:
+        # a byte every 0.25 s: never a pause of 1 s, but 4 B/s
+        trickled = _post_head("127.0.0.1", port, 1000)
+        closed, sent = _trickle(trickled, b" ", 0.25, 40)  # 10 s at most
+        assert closed and sent < 1000
+        trickled.close()
+        # 100 bytes every 0.25 s, 400 B/s: above the rate, past the deadline
+        steady = _post_head("127.0.0.1", port, 100_000)
+        closed, sent = _trickle(steady, b" " * 100, 0.25, 60)  # 15 s at most
+        assert closed and sent < 100_000
+        steady.close()
+        whole = _post_head("127.0.0.1", port, 2)
+        whole.sendall(b"{}")
+        assert whole.recv(15).startswith(b"HTTP/1.1 400")  # served: not a record
+        whole.close()
+
+
+def test_one_network_cannot_hold_every_connection(tmp_path):
+    """5 addresses x 64 slow requests held every file of a server at nofile=256, and another
+    address was not served. Now one address group (an IPv4 /24) holds at most its share (here 4,
+    3 an address) and another group is served beside it; the total stays within half the file
+    limit."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    import resource
+
+    from piquet_table.web.limits import Limits
+    from piquet_table.web.server import Guard
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert Guard(Limits()).total <= max(2, soft // 2)
+    hub = make_hub(tmp_path / "records")
+    limits = Limits(max_connections=3, max_group_connections=4, max_total_connections=10)
+    with serving(create_app(hub), limits=limits) as port:
+        attack = []
+        try:
+            for host in ("127.0.0.2", "127.0.0.3", "127.0.0.4"):
+                for _ in range(3):
+                    sock = socket.socket()
+                    sock.bind((host, 0))
+                    sock.connect(("127.0.0.1", port))
+                    with contextlib.suppress(OSError):  # dropped at once
+                        sock.sendall(HALF)  # a head never finished: held until its timeout
+                    attack.append(sock)
+            held = sum(not _closed_within(sock, 0.2) for sock in attack)
+            assert held == 4, held
+            assert _get(port, source="127.0.0.5") == 0  # its group is full
+            assert _get(port, source="127.0.1.1") == 200  # another group is served
+        finally:
+            for sock in attack:
+                sock.close()
+
+
+def test_record_uploads_at_once_are_bounded_per_address_and_in_all(tmp_path):
+    """60 uploads at once from one address took 521-743 MiB and held other clients' answers for
+    4 s. Now an address has one upload read at a time and the server max_uploads (here 2); one
+    more is answered 503 unread, and room is made as each ends."""
+    pytest.importorskip("uvicorn", reason="needs the web extra")
+    from piquet_table.web.limits import Limits
+
+    hub = make_hub(tmp_path / "records", max_uploads=2, max_uploads_per_client=1)
+    with serving(create_app(hub), limits=Limits(body_timeout=5.0)) as port:
+        first = _post_head("127.0.0.2", port, 4)
+        first.sendall(b"{")  # under way: the route is reading its body
+        time.sleep(0.3)
+        again = _post_head("127.0.0.2", port, 2)
+        assert again.recv(15).startswith(b"HTTP/1.1 503")  # the address's one is under way
+        again.close()
+        second = _post_head("127.0.0.3", port, 4)
+        second.sendall(b"{")
+        time.sleep(0.3)
+        third = _post_head("127.0.0.4", port, 2)
+        assert third.recv(15).startswith(b"HTTP/1.1 503")  # two under way in all
+        third.close()
+        first.sendall(b'"a"')
+        assert first.recv(15).startswith(b"HTTP/1.1 400")  # read whole, then refused: no record
+        first.close()
+        deadline = time.monotonic() + 10
+        while True:
+            fourth = _post_head("127.0.0.4", port, 2)
+            fourth.sendall(b"{}")
+            status = fourth.recv(15)
+            fourth.close()
+            if status.startswith(b"HTTP/1.1 400"):
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(0.1)
+        second.close()
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o604, 0o620, 0o660, 0o666])
+def test_a_cookie_secret_others_can_read_or_write_is_refused(tmp_path, capsys, mode):
+    """A world-readable or world-writable --cookie-secret-file was used without a word: whoever
+    reads it can make a cookie. Now it is refused, naming the file and the chmod, as ssh does."""
+    from piquet_cli import main
+    from piquet_table.web.token import cookie_secret
+
+    kept = tmp_path / "cookie-secret"
+    cookie_secret(kept)  # made readable by its owner only
+    kept.chmod(mode)
+    with pytest.raises(ValueError, match=f"permissions {mode:04o} are too open"):
+        cookie_secret(kept)
+    argv = ["serve", "--token", "--cookie-secret-file", str(kept), "--port", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"chmod 600 {kept}" in err
+    kept.chmod(0o600)
+    assert len(cookie_secret(kept)) == 64

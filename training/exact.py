@@ -33,7 +33,12 @@ from piquet_env.exact import (
     exploitability,
     tabulate,
 )
-from piquet_env.exact.policy import ExactPolicyError, load_cfr_checkpoint, save_cfr_checkpoint
+from piquet_env.exact.policy import (
+    ExactPolicyError,
+    cfr_checkpoint_rules,
+    load_cfr_checkpoint,
+    save_cfr_checkpoint,
+)
 from piquet_env.exact.tree import check_size
 from piquet_env.files import write_text
 from piquet_env.rules import Rules
@@ -270,6 +275,8 @@ def solve(
     Every ``checkpoint_every`` iterations (0: never) and at the end, the solver's state and the
     log so far are saved to ``out/solve-checkpoint.npz`` (atomically); ``resume`` continues from
     it, bit for bit: the same strategy as a run never stopped."""
+    if resume:  # a checkpoint of other rules, or past the iterations, is refused before the tree
+        _check_resume(rules, out / CHECKPOINT_FILE, iterations)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     tree = tree_for(rules)
@@ -330,6 +337,25 @@ def solve(
 _LOG_FIELDS = ("iteration", "seconds", "nash_conv", "value_elder")
 
 
+def _check_resume(rules: Rules, checkpoint: Path, iterations: int) -> None:
+    """What a resume can check from the checkpoint's metadata alone, before any tree is built:
+    that there is one, of ``rules``, at most at iteration ``iterations``
+    (:class:`ExactPolicyError` otherwise)."""
+    if not checkpoint.is_file() and not checkpoint.is_symlink():
+        raise ExactPolicyError(f"--resume: {checkpoint.parent} holds no solve to continue")
+    theirs, meta = cfr_checkpoint_rules(checkpoint)
+    if theirs != rules:
+        raise ExactPolicyError(
+            f"--resume: {checkpoint} is a solve of {theirs.name!r}, not of {rules.name!r}: give "
+            f"--rules {theirs.name}, or solve {rules.name} in another folder"
+        )
+    done = meta.get("iterations")
+    if isinstance(done, int) and not isinstance(done, bool) and done > iterations:
+        raise ExactPolicyError(
+            f"--resume: {checkpoint} is at iteration {done}, past --iterations {iterations}"
+        )
+
+
 def _solver_to_start(
     tree: GameTree, checkpoint: Path, resume: bool, iterations: int
 ) -> tuple[CFRPlus, list[dict[str, float]]]:
@@ -337,8 +363,7 @@ def _solver_to_start(
     per check, each of numbers, none past its iterations); :class:`ExactPolicyError` otherwise."""
     if not resume:
         return CFRPlus(tree), []
-    if not checkpoint.is_file() and not checkpoint.is_symlink():
-        raise ExactPolicyError(f"--resume: {checkpoint.parent} holds no solve to continue")
+    _check_resume(tree.rules, checkpoint, iterations)
     solver, meta = load_cfr_checkpoint(tree, checkpoint)
     log = meta.get("log")
     ok = isinstance(log, list) and len(log) <= solver.iterations

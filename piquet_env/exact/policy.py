@@ -382,7 +382,9 @@ class TabularPolicy:
         return np.where(hit, idx, -1)
 
     def probabilities(self, game: Game, player: int) -> dict[int, float]:
-        """The action probabilities at ``player``'s turn in ``game``."""
+        """The action probabilities at ``player``'s turn in ``game``: :class:`ExactPolicyError`
+        where the policy has no entry for it, or an entry whose actions are not the game's
+        legal ones (a file that passed its checks but is of another tree)."""
         key = np.array([info_key(game, player)], dtype=np.uint64)
         i = int(self.lookup(key, np.array([0 if player == game.elder else 1]))[0])
         if i < 0:
@@ -391,7 +393,14 @@ class TabularPolicy:
                 "rules, or a history its tree never reached)"
             )
         a, b = int(self.slot_start[i]), int(self.slot_start[i + 1])
-        return {int(self.slot_action[s]): float(self.probs[s]) for s in range(a, b)}
+        probs = {int(self.slot_action[s]): float(self.probs[s]) for s in range(a, b)}
+        legal = sorted(game.legal_actions())
+        if sorted(probs) != legal:
+            raise ExactPolicyError(
+                f"the tabular policy's information state {i} plays actions {sorted(probs)}, "
+                f"where the game allows {legal} (a policy of another tree)"
+            )
+        return probs
 
     def save(self, path: str | Path) -> Path:
         """Write the policy to ``path`` (``.npz``), whole or not at all."""
@@ -434,12 +443,12 @@ class TabularPolicy:
         }
         return cls(
             rules=rules,
-            key=arrays["key"].astype(np.uint64),
-            player=arrays["player"].astype(np.int8),
-            legal=arrays["legal"].astype(np.uint64),
-            slot_start=arrays["slot_start"].astype(np.int64),
-            slot_action=arrays["slot_action"].astype(np.int8),
-            probs=arrays["probs"].astype(np.float64),
+            key=arrays["key"].astype(np.uint64, copy=False),
+            player=arrays["player"].astype(np.int8, copy=False),
+            legal=arrays["legal"].astype(np.uint64, copy=False),
+            slot_start=arrays["slot_start"].astype(np.int64, copy=False),
+            slot_action=arrays["slot_action"].astype(np.int8, copy=False),
+            probs=arrays["probs"].astype(np.float64, copy=False),
             meta=meta,
         )
 
@@ -471,26 +480,58 @@ _ARRAYS = {  # member: (dtype kinds accepted, dimensions)
 
 def read_tabular_arrays(path: str | Path) -> tuple[Rules, dict[str, np.ndarray], dict[str, Any]]:
     """The rules, arrays and metadata of the tabular policy file ``path``, read without trusting
-    it (:func:`read_checked_npz`), and then its values: players 0 or 1, each information state's
-    actions in range, ascending and its legal set, its probabilities finite, non-negative and
-    summing to 1. Raises :class:`ExactPolicyError` naming the file and the first thing wrong."""
+    it (:func:`read_checked_npz`, with the members' declared sizes fitted together before any
+    data is read: :func:`_fit_tabular`), and then its values: players 0 or 1, each information
+    state's actions in range, ascending and its legal set, its probabilities finite,
+    non-negative and summing to 1. Raises :class:`ExactPolicyError` naming the file and the
+    first thing wrong."""
     path = Path(path)
-    rules, arrays, meta = read_checked_npz(path, _ARRAYS, TABULAR_FORMAT, TABULAR_VERSION)
-    _check_shapes(path, arrays)
+    rules, arrays, meta = read_checked_npz(
+        path, _ARRAYS, TABULAR_FORMAT, TABULAR_VERSION, fit=_fit_tabular
+    )
     _check_values(path, rules, arrays)
     return rules, arrays, meta
 
 
+@dataclass(frozen=True)
+class NpyMember:
+    """One ``.npy`` member of an ``.npz`` file as its zip entry and its header declare it,
+    before its data is read: ``info`` (the zip entry: ``file_size`` declared, ``compress_size``
+    stored), ``shape``, ``dtype``, ``fortran`` order and the header's length in bytes."""
+
+    info: zipfile.ZipInfo
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fortran: bool
+    header_bytes: int
+
+    @property
+    def data_bytes(self) -> int:
+        """The bytes of data the header declares."""
+        return int(np.prod(self.shape, dtype=object)) * self.dtype.itemsize
+
+
+Fit = Callable[[Rules, dict[str, NpyMember]], None]
+"""A format's check of its members' declared shapes and sizes against each other and against
+its rules, made before any member's data is read (:class:`_MemberError` says what is wrong)."""
+
+
 def read_checked_npz(
-    path: Path, members: Mapping[str, tuple[str, int]], fmt: str, version: int
+    path: Path,
+    members: Mapping[str, tuple[str, int]],
+    fmt: str,
+    version: int,
+    fit: Fit | None = None,
 ) -> tuple[Rules, dict[str, np.ndarray], dict[str, Any]]:
     """The rules, arrays and metadata of an ``.npz`` file of format ``fmt`` (a tabular policy,
     a solver's checkpoint), read without trusting it: a regular file of at most
     :data:`MAX_TABULAR_FILE_BYTES`; a zip whose members (``members``: name -> dtype kinds and
-    dimensions, and ``meta``) are checked by their declared sizes and ``.npy`` headers (dtype,
-    shape) before any is read, each at most what the tree of its rules could need; strict JSON
-    metadata naming ``fmt``, ``version`` and readable rules. :class:`ExactPolicyError` names the
-    file and the first thing wrong."""
+    dimensions, and ``meta``) are checked by their ``.npy`` headers alone (dtype, shape, the
+    declared size exactly the header's and the data's), each and all together at most what the
+    tree of its rules could need, and by ``fit`` (the format's own check of the declared
+    sizes), before any member's data is decompressed; strict JSON metadata naming ``fmt``,
+    ``version`` and readable rules. :class:`ExactPolicyError` names the file and the first thing
+    wrong."""
     what = _FORMAT_NAMES.get(fmt, fmt)
     try:
         with _open_regular(path, what) as f, zipfile.ZipFile(f) as zf:
@@ -498,13 +539,23 @@ def read_checked_npz(
             lacking = [k for k in ["meta", *members] if f"{k}.npy" not in found]
             if lacking:
                 raise ExactPolicyError(f"{path}: not {what} (lacks {lacking})")
-            raw = _read_member(zf, found["meta.npy"], "u", 1, MAX_META_BYTES)
-            meta, rules = _read_meta(path, raw, fmt, version)
+            head = _member_head(zf, found["meta.npy"], "u", 1, MAX_META_BYTES)
+            meta, rules = _read_meta(path, _member_data(zf, head), fmt, version)
             limit = _element_limit(path, rules)
-            arrays = {
-                name: _read_member(zf, found[f"{name}.npy"], kinds, ndim, limit)
+            heads = {
+                name: _member_head(zf, found[f"{name}.npy"], kinds, ndim, limit)
                 for name, (kinds, ndim) in members.items()
             }
+            declared = sum(h.data_bytes for h in heads.values())
+            most = sum(limit * max(ndim, 1) * 8 for _, ndim in members.values())
+            if declared > most:
+                raise _MemberError(
+                    f"its members declare {declared:,} bytes in all, more than the {most:,} a "
+                    f"{what} of its rules could need"
+                )
+            if fit is not None:
+                fit(rules, heads)
+            arrays = {name: _member_data(zf, h) for name, h in heads.items()}
     except ExactPolicyError:
         raise
     except _MemberError as exc:
@@ -544,14 +595,19 @@ def _open_regular(path: Path, what: str) -> BinaryIO:
     return f
 
 
-def _read_member(
+_MAX_NPY_HEADER = 4096
+"""The longest ``.npy`` header read (numpy writes some 128 bytes)."""
+
+
+def _member_head(
     zf: zipfile.ZipFile, info: zipfile.ZipInfo, kinds: str, ndim: int, max_elements: int
-) -> np.ndarray:
-    """One ``.npy`` member: its declared (uncompressed) size and then its header's dtype and
-    shape checked against ``kinds``, ``ndim`` and ``max_elements`` before its data is read;
-    the data read is exactly what the header declares."""
+) -> NpyMember:
+    """One ``.npy`` member's header, read alone (a few hundred bytes decompressed): its dtype of
+    one of ``kinds`` and its ``ndim``-dimensional shape of at most ``max_elements`` a dimension,
+    and the zip entry's declared size exactly the header's and the data's, checked before any of
+    its data is read."""
     name = info.filename[: -len(".npy")]
-    bound = max_elements * 8 * max(ndim, 1) + 4096  # the data and a header
+    bound = max_elements * 8 * max(ndim, 1) + _MAX_NPY_HEADER  # the data and a header
     if info.file_size > bound:
         raise _MemberError(
             f"member {name!r} declares {info.file_size:,} bytes, more than the {bound:,} a "
@@ -568,19 +624,72 @@ def _read_member(
                 raise ValueError(f"npy format version {version}")
         except ValueError as exc:
             raise _MemberError(f"member {name!r} is not a plain array ({exc})") from None
-        if dtype.hasobject or dtype.kind not in kinds or dtype.itemsize > 8 or dtype.fields:
-            raise _MemberError(f"member {name!r} has dtype {dtype}, not one of kind {kinds!r}")
-        if len(shape) != ndim:
-            raise _MemberError(f"member {name!r} has shape {shape}, not {ndim}-dimensional")
-        count = int(np.prod(shape, dtype=object))
-        if count > max_elements * max(ndim, 1):
-            raise _MemberError(
-                f"member {name!r} has shape {shape}, more than a policy of its rules could need"
-            )
-        data = f.read(count * dtype.itemsize)
-    if len(data) != count * dtype.itemsize:
-        raise _MemberError(f"member {name!r} is cut short")
-    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        header_bytes = f.tell()
+    if dtype.hasobject or dtype.kind not in kinds or dtype.itemsize > 8 or dtype.fields:
+        raise _MemberError(f"member {name!r} has dtype {dtype}, not one of kind {kinds!r}")
+    if len(shape) != ndim:
+        raise _MemberError(f"member {name!r} has shape {shape}, not {ndim}-dimensional")
+    head = NpyMember(info, tuple(shape), dtype, bool(fortran), header_bytes)
+    if int(np.prod(shape, dtype=object)) > max_elements * max(ndim, 1):
+        raise _MemberError(
+            f"member {name!r} has shape {shape}, more than a policy of its rules could need"
+        )
+    if info.file_size != header_bytes + head.data_bytes:
+        raise _MemberError(
+            f"member {name!r} declares {info.file_size:,} bytes, not the "
+            f"{header_bytes + head.data_bytes:,} of its header's shape {shape}"
+        )
+    return head
+
+
+def _member_data(zf: zipfile.ZipFile, head: NpyMember) -> np.ndarray:
+    """The data of a member whose header :func:`_member_head` checked: exactly the bytes it
+    declares, read once, as an array (no copy)."""
+    with zf.open(head.info) as f:
+        f.read(head.header_bytes)
+        data = f.read(head.data_bytes)
+    if len(data) != head.data_bytes:
+        raise _MemberError(f"member {head.info.filename[:-4]!r} is cut short")
+    order = "F" if head.fortran else "C"
+    return np.frombuffer(data, dtype=head.dtype).reshape(head.shape, order=order)
+
+
+KEY_STORED_RATIO = 2
+"""How many times its stored (compressed) size a tabular policy's ``key`` member may declare:
+keys are 128-bit hashes, which deflate cannot shrink (a saved policy's are stored at 1.0)."""
+_NARROW = {"player": 1, "slot_action": 1}
+"""The widest dtype, in bytes, of the members a policy saves as ``int8``."""
+
+
+def _fit_tabular(rules: Rules, heads: dict[str, NpyMember]) -> None:
+    """A tabular policy's members declared as one policy, before any data is read: ``n``
+    information states of keys (``(n, 2)``, declared at most :data:`KEY_STORED_RATIO` times
+    their stored size, so ``n`` is bounded by the file's own bytes), players, legal sets and
+    ``n + 1`` slot starts, and ``m`` slots of actions and probabilities, at most
+    ``n`` times the rules' actions. Everything read is then a small multiple of the file."""
+    key = heads["key"]
+    n = key.shape[0]
+    stored = key.info.compress_size
+    if key.data_bytes > KEY_STORED_RATIO * stored + _MAX_NPY_HEADER:
+        raise _MemberError(
+            f"member 'key' declares {key.data_bytes:,} bytes stored in {stored:,}: keys are "
+            "hashes, which do not compress"
+        )
+    for name, width in _NARROW.items():
+        if heads[name].dtype.itemsize > width:
+            raise _MemberError(f"member {name!r} has dtype {heads[name].dtype}, wider than int8")
+    m = heads["slot_action"].shape[0]
+    fits = (
+        key.shape == (n, 2)
+        and heads["player"].shape == (n,)
+        and heads["legal"].shape == (n,)
+        and heads["slot_start"].shape == (n + 1,)
+        and heads["probs"].shape == (m,)
+        and m <= n * n_actions(rules)
+    )
+    if not fits:
+        shapes = ", ".join(f"{k} {h.shape}" for k, h in heads.items())
+        raise _MemberError(f"its arrays do not fit together ({shapes})")
 
 
 def _read_meta(path: Path, raw: np.ndarray, fmt: str, version: int) -> tuple[dict[str, Any], Rules]:
@@ -619,23 +728,13 @@ def _element_limit(path: Path, rules: Rules) -> int:
         raise ExactPolicyError(f"{path}: {exc}") from None
 
 
-def _check_shapes(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    n = arrays["key"].shape[0]
-    ok = (
-        arrays["key"].shape == (n, 2)
-        and arrays["player"].shape == (n,)
-        and arrays["legal"].shape == (n,)
-        and arrays["slot_start"].shape == (n + 1,)
-        and arrays["probs"].shape == arrays["slot_action"].shape
-    )
-    if not ok:
-        raise ExactPolicyError(f"{path}: its arrays do not fit together")
-
-
 def _check_values(path: Path, rules: Rules, arrays: dict[str, np.ndarray]) -> None:
     """Players, slots, actions and probabilities of a policy file, each checked."""
-    player, start = arrays["player"], arrays["slot_start"].astype(np.int64)
-    action, probs = arrays["slot_action"].astype(np.int64), arrays["probs"].astype(np.float64)
+    player, start = arrays["player"], arrays["slot_start"].astype(np.int64, copy=False)
+    if player.size == 0:
+        raise ExactPolicyError(f"{path}: no information states (a policy plays none of its games)")
+    action = arrays["slot_action"].astype(np.int64)
+    probs = arrays["probs"].astype(np.float64, copy=False)
     bad = np.flatnonzero((player != 0) & (player != 1))
     if bad.size:
         raise ExactPolicyError(
@@ -665,6 +764,14 @@ def _check_values(path: Path, rules: Rules, arrays: dict[str, np.ndarray]) -> No
         raise ExactPolicyError(
             f"{path}: information state {bad[0]}'s actions are not its legal actions, each once "
             "in ascending order"
+        )
+    packed = arrays["key"][:, 0].astype(np.uint64) ^ player.astype(np.uint64)
+    order = np.argsort(packed, kind="stable")
+    same = np.flatnonzero(packed[order][1:] == packed[order][:-1])
+    if same.size:
+        i, j = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+        raise ExactPolicyError(
+            f"{path}: information states {i} and {j} have the same key (one could never be found)"
         )
     bad = np.flatnonzero(~np.isfinite(probs) | (probs < 0))
     if bad.size:
@@ -715,11 +822,26 @@ def save_cfr_checkpoint(solver: CFRPlus, path: str | Path, **meta: Any) -> Path:
     return path
 
 
+MAX_CHECKPOINT_VALUE = 1e300
+"""The largest regret or strategy sum a checkpoint may hold: far beyond any run's (a strategy sum
+grows as the square of the iterations), and far enough below a float's range that the sums over
+an information state's slots, and the iterations to come, stay finite."""
+
+
+def cfr_checkpoint_rules(path: str | Path) -> tuple[Rules, dict[str, Any]]:
+    """The rules and metadata a CFR+ checkpoint names, read from its metadata alone (checked as
+    :func:`read_checked_npz` checks it), so that a checkpoint of other rules is refused before
+    their tree is built. :class:`ExactPolicyError` names the file and what is wrong."""
+    rules, _, meta = read_checked_npz(Path(path), {}, CFR_CHECKPOINT_FORMAT, CFR_CHECKPOINT_VERSION)
+    return rules, meta
+
+
 def load_cfr_checkpoint(tree: GameTree, path: str | Path) -> tuple[CFRPlus, dict[str, Any]]:
     """A CFR+ solver of ``tree`` where the checkpoint ``path`` left it, and the checkpoint's
     other metadata; read as untrusting as a tabular policy (:func:`read_checked_npz`): of the
-    tree's rules, one regret and strategy sum per slot, each finite and non-negative, a count of
-    iterations and of seconds. :class:`ExactPolicyError` names the file and what is wrong."""
+    tree's rules, one regret and strategy sum per slot, each from 0 to
+    :data:`MAX_CHECKPOINT_VALUE`, a count of iterations and of seconds. :class:`ExactPolicyError`
+    names the file and what is wrong."""
     path = Path(path)
     rules, arrays, meta = read_checked_npz(
         path, _CHECKPOINT_ARRAYS, CFR_CHECKPOINT_FORMAT, CFR_CHECKPOINT_VERSION
@@ -734,10 +856,11 @@ def load_cfr_checkpoint(tree: GameTree, path: str | Path) -> tuple[CFRPlus, dict
             raise ExactPolicyError(
                 f"{path}: {name} has shape {a.shape}, not the tree's {tree.n_slots} slots"
             )
-        bad = np.flatnonzero(~np.isfinite(a) | (a < 0))
+        bad = np.flatnonzero(~np.isfinite(a) | (a < 0) | (a > MAX_CHECKPOINT_VALUE))
         if bad.size:
             raise ExactPolicyError(
-                f"{path}: {name}[{bad[0]}] is {a[bad[0]]}, not a finite number of at least 0"
+                f"{path}: {name}[{bad[0]}] is {a[bad[0]]}, not a number from 0 to "
+                f"{MAX_CHECKPOINT_VALUE:g}"
             )
     iterations, seconds = meta.get("iterations"), meta.get("seconds")
     if not (isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0):
@@ -816,7 +939,10 @@ class TabularAgent:
                 f"tabular policy {self.name!r} is of {self.policy.rules.name!r}, not "
                 f"{turn.game.rules.name!r}"
             )
-        probs = self.action_probabilities(turn)
+        try:
+            probs = self.action_probabilities(turn)
+        except ExactPolicyError as exc:
+            raise ExactPolicyError(f"tabular policy {self.name}: {exc}") from None
         actions = sorted(probs)
         p = np.array([probs[a] for a in actions])
         return int(actions[int(self._rng.choice(len(actions), p=p / p.sum()))])

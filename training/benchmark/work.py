@@ -28,14 +28,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from piquet_env.untrusted import UntrustedError, parse_json, read_regular_file
+from piquet_env.untrusted import (
+    UntrustedError,
+    open_regular_file,
+    parse_json,
+    read_lines,
+    short_json,
+)
 from piquet_training.benchmark.protocol import BenchmarkError
 from piquet_training.evaluation.duplicate import GameResult
+from piquet_training.evaluation.duplicate.checks import games_from_json
+from piquet_training.evaluation.executor import ResultError
 
 CHUNK_PAIRS = 100
 """Duplicate pairs played between two writes of a match's file (at most this is replayed)."""
 MAX_MATCH_FILE = 1 << 28
 """The largest match file read back (256 MiB; 2,000 pairs take about 0.4 MiB)."""
+MAX_MATCH_LINE = 1 << 20
+"""The longest line of a match file read back (1 MiB; a chunk of :data:`CHUNK_PAIRS` pairs takes
+about 25 KiB): no more is ever held for one line."""
+MAX_CHUNK_MINUTES = 10**6
+"""The most minutes a chunk's line may say it took (about two years)."""
 
 PlayPairs = Callable[[int, int], list[GameResult]]
 """``play(start, n)``: the games of pairs ``start`` to ``start + n - 1``, sorted."""
@@ -83,10 +96,8 @@ def played_match(
     those already in ``path`` read back, the rest played ``CHUNK_PAIRS`` at a time by ``play``
     and appended to ``path`` chunk by chunk. ``on_pairs(n)`` is told of each ``n`` pairs done."""
     header = json.loads(json.dumps(header))  # as the file gives it back
-    games, minutes = _read(path, header) if path.exists() else ([], 0.0)
+    games, minutes = _read(path, header, pairs) if path.exists() else ([], 0.0)
     done = len(games) // 2
-    if done > pairs:
-        raise BenchmarkError(f"{path}: holds {done} pairs, more than the match's {pairs}")
     if on_pairs is not None and done:
         on_pairs(done)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,43 +125,94 @@ def _append(path: Path, record: dict[str, Any]) -> None:
         os.fsync(f.fileno())
 
 
-def _read(path: Path, header: dict[str, Any]) -> tuple[list[GameResult], float]:
-    """The games and minutes recorded in ``path``, checked against ``header`` (a last line cut
-    short by a kill is removed from the file)."""
-    try:
-        text = read_regular_file(path, MAX_MATCH_FILE, "a benchmark match file").decode()
-    except (UntrustedError, UnicodeDecodeError) as exc:
-        raise BenchmarkError(f"{path}: {exc}") from None
-    if text and not text.endswith("\n"):  # the last write was cut short: play that chunk again
-        text = text[: text.rfind("\n") + 1]
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    lines = text.splitlines()
-    try:
-        records = [parse_json(line) for line in lines]
-    except UntrustedError as exc:
-        raise BenchmarkError(f"{path}: not a benchmark match file ({exc})") from None
-    if not records or not isinstance(records[0], dict) or "header" not in records[0]:
-        raise BenchmarkError(f"{path}: not a benchmark match file (no header line)")
-    if records[0]["header"] != header:
-        raise BenchmarkError(
-            f"{path}: its games are of another match ({records[0]['header']}), not of this one "
-            f"({header}): give another --work folder, or --overwrite"
-        )
+def _read(path: Path, header: dict[str, Any], pairs: int) -> tuple[list[GameResult], float]:
+    """The games and minutes recorded in ``path``, checked against ``header`` and, game by game,
+    as a worker's results are (``games_from_json`` of
+    :mod:`~piquet_training.evaluation.duplicate.checks`); read line by line, no line over
+    :data:`MAX_MATCH_LINE`, and no more than ``pairs`` pairs. A last line cut short by a kill is
+    cut from the file."""
     games: list[GameResult] = []
     minutes = 0.0
-    for i, rec in enumerate(records[1:], start=2):
-        try:
-            chunk = [GameResult.from_dict(g) for g in rec["games"]]
-            start, spent = int(rec["start"]), float(rec["minutes"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BenchmarkError(f"{path}, line {i}: not a chunk of games ({exc!r})") from None
-        first = len(games) // 2
-        expected = [(p, k) for p in range(first, first + len(chunk) // 2) for k in (0, 1)]
-        if start != first or not chunk or [(g.pair, g.game) for g in chunk] != expected:
-            raise BenchmarkError(
-                f"{path}, line {i}: expected both games of pairs {first} onwards, in order"
-            )
-        games += chunk
-        minutes += spent
+    kept = 0  # bytes of whole lines
+    cut = False
+    try:
+        with open_regular_file(path, MAX_MATCH_FILE, "a benchmark match file") as f:
+            for i, line in enumerate(read_lines(f, MAX_MATCH_LINE, str(path), MAX_MATCH_FILE), 1):
+                if not line.endswith(b"\n"):  # the last write was cut short: play it again
+                    cut = True
+                    break
+                kept += len(line)
+                record = parse_json(line.decode())
+                if i == 1:
+                    _check_header(path, record, header)
+                    continue
+                first = len(games) // 2
+                chunk, spent = _chunk(path, i, record, first, pairs)
+                games += chunk
+                minutes += spent
+    except (UntrustedError, UnicodeDecodeError) as exc:
+        raise BenchmarkError(f"{path}: not a benchmark match file ({exc})") from None
+    if kept == 0:
+        raise BenchmarkError(f"{path}: not a benchmark match file (no header line)")
+    if cut:
+        os.truncate(path, kept)
     return games, minutes
+
+
+def _check_header(path: Path, record: object, header: dict[str, Any]) -> None:
+    """Refuse a first line that is not ``header``, naming the fields that differ, each shown
+    cut short (a header of any size is never echoed whole)."""
+    if type(record) is not dict or set(record) != {"header"}:
+        raise BenchmarkError(f"{path}: not a benchmark match file (no header line)")
+    theirs = record["header"]
+    if theirs == header:
+        return
+    if type(theirs) is not dict:
+        differ = f"its header is {short_json(theirs)}"
+    else:
+        keys = sorted(set(theirs) | set(header), key=str)
+        shown = [
+            f"{short_json(k, 30)}: {short_json(theirs.get(k), 40)} here, "
+            f"{short_json(header.get(k), 40)} in this match"
+            for k in keys
+            if theirs.get(k) != header.get(k)
+        ]
+        differ = "; ".join(shown[:3]) + (f"; and {len(shown) - 3} more" if len(shown) > 3 else "")
+    raise BenchmarkError(
+        f"{path}: its games are of another match ({differ}): give another --work folder, "
+        "or --overwrite"
+    )
+
+
+def _chunk(
+    path: Path, line: int, record: object, first: int, pairs: int
+) -> tuple[list[GameResult], float]:
+    """The games and minutes of the chunk on line ``line``, which must hold both games of the
+    pairs from ``first`` on, in order, within the match's ``pairs``."""
+    where = f"{path}, line {line}"
+    if type(record) is not dict or set(record) != {"start", "minutes", "games"}:
+        raise BenchmarkError(f"{where}: not a chunk of games (start, minutes, games)")
+    start, spent, items = record["start"], record["minutes"], record["games"]
+    if type(start) is not int or start != first:
+        raise BenchmarkError(f"{where}: expected both games of pairs {first} onwards, in order")
+    if type(spent) not in (int, float) or not 0 <= spent <= MAX_CHUNK_MINUTES:
+        raise BenchmarkError(
+            f"{where}: minutes is not a number from 0 to {MAX_CHUNK_MINUTES:,}: "
+            f"{short_json(spent, 30)}"
+        )
+    if first >= pairs:
+        raise BenchmarkError(f"{where}: more pairs than the match's {pairs}")
+    n = len(items) // 2 if type(items) is list else 0
+    if n < 1 or first + n > pairs:
+        raise BenchmarkError(
+            f"{where}: expected both games of 1 to {pairs - first} pairs from pair {first}"
+        )
+    try:
+        games = games_from_json(items, range(first, first + n))
+    except ResultError as exc:
+        raise BenchmarkError(f"{where}: {exc}") from None
+    if [(g.pair, g.game) for g in games] != [
+        (p, k) for p in range(first, first + n) for k in (0, 1)
+    ]:
+        raise BenchmarkError(f"{where}: expected both games of pairs {first} onwards, in order")
+    return games, float(spent)

@@ -52,6 +52,7 @@ USER_ERRORS: dict[str, str] = {
     "piquet_training.exploit.result": "ExploitError",
     "piquet_training.settings.schema": "ConfigError",
     "piquet_training.evaluation.executor": "ClusterError",
+    "piquet_env.exact.policy": "ExactPolicyError",
 }
 """Errors (module: class) that :func:`run_command` reports as ``piquet COMMAND: REASON``, exit 2.
 

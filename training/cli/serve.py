@@ -100,6 +100,7 @@ LIMIT_FLAGS = {
     "max_tables": "--max-tables",
     "max_per_client": "--per-client",
     "max_connections": "--connections-per-client",
+    "max_total_connections": "--max-connections",
     "rate": "--rate",
     "client_rate": "--client-rate",
     "max_records": "--max-records",
@@ -329,6 +330,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="connections one address may hold open, HTTP and WebSocket together; past it a new "
         f"one is dropped (default: {Limits.max_connections})",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=Limits.max_total_connections,
+        metavar="N",
+        help="connections open at once, all addresses together, never more than half the file "
+        f"limit (ulimit -n); one address group (a /24, a /64) at most half of them (default: "
+        f"{Limits.max_total_connections})",
     )
     p.add_argument(
         "--max-records",

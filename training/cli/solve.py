@@ -37,6 +37,7 @@ from piquet_cli.common import (
 )
 from piquet_env.exact import TreeError
 from piquet_env.exact.tree import check_size
+from piquet_env.files import write_text
 from piquet_env.rules import Rules
 
 
@@ -58,6 +59,8 @@ def run_solve(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
     out = _out_dir(args, rules)
     check_output_path(out, "--out", directory=True)
+    if args.json:
+        check_output_path(args.json, "--json")
     if args.resume is None:
         from piquet_training.run_folder import check_fresh_run_dir
 
@@ -103,7 +106,7 @@ def run_solve(args: argparse.Namespace) -> int:
         "solve-checkpoint.npz (to --resume)"
     )
     if args.json:
-        Path(args.json).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        write_text(args.json, json.dumps(result.to_dict(), indent=2) + "\n")
     return 0
 
 

@@ -39,8 +39,9 @@ from piquet_env.untrusted import (
     UntrustedError,
     file_kind,
     json_kind,
+    open_regular_file,
     parse_json,
-    read_regular_file,
+    read_lines,
     sha256_hex,
     short_json,
 )
@@ -59,6 +60,13 @@ RECORD_FILE = "matches.jsonl"
 
 MAX_RECORD_BYTES = 1 << 30
 """Largest record read back (1 GiB; ten agents at 4,000 pairs a pairing take about 60 MB)."""
+
+MAX_RECORD_LINE = 4 << 20
+"""Longest line of a record read back (4 MiB; a line holds at most :data:`LINE_PAIRS` pairs,
+some 200 KB): a line is read alone, and no longer one is held whole."""
+
+LINE_PAIRS = 1000
+"""Most pairs written on one line of a record."""
 
 MAX_VALUE = 10**9
 """Largest magnitude of a number in a recorded game."""
@@ -236,25 +244,31 @@ class MatchRecord:
             self._give_up(err.strerror or str(err))
 
     def _load(self) -> None:
+        kept = 0  # bytes of whole lines
+        cut = b""
         try:
-            raw = read_regular_file(self.path, MAX_RECORD_BYTES, "a ladder record")
+            with open_regular_file(self.path, MAX_RECORD_BYTES, "a ladder record") as f:
+                lines = read_lines(f, MAX_RECORD_LINE, str(self.path), MAX_RECORD_BYTES)
+                for number, line in enumerate(lines, 1):
+                    if not line.endswith(b"\n"):  # the last line, cut short by a kill
+                        cut = line
+                        break
+                    kept += len(line)
+                    if line.strip():
+                        where = f"{self.path} line {number}"
+                        key, games = read_line(line, where)
+                        self._merge(key, games, where)
         except UntrustedError as err:
             raise LadderRecordError(str(err)) from None
-        cut = raw.rfind(b"\n") + 1  # where a last line cut short (no newline yet) starts
-        for number, line in enumerate(raw[:cut].split(b"\n"), 1):
-            if line.strip():
-                where = f"{self.path} line {number}"
-                key, games = read_line(line, where)
-                self._merge(key, games, where)
-        if cut < len(raw):  # every whole line is good: only now is the file changed
+        if cut:  # every whole line is good: only now is the file changed
             print(
                 f"warning: {self.path}: dropping its last line, cut short "
-                f"({len(raw) - cut} bytes); those pairs are played again",
+                f"({len(cut)} bytes); those pairs are played again",
                 file=sys.stderr,
             )
             try:
                 with open(self.path, "r+b") as f:
-                    f.truncate(cut)
+                    f.truncate(kept)
             except OSError as err:  # appending after the cut line would spoil the next one
                 self._give_up(f"it cannot be truncated: {err.strerror or err}")
 
@@ -301,15 +315,20 @@ class MatchRecord:
         return self._games.get(key, {})
 
     def add(self, key: MatchKey, games: Sequence[GameResult]) -> None:
-        """Record the games of a batch of pairs: one line with its checksum (:func:`record_line`),
-        appended and synced to disk (if the file cannot be written, a warning says so and nothing
-        more is recorded)."""
+        """Record the games of a batch of pairs: a line with its checksum (:func:`record_line`)
+        for each :data:`LINE_PAIRS` pairs, appended and synced to disk (if the file cannot be
+        written, a warning says so and nothing more is recorded)."""
         self._merge(key, games, str(self.path))
         if self.failed:
             return
+        pairs = sorted(games_by_pair(games).items())
+        lines = [
+            record_line(key, [g for _, both in pairs[i : i + LINE_PAIRS] for g in both])
+            for i in range(0, len(pairs), LINE_PAIRS)
+        ]
         try:
             with open(self.path, "a", encoding="utf-8") as f:
-                f.write(record_line(key, games))
+                f.writelines(lines)
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as err:  # the ladder goes on; only a resume would miss these pairs

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import os
 import sys
 import types
 import typing
@@ -49,9 +50,17 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from piquet_env.game.state import MODES
+from piquet_env.untrusted import UntrustedError, read_regular_file
+
+MAX_INT = 2**62
+"""The largest integer a setting takes: within the 64-bit integers numpy and torch hold, with
+room for the offsets the seed streams add (:mod:`piquet_training.seeds`); a seed of ``10**30``
+would pass any rule of its own and fail deep in training."""
 
 __all__ = [
     "ANY",
+    "MAX_CONFIG_BYTES",
+    "MAX_INT",
     "MODE",
     "OUTPUT_DIR",
     "RULES_PRESET",
@@ -113,16 +122,13 @@ def between(low: float, high: float, *, open_low: bool = False) -> Rule:
 
 
 def integer(low: int, high: int | None = None) -> Rule:
-    """An integer (not a bool) ``>= low`` (and ``<= high``)."""
+    """An integer (not a bool) ``>= low`` (and ``<= high``), never beyond :data:`MAX_INT`."""
     text = f"an integer >= {low}" if high is None else f"an integer in {low}..{high}"
+    top = MAX_INT if high is None else min(high, MAX_INT)
     return Rule(
         text,
-        lambda v: (
-            isinstance(v, int)
-            and not isinstance(v, bool)
-            and v >= low
-            and (high is None or v <= high)
-        ),
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= top,
+        lambda v: "beyond 2^62" if isinstance(v, int) and v > MAX_INT else "",
     )
 
 
@@ -258,9 +264,10 @@ def _check_rule(cfg: Settings, name: str, value: Any, *, source: str, label: str
     name the user wrote, in the message)."""
     rule: Rule = _field(type(cfg), name).metadata.get("rule", ANY)
     if not rule.ok(value):
-        why = f" ({rule.explain(value)})" if rule.explain is not None else ""
+        explained = rule.explain(value) if rule.explain is not None else ""
+        why = f" ({explained})" if explained else ""
         raise ConfigError(
-            f"{source}: {label or name} must be {rule.description}, got {value!r}{why}"
+            f"{source}: {label or name} must be {rule.description}, got {_cut(repr(value))}{why}"
         )
 
 
@@ -278,8 +285,14 @@ def _coerce(
     except (TypeError, ValueError) as exc:
         how = "text" if from_text else "value"
         raise ConfigError(
-            f"{source}: config key {label or repr(key)}: bad {how} {value!r} ({exc})"
+            f"{source}: config key {label or repr(key)}: bad {how} {_cut(repr(value))} "
+            f"({_cut(str(exc))})"
         ) from None
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters (a 5,000-digit value is never echoed whole)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _convert(kind: Any, value: Any, from_text: bool) -> Any:
@@ -302,7 +315,10 @@ def _convert(kind: Any, value: Any, from_text: bool) -> Any:
             raise ValueError("expected an integer")
         if isinstance(value, str) and not from_text:
             raise ValueError("expected an integer")
-        return int(value)
+        number = int(value)
+        if not -MAX_INT <= number <= MAX_INT:
+            raise ValueError("beyond 2^62")
+        return number
     if kind is float:
         if isinstance(value, bool) or (isinstance(value, str) and not from_text):
             raise ValueError("expected a number")
@@ -355,21 +371,32 @@ def replace_checked(cfg: S, updates: dict[str, Any], *, source: str, from_text: 
     return dataclasses.replace(cfg, **changes)  # type: ignore[type-var]
 
 
+MAX_CONFIG_BYTES = 1 << 20
+"""The largest config file read (1 MiB; a recipe is some 2 KiB)."""
+
+
 def load_toml(path: str | Path, base: S) -> S:
     """Settings from a TOML file, on top of ``base`` (the settings it changes).
 
-    Keys may sit at top level or one table deep (``[ppo]``); nested tables, unknown keys and bad
-    values are :class:`ConfigError` naming the file and key.
+    The file must be a regular file of at most :data:`MAX_CONFIG_BYTES` (a FIFO, a device such as
+    a link to ``/dev/zero``, or a larger file is refused before it is read). Keys may sit at top
+    level or one table deep (``[ppo]``); nested tables, unknown keys and bad values are
+    :class:`ConfigError` naming the file and key.
     """
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular_file(path, MAX_CONFIG_BYTES, "a config file").decode("utf-8")
+        doc = tomllib.loads(text)
+    except UntrustedError as exc:
+        if not os.path.lexists(path):
+            raise ConfigError(f"config file {path} does not exist") from None
+        raise ConfigError(f"config file {exc}") from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"config file {path} cannot be read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {path} is not valid TOML: nested too deeply") from None
+    except ValueError as exc:  # TOMLDecodeError, or an integer of more digits than Python reads
+        raise ConfigError(f"config file {path} is not valid TOML: {_cut(str(exc))}") from None
     flat: dict[str, Any] = {}
     for key, value in doc.items():
         items = value.items() if isinstance(value, dict) else [(key, value)]

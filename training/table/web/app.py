@@ -15,7 +15,9 @@ route                      what it serves
 =========================  ===============================================================
 
 Only names of plain files directly in the records folder are read (:func:`record_path`); an
-upload is read from memory, at most :data:`MAX_UPLOAD_BYTES`, and never written. Every route
+upload is read from memory, at most :data:`MAX_UPLOAD_BYTES`, and never written; at most
+``max_uploads`` are read at once, ``max_uploads_per_client`` from one address
+(:class:`~piquet_table.web.limits.Limits`): another is answered 503, unread. Every route
 answers only the allowed host names (a rebound DNS name is refused), and the socket refuses a page
 from another origin (a site the user visits cannot drive his tables).
 """
@@ -31,7 +33,7 @@ from urllib.parse import urlsplit
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
@@ -111,24 +113,32 @@ def create_app(
         except RecordError as err:
             return JSONResponse({"error": _strip_folder(str(err), hub.records)}, status_code=400)
 
+    uploads: dict[str, int] = {}  # uploads under way, by address, and in all under ""
+
     async def upload(request: Request) -> Response:
         size = request.headers.get("content-length")
         if size is not None and (not size.isdigit() or int(size) > MAX_UPLOAD_BYTES):
             return _too_big()
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_UPLOAD_BYTES:
-                return _too_big()
+        owner = request.client.host if request.client else "unknown"
+        limits = hub.limits
+        if (
+            uploads.get("", 0) >= limits.max_uploads
+            or uploads.get(owner, 0) >= limits.max_uploads_per_client
+        ):
+            return JSONResponse(
+                {"error": "too many record uploads at once: try again in a moment"},
+                status_code=503,
+                headers={"Retry-After": "2"},
+            )
+        for key in ("", owner):
+            uploads[key] = uploads.get(key, 0) + 1
         try:
-            text = bytes(body).decode("utf-8")
-        except UnicodeDecodeError as err:
-            return JSONResponse({"error": f"not UTF-8 text (byte {err.start})"}, status_code=400)
-        try:
-            doc = await asyncio.to_thread(parse_record, text)
-            return JSONResponse(await asyncio.to_thread(replay_frames, doc, "uploaded record"))
-        except RecordError as err:
-            return JSONResponse({"error": str(err)}, status_code=400)
+            return await _replay_upload(request)
+        finally:
+            for key in ("", owner):
+                uploads[key] -= 1
+                if not uploads[key]:
+                    del uploads[key]
 
     async def results(request: Request) -> Response:
         return JSONResponse((await hub.store.summary()).to_dict())
@@ -194,6 +204,30 @@ def create_app(
     if token:
         middleware.append(Middleware(TokenGate, token=token, secret=cookie_secret))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+async def _replay_upload(request: Request) -> Response:
+    """The uploaded record of ``request``'s body as replay frames: read into one buffer (at most
+    :data:`MAX_UPLOAD_BYTES`), decoded and parsed without another copy of it."""
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_UPLOAD_BYTES:
+                return _too_big()
+    except ClientDisconnect:  # gone mid-body (or dropped for its pace): no one to answer
+        return Response(status_code=400)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return JSONResponse({"error": f"not UTF-8 text (byte {err.start})"}, status_code=400)
+    del body
+    try:
+        doc = await asyncio.to_thread(parse_record, text)
+        del text
+        return JSONResponse(await asyncio.to_thread(replay_frames, doc, "uploaded record"))
+    except RecordError as err:
+        return JSONResponse({"error": str(err)}, status_code=400)
 
 
 def _too_big() -> Response:

@@ -26,6 +26,10 @@ COUNTS = (
     "client_burst",
     "max_sockets",
     "max_connections",
+    "max_group_connections",
+    "max_total_connections",
+    "max_uploads",
+    "max_uploads_per_client",
     "max_records",
 )
 """The fields that count something: whole numbers, at least 1."""
@@ -73,10 +77,26 @@ class Limits:
     max_connections: int = 64
     """Connections open at once from one client address, HTTP and WebSocket together
     (:mod:`piquet_table.web.server`): past it a new one is dropped when accepted."""
+    max_group_connections: int = 128
+    """Connections open at once from one address group (an IPv4 /24, an IPv6 /64), so that
+    many addresses of one network cannot hold every file either (at most half the total)."""
+    max_total_connections: int = 1024
+    """Connections open at once, all addresses together; never more than half the server's file
+    limit (``RLIMIT_NOFILE``), so that the server always has files left for its own work."""
+    max_uploads: int = 4
+    """Record uploads (``POST /api/replay``) read and replayed at once, all addresses together:
+    one more is answered 503, unread."""
+    max_uploads_per_client: int = 1
+    """Record uploads read and replayed at once from one client address."""
     header_timeout: float = 10.0
     """Seconds a request's head (its line and headers) may take to arrive."""
     body_timeout: float = 10.0
     """Seconds a request's body may pause between two reads."""
+    body_deadline: float = 120.0
+    """Seconds a request's whole body may take from its start (a 4 MiB upload at 35 KB/s)."""
+    body_min_rate: float = 1024.0
+    """Bytes a second a request's body must average from its start, once it has run
+    :attr:`body_timeout` seconds: a body trickled a byte at a time is dropped then."""
     keep_alive: float = 5.0
     """Seconds an HTTP connection may stay idle between requests."""
     cooldown: float = 10.0

@@ -63,7 +63,8 @@ def new_token() -> str:
 def cookie_secret(path: str | os.PathLike) -> bytes:
     """The cookie secret kept in the file ``path``; a new random one is written there (readable
     by its owner only) if there is no such file. ``ValueError`` naming the file if it is not a
-    regular file of one line of at least :data:`MIN_SECRET_CHARS` printable characters."""
+    regular file of one line of at least :data:`MIN_SECRET_CHARS` printable characters, owned by
+    this user and readable and writable by no one else."""
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         secret = secrets.token_hex(SECRET_BYTES)
@@ -73,6 +74,7 @@ def cookie_secret(path: str | os.PathLike) -> bytes:
         return secret.encode()
     try:
         text = read_regular_file(path, 4096, "a cookie secret").decode("ascii").strip()
+        _check_private(path)
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not ASCII text") from None
     except UntrustedError as err:
@@ -82,6 +84,22 @@ def cookie_secret(path: str | os.PathLike) -> bytes:
             f"{path}: a cookie secret is one word of at least {MIN_SECRET_CHARS} characters"
         )
     return text.encode()
+
+
+def _check_private(path: Path) -> None:
+    """``ValueError`` unless ``path`` is owned by this user and neither readable nor writable
+    by anyone else (as ssh refuses a private key others can read): whoever reads the secret can
+    make a cookie, whoever writes it can choose one."""
+    if os.name != "posix":  # pragma: no cover - no such modes on Windows
+        return
+    info = os.stat(path)
+    if info.st_uid != os.getuid():
+        raise ValueError(f"{path}: owned by another user; a cookie secret must be your own")
+    if info.st_mode & 0o077:
+        raise ValueError(
+            f"{path}: permissions {info.st_mode & 0o777:04o} are too open: others could read or "
+            f"write the cookie secret (chmod 600 {path})"
+        )
 
 
 class TokenGate:
