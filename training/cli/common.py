@@ -51,7 +51,7 @@ USER_ERRORS: dict[str, str] = {
     "piquet_training.run_folder": "RunFolderError",
     "piquet_training.exploit.result": "ExploitError",
     "piquet_training.settings.schema": "ConfigError",
-    "piquet_training.evaluation.executor": "ClusterError",
+    "piquet_training.evaluation.ray_cluster": "ClusterError",
 }
 """Errors (module: class) that :func:`run_command` reports as ``piquet COMMAND: REASON``, exit 2.
 
@@ -412,9 +412,11 @@ def add_fanout_arguments(p: argparse.ArgumentParser, what: str = "the pairs") ->
     )
 
 
-def fanout_from_args(args: argparse.Namespace) -> Any:
+def fanout_from_args(args: argparse.Namespace, *, join: bool = True) -> Any:
     """The :class:`~piquet_training.evaluation.executor.Fanout` of ``--workers`` and ``--ray``,
-    checked: a bad value, or ``--ray`` without Ray installed, is a :class:`CLIError`."""
+    checked: a bad value, or ``--ray`` without Ray installed, is a :class:`CLIError`. With
+    ``join``, a cluster is joined here (:func:`join_cluster`); without, the caller joins it
+    once its other checks are done."""
     from piquet_training.evaluation.executor import Fanout, RayNotInstalledError, import_ray
 
     at_least("--workers", args.workers, 1)
@@ -427,7 +429,26 @@ def fanout_from_args(args: argparse.Namespace) -> Any:
             import_ray()
         except RayNotInstalledError as exc:
             raise CLIError(str(exc)) from None
+    if join:
+        join_cluster(fanout)
     return fanout
+
+
+def join_cluster(fanout: Any) -> None:
+    """Join the cluster of ``fanout`` (``--ray auto`` or ``ray://``; nothing to do otherwise)
+    once for the run, before any work, and say on standard error what was joined (its address,
+    nodes and CPUs); one that cannot be joined is a :class:`CLIError` naming the address and
+    what to check (:func:`~piquet_training.evaluation.ray_cluster.join_ray`)."""
+    if fanout.ray in (None, "local"):
+        return
+    from piquet_training.evaluation.ray_cluster import ClusterError, join_ray
+
+    try:
+        joined = join_ray(fanout.workers, fanout.ray)
+    except ClusterError as exc:  # a CLIError: no caller's ConnectionError handler rewords it
+        raise CLIError(str(exc)) from None
+    if joined is not None:
+        print(joined.line(), file=sys.stderr, flush=True)
 
 
 def build_settings(

@@ -31,6 +31,7 @@ from piquet_cli.common import (
     at_least,
     check_output_path,
     fanout_from_args,
+    join_cluster,
     parse_specs,
     require,
     resolve_seed,
@@ -85,7 +86,7 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     if not args.no_progress:
         require(["tqdm"])
     at_least("--deals", args.deals, 1)
-    args.fanout = fanout_from_args(args)
+    args.fanout = fanout_from_args(args, join=False)  # joined once the flags are checked
     from piquet_training.evaluation.duplicate.play import check_save_dir
 
     try:  # before any work: the match would refuse it only once it starts
@@ -102,6 +103,7 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
             correction_for(args.variance_reduction, rules)  # loaded once: the games use it
         except VarianceReductionError as exc:
             raise CLIError(f"--variance-reduction: {exc}") from None
+    join_cluster(args.fanout)
     return rules
 
 
