@@ -135,3 +135,39 @@ def test_a_token_cluster_is_joined_with_ray_auth_mode_token(token_cluster, how: 
     assert local.returncode == 0, local.stderr[-3000:]
     assert json.loads(there.read_text()) == json.loads(here.read_text())
     assert done.stdout == local.stdout.replace(str(here), str(there))
+
+
+QUIET = """
+import ray
+from ray._common.deprecation import deprecation_warning
+from piquet_cli.common import quiet_ray
+
+quiet_ray()  # what every piquet command does first
+ray.init(address="local", num_cpus=1, include_dashboard=False)  # RLlib's call: log_to_driver unset
+
+
+@ray.remote
+def in_a_worker():
+    print("printed in a worker", flush=True)
+    deprecation_warning("old_call", "new_call")  # as RLlib's env runners warn
+    return 1
+
+
+deprecation_warning("old_call", "new_call")  # as RLlib's driver warns
+assert ray.get(in_a_worker.remote()) == 1
+ray.shutdown()
+print("report")
+"""
+
+
+def test_rllib_deprecation_warnings_and_worker_output_stay_off_the_terminal(tmp_path: Path):
+    """``piquet exploit --backend rllib`` printed RLlib's deprecation warnings, from the driver
+    and from each env runner; :func:`piquet_cli.common.quiet_ray` silences them, and a worker's
+    prints go to its log file, on a real local Ray instance started as RLlib starts it."""
+    env = _clean_env(HOME=str(tmp_path), RAY_AUTH_MODE="disabled")
+    done = subprocess.run(
+        [sys.executable, "-c", QUIET], capture_output=True, text=True, env=env, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "report\n"
+    assert "DeprecationWarning" not in done.stderr and "printed in a worker" not in done.stderr

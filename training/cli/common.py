@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import logging
 import os
 import re
 import secrets
@@ -307,11 +308,32 @@ def report_user_error(command: str | None, err: BaseException) -> int:
     return EXIT_USER_ERROR
 
 
+RAY_QUIET_LOGGERS = ("ray._common.deprecation",)
+"""Ray's loggers that ``piquet`` commands silence below ERROR: RLlib's deprecation warnings,
+about RLlib's own code, which a user of the command can do nothing about."""
+
+
+def quiet_ray() -> None:
+    """Before a command runs: Ray's worker processes print into their log files rather than
+    onto this terminal (``RAY_LOG_TO_DRIVER=0`` unless set; the driver's own messages are
+    :mod:`piquet_training.evaluation.ray_cluster`'s), and :data:`RAY_QUIET_LOGGERS` are
+    silenced. Nothing is imported."""
+    if "RAY_LOG_TO_DRIVER" not in os.environ:
+        os.environ["RAY_LOG_TO_DRIVER"] = "0"
+        constants = sys.modules.get("ray._private.ray_constants")  # Ray read it when imported
+        if constants is not None and hasattr(constants, "RAY_LOG_TO_DRIVER"):
+            constants.RAY_LOG_TO_DRIVER = False
+    for name in RAY_QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def run_command(
     command: str | None, func: Callable[[argparse.Namespace], int | None], args: argparse.Namespace
 ) -> int:
-    """Run one subcommand's ``func``: user errors become ``piquet COMMAND: REASON`` and exit
-    status 2, Ctrl-C exits with 130 without a traceback; anything else is a bug and propagates."""
+    """Run one subcommand's ``func`` (after :func:`quiet_ray`): user errors become ``piquet
+    COMMAND: REASON`` and exit status 2, Ctrl-C exits with 130 without a traceback; anything else
+    is a bug and propagates."""
+    quiet_ray()
     try:
         return int(func(args) or 0)
     except ValueError as err:
