@@ -108,3 +108,32 @@ def test_record_and_json_naming_one_file_are_refused_before_any_work(tmp_path: P
         out, err = capsys.readouterr()
         assert out == "" and "--record and --json name one file" in err
     assert not same.exists()
+
+
+def test_a_record_with_holes_is_resumed_in_one_fan_out(tmp_path: Path, monkeypatch, capsys):
+    """Issue 57: each stretch of missing pairs opened an executor of its own (a Ray job each: a
+    record with ten holes took 87.7 s on Ray against 21.9 s for the whole match). Now all the
+    missing pairs go out in one run of one executor, to the uninterrupted run's report."""
+    from piquet_training.evaluation.executor import Fanout
+
+    args = ["eval", "heuristic", "random", "--deals", "40", "--seed", "6", "--no-progress"]
+    record, resumed, whole = tmp_path / "r.jsonl", tmp_path / "b.json", tmp_path / "c.json"
+    assert main([*args, "--record", str(record)]) == 0
+    lines = record.read_text().splitlines(keepends=True)
+    assert len(lines) == 4  # chunks of ten pairs
+    record.write_text(lines[1] + lines[3])  # two holes: pairs 0 to 9 and 20 to 29
+    opened = []
+    real_open = Fanout.open
+
+    def counted(self):
+        opened.append(self)
+        return real_open(self)
+
+    monkeypatch.setattr(Fanout, "open", counted)
+    resume = ["--record", str(record), "--resume", "--workers", "2", "--json", str(resumed)]
+    assert main([*args, *resume]) == 0
+    assert "20 of 40 pairs taken" in capsys.readouterr().out
+    assert len(opened) == 1  # one executor for both holes
+    monkeypatch.undo()
+    assert main([*args, "--json", str(whole)]) == 0
+    assert json.loads(resumed.read_text()) == json.loads(whole.read_text())
