@@ -1,0 +1,25 @@
+"""What a newcomer meets following the docs (issue 57): the names the docs and ``--help`` give
+are the ones the commands use, and messages say things one way."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from piquet_env.rules import make_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_solve_folder_named_in_the_docs_and_help_is_the_default():
+    """exact.md and ``piquet solve --help`` named ``runs/solve-mini``; the solve goes to
+    ``runs/solve-standard+mini``, so exact.md's next step found no checkpoint."""
+    from piquet_cli import solve
+
+    args = argparse.Namespace(resume=None, out=None)
+    default = solve._out_dir(args, make_rules("mini")).as_posix()
+    assert default == "runs/solve-standard+mini"
+    for text in ((ROOT / "docs" / "exact.md").read_text(), solve.__doc__ or ""):
+        named = set(re.findall(r"runs/solve-[\w+.-]+", text))
+        assert named == {default}, named
