@@ -167,10 +167,12 @@ def test_a_failed_write_at_the_end_falls_back_and_says_where(tmp_path, capsys, m
     from piquet_training.evaluation import duplicate
 
     target = tmp_path / "out" / "report.json"
+    target.parent.mkdir()  # a file's folder must exist when checked
     real_evaluate = duplicate.evaluate_match
 
     def evaluate_then_block(*args, **kwargs):
         rep = real_evaluate(*args, **kwargs)
+        target.parent.rmdir()
         (tmp_path / "out").write_text("now a file")  # the parent is no longer a folder
         return rep
 

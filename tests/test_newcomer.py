@@ -23,3 +23,20 @@ def test_the_solve_folder_named_in_the_docs_and_help_is_the_default():
     for text in ((ROOT / "docs" / "exact.md").read_text(), solve.__doc__ or ""):
         named = set(re.findall(r"runs/solve-[\w+.-]+", text))
         assert named == {default}, named
+
+
+def test_a_json_file_in_a_missing_folder_is_one_line_and_no_folder_is_made(tmp_path, capsys):
+    """``--json /nonexistent/dir/x.json`` made ``/nonexistent/dir`` at the filesystem's root
+    (as root); a file's missing folder is now refused before any work, and nothing is made."""
+    from piquet_cli import main
+
+    missing = tmp_path / "nonexistent" / "dir"
+    args = ["eval", "random", "random", "--deals", "2", "--seed", "1", "--no-progress"]
+    for flag in ("--json", "--record"):
+        assert main([*args, flag, str(missing / "x.json")]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err == (
+            f"piquet eval: {flag} {missing / 'x.json'}: folder {missing} does not exist "
+            "(create it, or give another)\n"
+        )
+    assert not (tmp_path / "nonexistent").exists()

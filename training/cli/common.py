@@ -243,9 +243,11 @@ def check_output_path(path: str | os.PathLike, flag: str, *, directory: bool = F
     """Check, before any work starts, that ``path`` can be written; return it as a ``Path``.
 
     ``directory=False``: ``path`` is a file to write (it may exist, as a writable file, not a
-    directory). ``directory=True``: a folder to write files into (it may exist, as a writable
-    directory). Missing parent folders are fine as long as the closest existing ancestor is a
-    writable directory (they are created when writing). ``flag`` names the option in the error.
+    directory), in a folder that exists: a missing folder is refused, never made (``--json
+    /nonexistent/dir/x.json`` made ``/nonexistent/dir``). ``directory=True``: a run's own folder
+    to write files into (it may exist, as a writable directory); missing parent folders are fine
+    as long as the closest existing ancestor is a writable directory (they are created when
+    writing). ``flag`` names the option in the error.
 
     Raises :class:`CLIError` saying what is in the way.
     """
@@ -260,9 +262,12 @@ def check_output_path(path: str | os.PathLike, flag: str, *, directory: bool = F
         if not os.access(p, os.W_OK | (os.X_OK if directory else 0)):
             raise CLIError(f"{flag} {p}: not writable")
         return p
-    base = _nearest_existing(p.parent if str(p.parent) else Path("."))
+    parent = p.parent if str(p.parent) else Path(".")
+    base = _nearest_existing(parent)
     if not base.is_dir():
         raise CLIError(f"{flag} {p}: {base} is a file, not a directory")
+    if not directory and base != parent:  # a file's folder is not made: a typo would make one
+        raise CLIError(f"{flag} {p}: folder {parent} does not exist (create it, or give another)")
     if not os.access(base, os.W_OK | os.X_OK):
         raise CLIError(f"{flag} {p}: directory {base} is not writable")
     return p
