@@ -40,3 +40,19 @@ def test_a_json_file_in_a_missing_folder_is_one_line_and_no_folder_is_made(tmp_p
             "(create it, or give another)\n"
         )
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_every_command_names_its_seed_in_one_wording(tmp_path, capsys):
+    """eval, ladder, serve and bench worded the seed four ways; now one (``seed_text``)."""
+    from piquet_cli import main
+    from piquet_cli.common import seed_text
+
+    assert seed_text(7) == "seed 7 (repeat with --seed 7)"
+    assert main(["eval", "random", "random", "--deals", "2", "--seed", "7", "--no-progress"]) == 0
+    assert "  seed 7 (repeat with --seed 7)\n" in capsys.readouterr().out
+    ladder = ["ladder", "random", "heuristic", "--deals", "2", "--seed", "7", "--no-progress"]
+    assert main([*ladder, "--out", str(tmp_path / "lad")]) == 0
+    assert "  seed 7 (repeat with --seed 7)\n" in capsys.readouterr().out
+    words = re.compile(r"--seed \{[^}]+\} deals|repeat with --seed \{")
+    cli = ROOT / "training" / "cli"
+    assert [p.name for p in cli.glob("*.py") if words.search(p.read_text())] == ["common.py"]

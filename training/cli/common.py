@@ -201,6 +201,15 @@ def resolve_seed(args: argparse.Namespace) -> int:
     return args.seed
 
 
+def seed_text(seed: int) -> str:
+    """How every command names the seed it used, so that a run can be repeated (one wording).
+
+    >>> seed_text(123)
+    'seed 123 (repeat with --seed 123)'
+    """
+    return f"seed {seed} (repeat with --seed {seed})"
+
+
 def at_least(name: str, value: float, low: float) -> None:
     """Raise :class:`CLIError` naming flag ``name`` unless ``value >= low`` (NaN fails).
 

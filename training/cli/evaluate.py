@@ -36,6 +36,7 @@ from piquet_cli.common import (
     require,
     resolve_seed,
     rules_from_args,
+    seed_text,
     write_or_fall_back,
 )
 from piquet_env.rules import Rules
@@ -203,7 +204,7 @@ def run_eval(args: argparse.Namespace) -> int:
     )  # fmt: skip
     rep = _play_eval(args, match)
     print(rep.summary())
-    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+    print(f"  {seed_text(args.seed)}")
     doc = rep.to_dict(games=True)
     if args.exact:
         from piquet_training.exact import exact_difference
@@ -298,6 +299,7 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         ray=args.fanout.ray,
     )
     print(res.summary())
+    print(f"  {seed_text(args.seed)}")
     if args.exact:
         res.exact = _print_exact_ladder(res, rules, args.seed)
     json_path, png_path = write_ladder(res, out)

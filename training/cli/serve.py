@@ -27,6 +27,7 @@ from piquet_cli.common import (
     require,
     resolve_seed,
     rules_from_args,
+    seed_text,
 )
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def _banner(
     for line in skipped:
         print(f"  left out {line}")
     print(
-        f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)",
+        f"  games are saved in {records}; {seed_text(seed)}",
         flush=True,
     )
     if not _loopback(args.host):
