@@ -56,3 +56,31 @@ def test_every_command_names_its_seed_in_one_wording(tmp_path, capsys):
     words = re.compile(r"--seed \{[^}]+\} deals|repeat with --seed \{")
     cli = ROOT / "training" / "cli"
     assert [p.name for p in cli.glob("*.py") if words.search(p.read_text())] == ["common.py"]
+
+
+TINY = "mini[suits=2,ranks=3,hand_size=2]"
+
+
+def test_exact_says_the_plain_heuristic_is_taken_as_one_pure_policy(capsys):
+    """``piquet exploit heuristic --rules mini --exact`` gave exactly ``heuristic:seed=0``'s value
+    while the docs called the plain ``heuristic`` a reseeded mixture: the output now says which
+    pure policy its figures are for, and they are that policy's."""
+    from piquet_cli import main
+
+    assert main(["exploit", "heuristic", "--rules", TINY, "--exact", "--seed", "3"]) == 0
+    plain = capsys.readouterr().out
+    assert "heuristic taken as heuristic:seed=3, one pure policy" in plain
+    assert main(["exploit", "heuristic:seed=3", "--rules", TINY, "--exact", "--seed", "3"]) == 0
+    fixed = capsys.readouterr().out
+    assert "taken as" not in fixed
+
+    def figures(out: str) -> list[str]:
+        lines = out.splitlines()
+        return [line for line in lines if "points per deal" in line or "NashConv" in line]
+
+    assert figures(plain) == figures(fixed)
+    text = " ".join((ROOT / "docs" / "exact.md").read_text().split())
+    assert "`--exact` takes it as `heuristic:seed=N` of the run's `--seed N`" in text
+    match = ["eval", "heuristic", "random", "--rules", TINY, "--deals", "4", "--seed", "3"]
+    assert main([*match, "--exact", "--no-progress"]) == 0
+    assert "heuristic taken as heuristic:seed=3, one pure policy" in capsys.readouterr().out

@@ -207,9 +207,14 @@ def run_eval(args: argparse.Namespace) -> int:
     print(f"  {seed_text(args.seed)}")
     doc = rep.to_dict(games=True)
     if args.exact:
-        from piquet_training.exact import exact_difference
+        from piquet_agents.registry import make_agent
+        from piquet_training.exact import exact_difference, pure_note, pure_spec
 
         truth = exact_difference(args.agent_a, args.agent_b, rules, seed=args.seed)
+        for spec in dict.fromkeys((args.agent_a, args.agent_b)):
+            pure = pure_spec(spec, make_agent(spec, rules, seed=args.seed), args.seed)
+            if pure:
+                print(pure_note(spec, pure))
         p = rep.points
         covered = p.low <= truth <= p.high
         print(
