@@ -301,7 +301,7 @@ def test_ladder_without_its_optional_packages_fails_before_any_game(tmp_path, ca
     assert rc == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == "piquet ladder: needs openskill: pip install 'piquet-env[train]'\n"
+    assert captured.err == "piquet ladder: needs openskill: pip install -e '.[train]'\n"
 
 
 def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, monkeypatch):

@@ -84,3 +84,29 @@ def test_exact_says_the_plain_heuristic_is_taken_as_one_pure_policy(capsys):
     match = ["eval", "heuristic", "random", "--rules", TINY, "--deals", "4", "--seed", "3"]
     assert main([*match, "--exact", "--no-progress"]) == 0
     assert "heuristic taken as heuristic:seed=3, one pure policy" in capsys.readouterr().out
+
+
+def test_every_install_named_is_one_from_a_clone():
+    """The README, getting-started and every "needs ..." message said ``pip install
+    'piquet-env[...]'``, but the package is on no index: each now names ``pip install -e
+    '.[...]'``, and the install sections say it runs in a clone of the repository."""
+    import subprocess
+
+    files = subprocess.run(
+        ["git", "ls-files", "*.py", "*.md"], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout.split()
+    from_index = re.compile(r"pip install [\"']?piquet-env\b")
+    history = ("docs/results/", "docs/changelog.md", "tests/test_newcomer.py")
+    found = [
+        f for f in files
+        if not f.startswith(history) and from_index.search((ROOT / f).read_text())
+    ]  # fmt: skip
+    assert found == []
+    for page in ("README.md", "docs/getting-started.md", "docs/index.md"):
+        assert "from a clone of" in " ".join((ROOT / page).read_text().lower().split()), page
+    from piquet_cli.common import missing
+
+    assert (
+        missing(["no_such_module_xyz"], "ray")
+        == "needs no_such_module_xyz: pip install -e '.[ray]'"
+    )

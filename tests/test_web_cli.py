@@ -92,7 +92,7 @@ def test_serve_without_the_web_extra_names_it(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 2
-    assert out.stderr == "piquet serve: needs starlette: pip install 'piquet-env[web]'\n"
+    assert out.stderr == "piquet serve: needs starlette: pip install -e '.[web]'\n"
 
 
 def test_serve_shares_the_rules_and_seed_options(capsys):

@@ -1,6 +1,6 @@
 """Self-play training, evaluation and rating of Piquet policies, and the ``piquet`` command line.
 
-Everything here needs the ``train`` extra (``pip install "piquet-env[train]"``): importing the
+Everything here needs the ``train`` extra (``pip install -e ".[train]"``): importing the
 package without it raises an ``ImportError`` that names the missing modules and the extra.
 """
 
@@ -23,5 +23,5 @@ _missing = [name for name in TRAIN_EXTRA if find_spec(name) is None]
 if _missing:
     raise ImportError(
         f"piquet_training needs the train extra (missing: {', '.join(_missing)}): "
-        'pip install "piquet-env[train]"'
+        'pip install -e ".[train]"'
     )

@@ -365,16 +365,16 @@ TRAIN_MODULES = ("torch", "tqdm", "rich", "matplotlib", "safetensors", "openskil
 
 
 def missing(modules: Sequence[str], extra: str = "train") -> str | None:
-    """``needs A, B: pip install 'piquet-env[EXTRA]'`` naming those of ``modules`` that are not
+    """``needs A, B: pip install -e '.[EXTRA]'`` naming those of ``modules`` that are not
     installed, or None if all are.
 
     >>> missing(["json"]) is None
     True
     >>> missing(["json", "no_such_module_xyz"], "render")
-    "needs no_such_module_xyz: pip install 'piquet-env[render]'"
+    "needs no_such_module_xyz: pip install -e '.[render]'"
     """
     absent = [m for m in modules if importlib.util.find_spec(m) is None]
-    return f"needs {', '.join(absent)}: pip install 'piquet-env[{extra}]'" if absent else None
+    return f"needs {', '.join(absent)}: pip install -e '.[{extra}]'" if absent else None
 
 
 def require(modules: Sequence[str], extra: str = "train") -> None:
@@ -385,7 +385,7 @@ def require(modules: Sequence[str], extra: str = "train") -> None:
     >>> require(["json", "no_such_module_xyz"])
     Traceback (most recent call last):
     ...
-    piquet_cli.common.CLIError: needs no_such_module_xyz: pip install 'piquet-env[train]'
+    piquet_cli.common.CLIError: needs no_such_module_xyz: pip install -e '.[train]'
     """
     reason = missing(modules, extra)
     if reason:

@@ -260,7 +260,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play, watch and replay in the browser",
         description="Serve the Piquet table as a web page: play a partie against an agent "
         "chosen on the page, watch two agents, replay saved records and see people's results. "
-        "Needs the web extra: pip install 'piquet-env[web]'.",
+        "Needs the web extra: pip install -e '.[web]'.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")

@@ -132,7 +132,7 @@ def run_rllib(args: argparse.Namespace) -> int:
         import ray  # noqa: F401
     except ImportError:
         print(
-            "piquet train: the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'",
+            "piquet train: the rllib backend needs Ray RLlib: pip install -e '.[rllib]'",
             file=sys.stderr,
         )
         return 2

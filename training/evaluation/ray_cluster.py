@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-RAY_INSTALL = "pip install 'piquet-env[ray]'"
+RAY_INSTALL = "pip install -e '.[ray]'"
 """The command that installs what ``--ray`` needs."""
 
 TIMEOUT_ENV = "PIQUET_RAY_TIMEOUT"
