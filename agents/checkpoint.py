@@ -27,9 +27,7 @@ from typing import Any
 try:
     import torch
 except ModuleNotFoundError as err:  # the train extra is not installed
-    raise ImportError(
-        'piquet_agents\' networks need torch: pip install "piquet-env[train]"'
-    ) from err
+    raise ImportError('piquet_agents\' networks need torch: pip install -e ".[train]"') from err
 from piquet_agents.network import ACTIVATIONS, ActorCritic, param_shapes
 
 try:
@@ -37,7 +35,7 @@ try:
     from safetensors.torch import load_file
     from safetensors.torch import save as safetensors_bytes
 except ModuleNotFoundError as err:  # the train extra is not installed
-    raise ImportError('safetensors is missing: pip install "piquet-env[train]"') from err
+    raise ImportError('safetensors is missing: pip install -e ".[train]"') from err
 
 from piquet_env.files import temp_beside
 from piquet_env.observation import encoder_for

@@ -17,9 +17,7 @@ from typing import Any
 try:
     import torch
 except ModuleNotFoundError as err:  # the train extra is not installed
-    raise ImportError(
-        'piquet_agents\' networks need torch: pip install "piquet-env[train]"'
-    ) from err
+    raise ImportError('piquet_agents\' networks need torch: pip install -e ".[train]"') from err
 from torch import nn
 
 MASKED_LOGIT = -1e9

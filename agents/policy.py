@@ -16,9 +16,7 @@ import numpy as np
 try:
     import torch
 except ModuleNotFoundError as err:  # the train extra is not installed
-    raise ImportError(
-        'piquet_agents\' networks need torch: pip install "piquet-env[train]"'
-    ) from err
+    raise ImportError('piquet_agents\' networks need torch: pip install -e ".[train]"') from err
 from piquet_agents.checkpoint import load_policy
 from piquet_agents.network import MASKED_LOGIT, ActorCritic
 from piquet_env.observation import encoder_for

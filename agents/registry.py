@@ -127,7 +127,7 @@ def _torch_module(spec: str, name: str) -> ModuleType:
     except ImportError as exc:
         cause = exc if isinstance(exc, ModuleNotFoundError) else exc.__cause__
         absent = getattr(cause, "name", None)
-        reason = f"needs {absent.partition('.')[0]}: pip install 'piquet-env[train]'"
+        reason = f"needs {absent.partition('.')[0]}: pip install -e '.[train]'"
         raise AgentSpecError(spec, reason if absent else str(exc)) from exc
 
 

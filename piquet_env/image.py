@@ -7,7 +7,7 @@ of the deal. It returns a ``uint8`` array of shape ``(height, width, 3)`` (:data
 Gymnasium's ``RecordVideo`` and PettingZoo's ``save_observation``/video tools take.
 
 Drawing uses matplotlib's Agg canvas (no window, no pyplot state), from the ``render`` extra
-(``pip install "piquet-env[render]"``; the ``train`` extra has it too).
+(``pip install -e ".[render]"``; the ``train`` extra has it too).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _matplotlib() -> tuple[Any, Any]:
     except ImportError as e:
         raise ImportError(
             'render_mode="rgb_array" draws with matplotlib, which is not installed: '
-            'pip install "piquet-env[render]"'
+            'pip install -e ".[render]"'
         ) from e
     return Figure, FigureCanvasAgg
 

@@ -46,7 +46,7 @@ Importing `piquet_env` registers it with PettingZoo's registry (PettingZoo 1.27 
   beside it replace its values. Every env of the family validates its options there, so a value
   is accepted or refused the same way by all of them.
 - `render_mode`: `None`, `"human"` (prints), `"ansi"` (returns the text) or `"rgb_array"` (returns
-  the table as a uint8 HxWx3 image; needs matplotlib: `pip install "piquet-env[render]"`);
+  the table as a uint8 HxWx3 image; needs matplotlib: `pip install -e ".[render]"`);
   `render_view`: `"player"` (default: player_0's view, whoever acts, so that consecutive frames
   never switch between the two hands), `"player_0"`, `"player_1"`, or `"spectator"` (both hands
   and the talon). Hands are shown grouped by suit, high to low, as `piquet play` shows them.

@@ -198,10 +198,10 @@ class Killed(Exception):
 def test_a_stopped_match_continues_to_the_same_games(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Killed after its first chunk, a match continued with --resume gives the games of one
-    played in one go; the chunk being played when the kill came is played again."""
+    """Killed in the middle, a match continued with --resume gives the games of one played in
+    one go; every chunk that ended before the kill is in the file (issue 57: they were saved 100
+    pairs at a time), and the chunk being played when the kill came is played again."""
     import piquet_training.benchmark.run as bench
-    import piquet_training.benchmark.work as work
 
     protocol = dataclasses.replace(tiny_protocol(), matches=(Match("random", 5, 2026),))
 
@@ -210,26 +210,33 @@ def test_a_stopped_match_continues_to_the_same_games(
             agent, tmp_path / where, protocol=protocol, echo=False, exploit_it=False, **kwargs
         )
 
-    played = run("heuristic", "h")["matches"]["random"]  # in one chunk
-    monkeypatch.setattr(work, "CHUNK_PAIRS", 2)
+    played = run("heuristic", "h")["matches"]["random"]  # in chunks of one pair
     real = bench.play_games
+    calls = []
 
     def killed_at_pair_2(match, **kwargs):
-        if match.start >= 2:
-            raise Killed
-        return real(match, **kwargs)
+        calls.append(match.numbers)
+        keep = kwargs.pop("on_chunk")
+
+        def on_chunk(chunk):
+            if chunk[0].pair >= 2:
+                raise Killed
+            keep(chunk)
+
+        return real(match, on_chunk=on_chunk, **kwargs)
 
     monkeypatch.setattr(bench, "play_games", killed_at_pair_2)
     with pytest.raises(Killed):
         run("heuristic", "w")
+    assert calls == [range(0, 5)]  # the match in one fan-out
     path = tmp_path / "w" / "matches" / "random.jsonl"
-    assert len(path.read_text().splitlines()) == 2  # the header and pairs 0-1
+    assert len(path.read_text().splitlines()) == 3  # the header, pair 0 and pair 1
     with pytest.raises(BenchmarkError, match="holds a benchmark run already"):
         run("heuristic", "w")
     monkeypatch.setattr(bench, "play_games", real)
-    header, chunk = (json.loads(line) for line in path.read_text().splitlines())
-    chunk["minutes"] = 5.0  # say the first sitting's pairs took 5 minutes
-    path.write_text(json.dumps(header) + "\n" + json.dumps(chunk) + "\n")
+    header, *chunks = (json.loads(line) for line in path.read_text().splitlines())
+    chunks[0]["minutes"], chunks[1]["minutes"] = 5.0, 0.0  # the first sitting's pairs: 5 min
+    path.write_text("".join(json.dumps(x) + "\n" for x in (header, *chunks)))
     with path.open("a") as f:
         f.write('{"start": 2, "minutes": 0.1, "ga')  # a write cut short by the kill
     d = run("heuristic", "w", resume=True)
@@ -237,7 +244,7 @@ def test_a_stopped_match_continues_to_the_same_games(
     assert resumed["points_per_deal"] == played["points_per_deal"] and resumed["pairs"] == 5
     # the match's minutes and the run's count the first sitting's too
     assert 5.0 <= resumed["minutes"] <= d["run"]["minutes"]
-    assert len(path.read_text().splitlines()) == 4  # pairs 0-1, 2-3, 4
+    assert len(path.read_text().splitlines()) == 6  # the header, then pairs 0 to 4
     # a file of another match, or a damaged one, is refused naming it
     with pytest.raises(BenchmarkError, match="its games are of another match"):
         run("heuristic:seed=3", "w", resume=True)

@@ -215,7 +215,7 @@ def test_a_checkpoint_error_is_a_user_error(capsys):
 
 def test_check_output_path_accepts_what_can_be_written(tmp_path):
     assert check_output_path(tmp_path / "new.json", "--json") == tmp_path / "new.json"
-    assert check_output_path(tmp_path / "a" / "b" / "new.json", "--json")  # parents made later
+    assert check_output_path(tmp_path / "a" / "b" / "new_dir", "--out", directory=True)
     (tmp_path / "old.json").write_text("{}")
     assert check_output_path(tmp_path / "old.json", "--json")
     assert check_output_path(tmp_path, "--out", directory=True) == tmp_path
@@ -230,6 +230,7 @@ def test_check_output_path_refuses_what_cannot(tmp_path):
         (afile / "deep" / "g.json", False, f"{afile} is a file, not a directory"),
         (afile, True, f"--save {afile}: exists and is not a directory"),
         (tmp_path, False, f"--save {tmp_path}: is a directory; give a file name"),
+        (tmp_path / "a" / "g.json", False, f"folder {tmp_path / 'a'} does not exist"),
         ("", False, "--save: the path is empty"),
     ]
     for path, directory, message in cases:

@@ -1,4 +1,4 @@
-"""``piquet`` with the environment alone installed (``pip install piquet-env``: numpy, gymnasium,
+"""``piquet`` with the environment alone installed (``pip install -e .``: numpy, gymnasium,
 pettingzoo): ``--help`` lists every command, ``bench``, ``play`` and ``replay`` work, and the
 commands that need the train extra say so in one line and exit 2 (issue 28, point 7: they printed
 a traceback).
@@ -34,9 +34,7 @@ else:
 sys.argv = ["piquet", *{argv!r}]
 runpy.run_module("piquet_cli", run_name="__main__")
 """
-NEEDS = (
-    "needs torch, tqdm, rich, matplotlib, safetensors, openskill: pip install 'piquet-env[train]'"
-)
+NEEDS = "needs torch, tqdm, rich, matplotlib, safetensors, openskill: pip install -e '.[train]'"
 
 
 def piquet(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -67,8 +65,8 @@ def test_help_lists_every_command_and_says_which_need_the_train_extra() -> None:
         "serve", "humans",
     ]  # fmt: skip
     for name in ("eval", "ladder", "train", "exploit", "solve", "benchmark", "humans"):
-        assert "(needs the train extra: pip install 'piquet-env[train]')" in listed[name]
-    assert "(needs the web extra: pip install 'piquet-env[web]')" in listed["serve"]
+        assert "(needs the train extra: pip install -e '.[train]')" in listed[name]
+    assert "(needs the web extra: pip install -e '.[web]')" in listed["serve"]
     assert "measure the speed of the engine" in listed["bench"]
     assert "play a partie" in listed["play"]
     assert out.stderr == ""
@@ -113,5 +111,5 @@ def test_an_agent_that_needs_torch_says_so(spec: str) -> None:
     out = piquet("play", "--opponent", spec, "--seed", "1")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (
-        f"piquet play: agent spec {spec!r}: needs torch: pip install 'piquet-env[train]'\n"
+        f"piquet play: agent spec {spec!r}: needs torch: pip install -e '.[train]'\n"
     )

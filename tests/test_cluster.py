@@ -128,6 +128,34 @@ def test_piquet_eval_joins_the_cluster_from_the_command_line(cluster, tmp_path: 
     assert report("--ray", "auto", "--workers", "3") == report()
 
 
+def test_ray_output_stays_off_the_reports_stdout_when_a_worker_dies(cluster, tmp_path: Path):
+    """Issue 57: the raylet's worker-death message, with colour codes, landed on ``piquet
+    eval``'s standard output ahead of the report, and each join added three INFO lines. Now the
+    report alone is on stdout (as a local run prints it); on stderr, the line naming what was
+    joined and one line pointing to the file that holds Ray's messages."""
+    killer = tmp_path / "killer.py"
+    killer.write_text(KILLER)
+    env = dict(os.environ, RAY_ADDRESS=cluster.address, OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "piquet_cli", "eval", f"py:{killer}:make", "random"]
+    cmd += ["--deals", "9", "--seed", "2", "--no-progress"]
+    there = subprocess.run(
+        [*cmd, "--ray", "auto", "--workers", "3"], capture_output=True, text=True, env=env,
+        timeout=300,
+    )  # fmt: skip
+    assert there.returncode == 0, there.stderr[-2000:]
+    assert killer.with_suffix(".killed").exists()  # a worker did die, mid-match
+    here = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert there.stdout == here.stdout and "\x1b" not in there.stdout
+    err = there.stderr.splitlines()
+    assert err[0] == "joined the Ray cluster at " + cluster.address + ": 3 nodes, 3 CPUs"
+    assert not [line for line in err if " INFO " in line]
+    said = [line for line in err if line.startswith("Ray: ")]
+    assert len(said) <= 1 and "\x1b" not in there.stderr
+    if said:  # the raylet's report of the death reached the driver before the end
+        log = Path(said[0].rsplit("Ray's messages: ", 1)[1].rstrip(")"))
+        assert log.is_file() and log.read_text().strip()
+
+
 def test_the_rules_of_a_match_reach_the_cluster(cluster):
     """Another rule set's match (the small ``mini``) on the cluster, as here."""
     rules = make_rules("mini")

@@ -167,10 +167,12 @@ def test_a_failed_write_at_the_end_falls_back_and_says_where(tmp_path, capsys, m
     from piquet_training.evaluation import duplicate
 
     target = tmp_path / "out" / "report.json"
+    target.parent.mkdir()  # a file's folder must exist when checked
     real_evaluate = duplicate.evaluate_match
 
     def evaluate_then_block(*args, **kwargs):
         rep = real_evaluate(*args, **kwargs)
+        target.parent.rmdir()
         (tmp_path / "out").write_text("now a file")  # the parent is no longer a folder
         return rep
 
@@ -299,7 +301,7 @@ def test_ladder_without_its_optional_packages_fails_before_any_game(tmp_path, ca
     assert rc == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == "piquet ladder: needs openskill: pip install 'piquet-env[train]'\n"
+    assert captured.err == "piquet ladder: needs openskill: pip install -e '.[train]'\n"
 
 
 def test_ladder_prints_each_match_and_resumes_from_its_record(tmp_path, capsys, monkeypatch):

@@ -70,3 +70,70 @@ def test_the_record_flags_are_for_a_match_not_for_compare(tmp_path: Path, capsys
     a = str(tmp_path / "a.json")
     assert main(["eval", "--compare", a, a, *extra]) == 2
     assert flag in capsys.readouterr().err
+
+
+def test_an_existing_record_or_any_file_is_refused_without_resume_or_overwrite(
+    tmp_path: Path, capsys
+):
+    """Issue 57: ``--record FILE`` without ``--resume`` emptied a 40-pair record (and a
+    ``notes.txt``); now refused before any game, the file untouched, unless ``--overwrite``."""
+    args = ["eval", "heuristic", "random", "--deals", "40", "--seed", "1", "--no-progress"]
+    record, notes = tmp_path / "r.jsonl", tmp_path / "notes.txt"
+    assert main([*args, "--record", str(record)]) == 0
+    kept = record.read_bytes()
+    assert len(kept.splitlines()) == 4
+    notes.write_text("my notes\n")
+    capsys.readouterr()
+    for path in (record, notes):
+        assert main([*args, "--deals", "5", "--record", str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1
+        assert "exists" in err and "--resume" in err and "--overwrite" in err
+    assert record.read_bytes() == kept and notes.read_text() == "my notes\n"
+    assert main([*args, "--record", str(record), "--resume", "--overwrite"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 2
+    assert "--overwrite needs --record" in capsys.readouterr().err
+    assert main([*args, "--deals", "5", "--record", str(notes), "--overwrite"]) == 0
+    lines = notes.read_text().splitlines()  # replaced by the new match's record
+    assert "my notes" not in lines and all(json.loads(line)["sha256"] for line in lines)
+
+
+def test_record_and_json_naming_one_file_are_refused_before_any_work(tmp_path: Path, capsys):
+    args = ["eval", "heuristic", "random", "--deals", "5", "--seed", "1", "--no-progress"]
+    same, link = tmp_path / "x.json", tmp_path / "link.json"
+    link.symlink_to(same)
+    for json_path in (same, link):
+        assert main([*args, "--record", str(same), "--json", str(json_path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and "--record and --json name one file" in err
+    assert not same.exists()
+
+
+def test_a_record_with_holes_is_resumed_in_one_fan_out(tmp_path: Path, monkeypatch, capsys):
+    """Issue 57: each stretch of missing pairs opened an executor of its own (a Ray job each: a
+    record with ten holes took 87.7 s on Ray against 21.9 s for the whole match). Now all the
+    missing pairs go out in one run of one executor, to the uninterrupted run's report."""
+    from piquet_training.evaluation.executor import Fanout
+
+    args = ["eval", "heuristic", "random", "--deals", "40", "--seed", "6", "--no-progress"]
+    record, resumed, whole = tmp_path / "r.jsonl", tmp_path / "b.json", tmp_path / "c.json"
+    assert main([*args, "--record", str(record)]) == 0
+    lines = record.read_text().splitlines(keepends=True)
+    assert len(lines) == 4  # chunks of ten pairs
+    record.write_text(lines[1] + lines[3])  # two holes: pairs 0 to 9 and 20 to 29
+    opened = []
+    real_open = Fanout.open
+
+    def counted(self):
+        opened.append(self)
+        return real_open(self)
+
+    monkeypatch.setattr(Fanout, "open", counted)
+    resume = ["--record", str(record), "--resume", "--workers", "2", "--json", str(resumed)]
+    assert main([*args, *resume]) == 0
+    assert "20 of 40 pairs taken" in capsys.readouterr().out
+    assert len(opened) == 1  # one executor for both holes
+    monkeypatch.undo()
+    assert main([*args, "--json", str(whole)]) == 0
+    assert json.loads(resumed.read_text()) == json.loads(whole.read_text())

@@ -136,7 +136,7 @@ def test_without_ray_installed_ray_is_one_line_naming_the_extra(monkeypatch):
     with pytest.raises(RayNotInstalledError) as err:
         Fanout(2, "local").open()
     assert str(err.value) == "--ray needs Ray, which is not installed: " + RAY_INSTALL
-    assert RAY_INSTALL == "pip install 'piquet-env[ray]'"
+    assert RAY_INSTALL == "pip install -e '.[ray]'"
 
 
 @pytest.mark.parametrize("ray", ["auto", "ray://head:10001"])

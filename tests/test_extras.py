@@ -33,7 +33,7 @@ def test_agents_without_torch_play_and_the_policy_names_the_extra():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "True"
-    assert 'pip install "piquet-env[train]"' in lines[1]
+    assert 'pip install -e ".[train]"' in lines[1]
 
 
 @pytest.mark.parametrize("missing", ["torch", "openskill", "tqdm"])
@@ -46,7 +46,7 @@ def test_training_without_the_train_extra_names_it(missing):
     )
     out = _run(code, (missing,))
     assert out.returncode == 1
-    assert f"missing: {missing}" in out.stderr and "piquet-env[train]" in out.stderr
+    assert f"missing: {missing}" in out.stderr and ".[train]" in out.stderr
 
 
 def test_the_command_names_the_train_extra_as_the_training_package_does():

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 agilerl = pytest.importorskip(
-    "agilerl", reason='AgileRL is not installed: pip install "piquet-env[agilerl]" (own venv)'
+    "agilerl", reason='AgileRL is not installed: pip install -e ".[agilerl]" (own venv)'
 )
 from agilerl.algorithms import MADDPG  # noqa: E402
 from agilerl.components.replay_buffer import ReplayBuffer  # noqa: E402

@@ -59,7 +59,7 @@ def test_rgb_array_frames_and_render_collection():
 def test_record_video(tmp_path):
     pytest.importorskip("matplotlib", reason="rgb_array needs the render extra (matplotlib)")
     pytest.importorskip(
-        "moviepy", reason='RecordVideo needs moviepy: pip install "piquet-env[integrations]"'
+        "moviepy", reason='RecordVideo needs moviepy: pip install -e ".[integrations]"'
     )
     env = gymnasium.wrappers.RecordVideo(
         gymnasium.make("PiquetDeal-v0", render_mode="rgb_array", seat="player_0"),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 pyspiel = pytest.importorskip(
-    "pyspiel", reason='OpenSpiel is not installed: pip install "piquet-env[openspiel]"'
+    "pyspiel", reason='OpenSpiel is not installed: pip install -e ".[openspiel]"'
 )
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E402
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 rlcard = pytest.importorskip(
-    "rlcard", reason='rlcard is not installed: pip install "piquet-env[integrations]"'
+    "rlcard", reason='rlcard is not installed: pip install -e ".[integrations]"'
 )
 from rlcard.agents import RandomAgent  # noqa: E402
 from rlcard.utils import set_seed, tournament  # noqa: E402

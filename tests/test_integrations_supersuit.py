@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 ss = pytest.importorskip(
-    "supersuit", reason='SuperSuit is not installed: pip install "piquet-env[integrations]"'
+    "supersuit", reason='SuperSuit is not installed: pip install -e ".[integrations]"'
 )
 from pettingzoo.test import api_test  # noqa: E402
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 tianshou = pytest.importorskip(
-    "tianshou", reason='Tianshou is not installed: pip install "piquet-env[integrations]"'
+    "tianshou", reason='Tianshou is not installed: pip install -e ".[integrations]"'
 )
 torch = pytest.importorskip("torch")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 torchrl = pytest.importorskip(
-    "torchrl", reason='TorchRL is not installed: pip install "piquet-env[integrations]"'
+    "torchrl", reason='TorchRL is not installed: pip install -e ".[integrations]"'
 )
 import torch  # noqa: E402
 from tensordict import TensorDictBase  # noqa: E402

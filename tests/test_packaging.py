@@ -201,8 +201,8 @@ def test_missing_extras_name_the_extra_to_install(tmp_path):
     )
     lines = out.strip().splitlines()
     assert len(lines) == 2
-    assert 'pip install "piquet-env[render]"' in lines[0]
-    assert 'pip install "piquet-env[openspiel]"' in lines[1]
+    assert 'pip install -e ".[render]"' in lines[0]
+    assert 'pip install -e ".[openspiel]"' in lines[1]
 
 
 def test_no_two_paths_differ_only_in_case():

@@ -162,3 +162,33 @@ def test_resume_marks_and_truncation(tmp_path: Path) -> None:
     assert "resumed" in [t.get_text() for t in fig.axes[0].texts]
     assert fig.axes[1].get_title() == "policy loss"
     assert "not logged" in [t.get_text() for t in fig.axes[2].texts]  # no value loss column
+
+
+def test_the_progress_bars_eta_is_steady_through_evaluations() -> None:
+    """Issue 57: under load the bar's ETA swung between 29 min and 4 h 24 min. tqdm's default
+    estimate follows the last updates, so an evaluation (a slow update every 20) threw it tenfold.
+    The bar estimates from the run's average rate, as the line mode does: on a clock where every
+    20th update takes 200 s and the others 10 s, the estimate never jumps by a third from one
+    update to the next and stays within a factor of two of the time actually left."""
+    pytest.importorskip("tqdm")
+    cfg = apply_overrides(TrainConfig(), ["updates=100", "progress=true"])
+    console = Console(cfg)
+    console.open_progress(0, 100)
+    bar = console._bar
+    assert bar is not None
+    now = [0.0]
+    setattr(bar, "_time", lambda: now[0])  # tqdm's own clock, made this test's  # noqa: B010
+    for name in ("start_t", "last_print_t"):
+        setattr(bar, name, 0.0)
+    etas, left = [], []
+    row = {"env_steps": 1, "steps_per_s": 1.0, "approx_kl": 0.01, "minutes": 0.0}
+    for update in range(1, 81):
+        now[0] += 200.0 if update % 20 == 0 else 10.0
+        console.progress({**row, "update": update})
+        d = bar.format_dict
+        etas.append((d["total"] - d["n"]) / (d["rate"] or d["n"] / d["elapsed"]))
+        left.append((100 - update) * (19 * 10.0 + 200.0) / 20)
+    console.close_progress()
+    after = range(20, 79)  # from the first evaluation on
+    assert all(0.75 < etas[i + 1] / etas[i] < 1.0 / 0.75 for i in after if etas[i + 1] > 0)
+    assert all(0.5 < etas[i] / left[i] < 2.0 for i in after)

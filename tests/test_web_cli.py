@@ -92,7 +92,7 @@ def test_serve_without_the_web_extra_names_it(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 2
-    assert out.stderr == "piquet serve: needs starlette: pip install 'piquet-env[web]'\n"
+    assert out.stderr == "piquet serve: needs starlette: pip install -e '.[web]'\n"
 
 
 def test_serve_shares_the_rules_and_seed_options(capsys):
@@ -149,7 +149,7 @@ def test_serve_runs_until_interrupted_and_saves_nothing_it_did_not_play(tmp_path
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert out.startswith(f"Piquet, standard rules: http://127.0.0.1:{port}/")
-    assert "seed 3 (--seed 3 deals these tables again)" in out
+    assert "seed 3 (repeat with --seed 3)" in out
     assert records.is_dir() and not os.listdir(records)
     (line,) = [x for x in err.splitlines() if "connection closed" in x]  # one line per socket
     assert " piquet serve: 127.0.0.1:" in line and "closed by the client after" in line

@@ -11,9 +11,9 @@
   :mod:`.warm_start`, :mod:`.exact`, :mod:`.memory`.
 
 The command line (``piquet_cli``) and the tables (``piquet_table``) sit above this package and
-are packages of their own. Everything here needs the ``train`` extra (``pip install
-"piquet-env[train]"``): importing the package without it raises an ``ImportError`` that names the
-missing modules and the extra.
+are packages of their own. Everything here needs the ``train`` extra (``pip install -e
+".[train]"`` from a clone): importing the package without it raises an ``ImportError`` that
+names the missing modules and the extra.
 """
 
 import os
@@ -35,5 +35,5 @@ _missing = [name for name in TRAIN_EXTRA if find_spec(name) is None]
 if _missing:
     raise ImportError(
         f"piquet_training needs the train extra (missing: {', '.join(_missing)}): "
-        'pip install "piquet-env[train]"'
+        'pip install -e ".[train]"'
     )

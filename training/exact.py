@@ -70,6 +70,9 @@ class ExactReport:
     figures: Exploitability
     counts: dict[str, int]
     seconds: dict[str, float] = field(default_factory=dict)
+    pure: str = ""
+    """The spec of the one pure policy the figures are for, where ``target`` names a mixture
+    (the plain ``heuristic``, reseeded every game in a match: ``heuristic:seed=N``); else ``""``."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report for JSON."""
@@ -97,8 +100,28 @@ class ExactReport:
                 f"  a best response in either seat: {f.br_seat:+.4f} points per deal",
                 f"  NashConv {f.nash_conv:.4f} (exploitability {f.exploitability:.4f})",
                 f"  took {took}",
+                *([pure_note(self.target, self.pure)] if self.pure else []),
             ]
         )
+
+
+def pure_spec(spec: str, agent: object, seed: int) -> str:
+    """The spec of the one pure policy an exact figure takes ``spec`` for, where ``spec`` is a
+    mixture: the plain heuristic, reseeded every game in a match, is tabulated with the run's
+    ``seed`` alone (``heuristic:seed=SEED``); ``""`` for any other agent."""
+    from piquet_agents.heuristic import HeuristicAgent
+
+    if isinstance(agent, HeuristicAgent) and not agent.fixed:
+        return f"heuristic:seed={seed}"
+    return ""
+
+
+def pure_note(spec: str, pure: str) -> str:
+    """The line that says which pure policy a mixture's exact figures are for."""
+    return (
+        f"  {spec} taken as {pure}, one pure policy (exact figures are for one; in a match the "
+        f"plain {spec} is reseeded every game, a mixture of them)"
+    )
 
 
 def exact_report(
@@ -135,6 +158,7 @@ def exact_report(
             "best responses": round(t2 - t1, 2),
             "total": round(t2 - start, 2),
         },
+        pure=pure_spec(target, agent, seed),
     )
 
 

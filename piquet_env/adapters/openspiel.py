@@ -1,6 +1,6 @@
 """Piquet as an OpenSpiel Python game: ``pyspiel.load_game("python_piquet")`` (``openspiel`` extra).
 
-Importing this module registers the game (``pip install "piquet-env[openspiel]"``; without
+Importing this module registers the game (``pip install -e ".[openspiel]"``; without
 OpenSpiel the import raises an ImportError naming the extra). Game parameters, all strings:
 ``rules`` (``"standard"``, ``"classic"``, or with variants ``"classic+normand"``), ``mode``
 (``"partie"`` or ``"deal"``) and ``reward`` (``"result"``: the settled partie result, or the deal
@@ -50,7 +50,7 @@ try:
     import pyspiel
 except ImportError as e:  # pragma: no cover - exercised in an env-only install
     raise ImportError(
-        'the OpenSpiel adapter needs open_spiel: pip install "piquet-env[openspiel]"'
+        'the OpenSpiel adapter needs open_spiel: pip install -e ".[openspiel]"'
     ) from e
 
 from piquet_env.agent import Agent, Turn

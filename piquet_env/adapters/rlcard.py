@@ -51,7 +51,7 @@ try:
     from rlcard.envs.env import Env
 except ImportError as e:  # pragma: no cover - exercised in an install without rlcard
     raise ImportError(
-        'the RLCard adapter needs rlcard: pip install "piquet-env[integrations]" (or rlcard)'
+        'the RLCard adapter needs rlcard: pip install -e ".[integrations]" (or rlcard)'
     ) from e
 
 from piquet_env.agent import Turn

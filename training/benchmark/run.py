@@ -60,6 +60,7 @@ from piquet_training.benchmark.protocol import (
     Protocol,
 )
 from piquet_training.benchmark.work import (
+    OnChunk,
     check_work_dir,
     exploiter_held,
     match_file,
@@ -356,9 +357,9 @@ def _played_match(
         "variance_reduction": vr,
     }
 
-    def play(start: int, n: int) -> list[GameResult]:
+    def play(start: int, n: int, on_chunk: OnChunk) -> list[GameResult]:
         match = DuplicateMatch(spec, opponent, rules, n, protocol.mode, m.seed, start, vr)
-        return play_games(match, fanout=fanout)
+        return play_games(match, fanout=fanout, on_chunk=on_chunk)  # one fan-out, saved by chunk
 
     bar = None
     if progress:

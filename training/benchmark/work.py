@@ -5,8 +5,11 @@
     WORK/matches/<opponent>.jsonl   each match's games: a header line, then one line per chunk
     WORK/exploit/                   the exploiter's run (piquet_training.exploit.exploiter)
 
-A match is played in chunks of :data:`CHUNK_PAIRS` duplicate pairs, numbered from 0, and each
-chunk's games are appended to the match's file as soon as it ends (one line, flushed to disk).
+A match's missing pairs are played in one fan-out (one executor, one Ray job), in the chunks of
+a few pairs each that it plays (:func:`~piquet_training.evaluation.duplicate.play.match_chunks`,
+at most 10 pairs); each chunk's games are appended to the match's file as soon as it and every
+chunk before it have ended (one line, flushed to disk), so a kill loses only the chunks under way
+or finished ahead of one under way.
 Pairs are independent and numbered (:func:`~piquet_training.evaluation.duplicate.play_games`), so
 a match continued from its file gives the very games of one played in one go. The header names
 what the games are of (the agent, its files' SHA-256, the opponent, the rules, the mode, the seed,
@@ -40,8 +43,6 @@ from piquet_training.evaluation.duplicate import GameResult
 from piquet_training.evaluation.duplicate.checks import games_from_json
 from piquet_training.evaluation.executor import ResultError
 
-CHUNK_PAIRS = 100
-"""Duplicate pairs played between two writes of a match's file (at most this is replayed)."""
 MAX_MATCH_FILE = 1 << 28
 """The largest match file read back (256 MiB; 2,000 pairs take about 0.4 MiB)."""
 MAX_MATCH_LINE = 1 << 20
@@ -50,8 +51,10 @@ about 25 KiB): no more is ever held for one line."""
 MAX_CHUNK_MINUTES = 10**6
 """The most minutes a chunk's line may say it took (about two years)."""
 
-PlayPairs = Callable[[int, int], list[GameResult]]
-"""``play(start, n)``: the games of pairs ``start`` to ``start + n - 1``, sorted."""
+OnChunk = Callable[[list[GameResult]], None]
+PlayPairs = Callable[[int, int, OnChunk], list[GameResult]]
+"""``play(start, n, on_chunk)``: the games of pairs ``start`` to ``start + n - 1``, sorted;
+``on_chunk`` is called with each chunk of consecutive pairs' games as it ends, in any order."""
 
 
 def match_file(work: Path, opponent: str) -> Path:
@@ -93,8 +96,9 @@ def played_match(
     on_pairs: Callable[[int], None] | None = None,
 ) -> tuple[list[GameResult], float]:
     """All ``pairs`` pairs' games of the match ``header`` describes, and the minutes they took:
-    those already in ``path`` read back, the rest played ``CHUNK_PAIRS`` at a time by ``play``
-    and appended to ``path`` chunk by chunk. ``on_pairs(n)`` is told of each ``n`` pairs done."""
+    those already in ``path`` read back, the rest played by one call of ``play`` and appended to
+    ``path`` chunk by chunk, in pair order, as they end. ``on_pairs(n)`` is told of each ``n``
+    pairs done."""
     header = json.loads(json.dumps(header))  # as the file gives it back
     games, minutes = _read(path, header, pairs) if path.exists() else ([], 0.0)
     done = len(games) // 2
@@ -103,17 +107,28 @@ def played_match(
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         _append(path, {"header": header})
-    while done < pairs:
-        n = min(CHUNK_PAIRS, pairs - done)
-        t = time.perf_counter()
-        chunk = play(done, n)
-        spent = (time.perf_counter() - t) / 60
-        _append(path, {"start": done, "minutes": spent, "games": [g.to_dict() for g in chunk]})
-        games += chunk
-        minutes += spent
-        done += n
-        if on_pairs is not None:
-            on_pairs(n)
+    if done >= pairs:
+        return games, minutes
+    ahead: dict[int, list[GameResult]] = {}  # chunks ended before one that comes first
+    since = time.perf_counter()
+
+    def keep(chunk: list[GameResult]) -> None:
+        nonlocal done, minutes, since
+        ahead[min(g.pair for g in chunk)] = sorted(chunk, key=lambda g: (g.pair, g.game))
+        while done in ahead:
+            part = ahead.pop(done)
+            now = time.perf_counter()
+            spent, since = (now - since) / 60, now
+            _append(path, {"start": done, "minutes": spent, "games": [g.to_dict() for g in part]})
+            games.extend(part)
+            minutes += spent
+            done += len(part) // 2
+            if on_pairs is not None:
+                on_pairs(len(part) // 2)
+
+    play(done, pairs - done, keep)
+    if done != pairs or ahead:  # pragma: no cover - play_games hands every chunk over
+        raise BenchmarkError(f"{path}: the match ended at pair {done} of {pairs}")
     return games, minutes
 
 

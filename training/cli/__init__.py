@@ -52,7 +52,7 @@ def _add_unavailable(
     for name in names:
         p = sub.add_parser(
             name,
-            help=f"(needs the {extra} extra: pip install 'piquet-env[{extra}]')",
+            help=f"(needs the {extra} extra: pip install -e '.[{extra}]')",
             add_help=False,
             prefix_chars="\0",  # no option of its own: --help too is left to the command
         )

@@ -22,6 +22,7 @@ from piquet_cli.common import (
     positive,
     resolve_seed,
     rules_from_args,
+    seed_text,
 )
 from piquet_env.testing.env_speed import bench_engine, bench_env, print_env_report
 
@@ -74,7 +75,7 @@ def _env(args: argparse.Namespace) -> None:
             pettingzoo=not args.no_pettingzoo,
         )
     )
-    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+    print(f"  {seed_text(args.seed)}")
 
 
 def _vector(args: argparse.Namespace) -> None:
@@ -90,7 +91,7 @@ def _vector(args: argparse.Namespace) -> None:
             processes=(2,),
         )
     )
-    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+    print(f"  {seed_text(args.seed)}")
 
 
 def _agents(args: argparse.Namespace) -> None:
@@ -102,7 +103,7 @@ def _agents(args: argparse.Namespace) -> None:
     except AgentSpecError as exc:
         raise CLIError(f"--agents: {exc}") from None
     print_agents_report(res)
-    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+    print(f"  {seed_text(args.seed)}")
 
 
 TARGETS: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import logging
 import os
 import re
 import secrets
@@ -51,7 +52,7 @@ USER_ERRORS: dict[str, str] = {
     "piquet_training.run_folder": "RunFolderError",
     "piquet_training.exploit.result": "ExploitError",
     "piquet_training.settings.schema": "ConfigError",
-    "piquet_training.evaluation.executor": "ClusterError",
+    "piquet_training.evaluation.ray_cluster": "ClusterError",
     "piquet_env.exact.policy": "ExactPolicyError",
 }
 """Errors (module: class) that :func:`run_command` reports as ``piquet COMMAND: REASON``, exit 2.
@@ -201,6 +202,15 @@ def resolve_seed(args: argparse.Namespace) -> int:
     return args.seed
 
 
+def seed_text(seed: int) -> str:
+    """How every command names the seed it used, so that a run can be repeated (one wording).
+
+    >>> seed_text(123)
+    'seed 123 (repeat with --seed 123)'
+    """
+    return f"seed {seed} (repeat with --seed {seed})"
+
+
 def at_least(name: str, value: float, low: float) -> None:
     """Raise :class:`CLIError` naming flag ``name`` unless ``value >= low`` (NaN fails).
 
@@ -243,9 +253,11 @@ def check_output_path(path: str | os.PathLike, flag: str, *, directory: bool = F
     """Check, before any work starts, that ``path`` can be written; return it as a ``Path``.
 
     ``directory=False``: ``path`` is a file to write (it may exist, as a writable file, not a
-    directory). ``directory=True``: a folder to write files into (it may exist, as a writable
-    directory). Missing parent folders are fine as long as the closest existing ancestor is a
-    writable directory (they are created when writing). ``flag`` names the option in the error.
+    directory), in a folder that exists: a missing folder is refused, never made (``--json
+    /nonexistent/dir/x.json`` made ``/nonexistent/dir``). ``directory=True``: a run's own folder
+    to write files into (it may exist, as a writable directory); missing parent folders are fine
+    as long as the closest existing ancestor is a writable directory (they are created when
+    writing). ``flag`` names the option in the error.
 
     Raises :class:`CLIError` saying what is in the way.
     """
@@ -260,9 +272,12 @@ def check_output_path(path: str | os.PathLike, flag: str, *, directory: bool = F
         if not os.access(p, os.W_OK | (os.X_OK if directory else 0)):
             raise CLIError(f"{flag} {p}: not writable")
         return p
-    base = _nearest_existing(p.parent if str(p.parent) else Path("."))
+    parent = p.parent if str(p.parent) else Path(".")
+    base = _nearest_existing(parent)
     if not base.is_dir():
         raise CLIError(f"{flag} {p}: {base} is a file, not a directory")
+    if not directory and base != parent:  # a file's folder is not made: a typo would make one
+        raise CLIError(f"{flag} {p}: folder {parent} does not exist (create it, or give another)")
     if not os.access(base, os.W_OK | os.X_OK):
         raise CLIError(f"{flag} {p}: directory {base} is not writable")
     return p
@@ -333,11 +348,32 @@ def report_user_error(command: str | None, err: BaseException) -> int:
     return EXIT_USER_ERROR
 
 
+RAY_QUIET_LOGGERS = ("ray._common.deprecation",)
+"""Ray's loggers that ``piquet`` commands silence below ERROR: RLlib's deprecation warnings,
+about RLlib's own code, which a user of the command can do nothing about."""
+
+
+def quiet_ray() -> None:
+    """Before a command runs: Ray's worker processes print into their log files rather than
+    onto this terminal (``RAY_LOG_TO_DRIVER=0`` unless set; the driver's own messages are
+    :mod:`piquet_training.evaluation.ray_cluster`'s), and :data:`RAY_QUIET_LOGGERS` are
+    silenced. Nothing is imported."""
+    if "RAY_LOG_TO_DRIVER" not in os.environ:
+        os.environ["RAY_LOG_TO_DRIVER"] = "0"
+        constants = sys.modules.get("ray._private.ray_constants")  # Ray read it when imported
+        if constants is not None and hasattr(constants, "RAY_LOG_TO_DRIVER"):
+            constants.RAY_LOG_TO_DRIVER = False
+    for name in RAY_QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def run_command(
     command: str | None, func: Callable[[argparse.Namespace], int | None], args: argparse.Namespace
 ) -> int:
-    """Run one subcommand's ``func``: user errors become ``piquet COMMAND: REASON`` and exit
-    status 2, Ctrl-C exits with 130 without a traceback; anything else is a bug and propagates."""
+    """Run one subcommand's ``func`` (after :func:`quiet_ray`): user errors become ``piquet
+    COMMAND: REASON`` and exit status 2, Ctrl-C exits with 130 without a traceback; anything else
+    is a bug and propagates."""
+    quiet_ray()
     try:
         return int(func(args) or 0)
     except ValueError as err:
@@ -355,16 +391,16 @@ TRAIN_MODULES = ("torch", "tqdm", "rich", "matplotlib", "safetensors", "openskil
 
 
 def missing(modules: Sequence[str], extra: str = "train") -> str | None:
-    """``needs A, B: pip install 'piquet-env[EXTRA]'`` naming those of ``modules`` that are not
+    """``needs A, B: pip install -e '.[EXTRA]'`` naming those of ``modules`` that are not
     installed, or None if all are.
 
     >>> missing(["json"]) is None
     True
     >>> missing(["json", "no_such_module_xyz"], "render")
-    "needs no_such_module_xyz: pip install 'piquet-env[render]'"
+    "needs no_such_module_xyz: pip install -e '.[render]'"
     """
     absent = [m for m in modules if importlib.util.find_spec(m) is None]
-    return f"needs {', '.join(absent)}: pip install 'piquet-env[{extra}]'" if absent else None
+    return f"needs {', '.join(absent)}: pip install -e '.[{extra}]'" if absent else None
 
 
 def require(modules: Sequence[str], extra: str = "train") -> None:
@@ -375,7 +411,7 @@ def require(modules: Sequence[str], extra: str = "train") -> None:
     >>> require(["json", "no_such_module_xyz"])
     Traceback (most recent call last):
     ...
-    piquet_cli.common.CLIError: needs no_such_module_xyz: pip install 'piquet-env[train]'
+    piquet_cli.common.CLIError: needs no_such_module_xyz: pip install -e '.[train]'
     """
     reason = missing(modules, extra)
     if reason:
@@ -438,9 +474,11 @@ def add_fanout_arguments(p: argparse.ArgumentParser, what: str = "the pairs") ->
     )
 
 
-def fanout_from_args(args: argparse.Namespace) -> Any:
+def fanout_from_args(args: argparse.Namespace, *, join: bool = True) -> Any:
     """The :class:`~piquet_training.evaluation.executor.Fanout` of ``--workers`` and ``--ray``,
-    checked: a bad value, or ``--ray`` without Ray installed, is a :class:`CLIError`."""
+    checked: a bad value, or ``--ray`` without Ray installed, is a :class:`CLIError`. With
+    ``join``, a cluster is joined here (:func:`join_cluster`); without, the caller joins it
+    once its other checks are done."""
     from piquet_training.evaluation.executor import Fanout, RayNotInstalledError, import_ray
 
     at_least("--workers", args.workers, 1)
@@ -453,7 +491,26 @@ def fanout_from_args(args: argparse.Namespace) -> Any:
             import_ray()
         except RayNotInstalledError as exc:
             raise CLIError(str(exc)) from None
+    if join:
+        join_cluster(fanout)
     return fanout
+
+
+def join_cluster(fanout: Any) -> None:
+    """Join the cluster of ``fanout`` (``--ray auto`` or ``ray://``; nothing to do otherwise)
+    once for the run, before any work, and say on standard error what was joined (its address,
+    nodes and CPUs); one that cannot be joined is a :class:`CLIError` naming the address and
+    what to check (:func:`~piquet_training.evaluation.ray_cluster.join_ray`)."""
+    if fanout.ray in (None, "local"):
+        return
+    from piquet_training.evaluation.ray_cluster import ClusterError, join_ray
+
+    try:
+        joined = join_ray(fanout.workers, fanout.ray)
+    except ClusterError as exc:  # a CLIError: no caller's ConnectionError handler rewords it
+        raise CLIError(str(exc)) from None
+    if joined is not None:
+        print(joined.line(), file=sys.stderr, flush=True)
 
 
 def build_settings(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -30,10 +31,12 @@ from piquet_cli.common import (
     at_least,
     check_output_path,
     fanout_from_args,
+    join_cluster,
     parse_specs,
     require,
     resolve_seed,
     rules_from_args,
+    seed_text,
     write_or_fall_back,
 )
 from piquet_env.rules import Rules
@@ -84,7 +87,7 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     if not args.no_progress:
         require(["tqdm"])
     at_least("--deals", args.deals, 1)
-    args.fanout = fanout_from_args(args)
+    args.fanout = fanout_from_args(args, join=False)  # joined once the flags are checked
     from piquet_training.evaluation.duplicate.play import check_save_dir
 
     try:  # before any work: the match would refuse it only once it starts
@@ -101,6 +104,7 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
             correction_for(args.variance_reduction, rules)  # loaded once: the games use it
         except VarianceReductionError as exc:
             raise CLIError(f"--variance-reduction: {exc}") from None
+    join_cluster(args.fanout)
     return rules
 
 
@@ -126,7 +130,7 @@ def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> No
 
 
 MATCH_ONLY = ("deals", "mode", "rules", "variant", "workers", "ray", "seed", "save_games", "exact")
-MATCH_ONLY += ("json", "variance_reduction", "record", "resume")
+MATCH_ONLY += ("json", "variance_reduction", "record", "resume", "overwrite")
 """``piquet eval``'s options for playing a match, refused beside ``--compare``."""
 
 
@@ -143,6 +147,30 @@ def run_compare(path_a: str, path_b: str) -> int:
     return 0
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (through links, or one path twice)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one is missing: only the same path could name it
+        return False
+
+
+def _check_record(args: argparse.Namespace) -> None:
+    """``--record FILE``, before any work: writable, and not an existing file unless
+    ``--resume`` (continue it) or ``--overwrite`` (replace it): a new match starts its record
+    empty, and an earlier record (or any other file) must not be lost to a forgotten flag."""
+    check_output_path(args.record, "--record")
+    if args.resume and args.overwrite:
+        raise CLIError("give --resume or --overwrite, not both")
+    if not args.resume and not args.overwrite and os.path.lexists(args.record):
+        raise CLIError(
+            f"--record {args.record}: exists; continue its match with --resume, replace it "
+            "with --overwrite, or give another file"
+        )
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """Run ``piquet eval``: print the match summary, optionally write JSON and game logs."""
     if args.compare:
@@ -155,6 +183,8 @@ def run_eval(args: argparse.Namespace) -> int:
         return run_compare(*args.compare)
     if not args.agent_b:
         raise CLIError("give A and B, the two agents to play (or --compare A.json B.json)")
+    if args.record and args.json and _same_file(args.record, args.json):
+        raise CLIError(f"--record and --json name one file, {args.record}: give two files")
     if args.json:
         check_output_path(args.json, "--json")
     if args.save_games:
@@ -162,7 +192,9 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.resume and not args.record:
         raise CLIError("--resume needs --record FILE, the record of the run to continue")
     if args.record:
-        check_output_path(args.record, "--record")
+        _check_record(args)
+    elif args.overwrite:
+        raise CLIError("--overwrite needs --record FILE, the record to replace")
     rules = _prepare(args, [args.agent_a, args.agent_b])
     if args.exact:
         _check_exact(args, rules, [args.agent_a, args.agent_b])
@@ -172,12 +204,17 @@ def run_eval(args: argparse.Namespace) -> int:
     )  # fmt: skip
     rep = _play_eval(args, match)
     print(rep.summary())
-    print(f"  seed {args.seed} (repeat with --seed {args.seed})")
+    print(f"  {seed_text(args.seed)}")
     doc = rep.to_dict(games=True)
     if args.exact:
-        from piquet_training.exact import exact_difference
+        from piquet_agents.registry import make_agent
+        from piquet_training.exact import exact_difference, pure_note, pure_spec
 
         truth = exact_difference(args.agent_a, args.agent_b, rules, seed=args.seed)
+        for spec in dict.fromkeys((args.agent_a, args.agent_b)):
+            pure = pure_spec(spec, make_agent(spec, rules, seed=args.seed), args.seed)
+            if pure:
+                print(pure_note(spec, pure))
         p = rep.points
         covered = p.low <= truth <= p.high
         print(
@@ -267,6 +304,7 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
         ray=args.fanout.ray,
     )
     print(res.summary())
+    print(f"  {seed_text(args.seed)}")
     if args.exact:
         res.exact = _print_exact_ladder(res, rules, args.seed)
     json_path, png_path = write_ladder(res, out)
@@ -357,6 +395,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="with --record FILE: take the pairs FILE holds from an earlier run of this match "
         "(the same agents, files, rules, mode and seed) and play only the others",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --record FILE: replace FILE if it exists (without --resume or --overwrite, an "
+        "existing FILE is refused, so that no record is lost)",
     )
     p.set_defaults(func=run_eval, match_defaults={d: p.get_default(d) for d in MATCH_ONLY})
 

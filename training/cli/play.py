@@ -24,6 +24,7 @@ from piquet_cli.common import (
     check_output_path,
     resolve_seed,
     rules_from_args,
+    seed_text,
     write_or_fall_back,
 )
 from piquet_table.text import Style, want_color
@@ -112,7 +113,7 @@ def _play(args: argparse.Namespace) -> int:
                 guard=guard,
             )
             if not seed_given:
-                session.write(f"Seed {seed} (--seed {seed} deals these cards again).")
+                session.write(f"{seed_text(seed).capitalize()}.")
             status = session.run()
             guard.hold()  # a second Ctrl-C or kill must not cut the record short
             if save is not None:

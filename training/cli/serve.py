@@ -27,6 +27,7 @@ from piquet_cli.common import (
     require,
     resolve_seed,
     rules_from_args,
+    seed_text,
 )
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ def _banner(
     for line in skipped:
         print(f"  left out {line}")
     print(
-        f"  games are saved in {records}; seed {seed} (--seed {seed} deals these tables again)",
+        f"  games are saved in {records}; {seed_text(seed)}",
         flush=True,
     )
     if not _loopback(args.host):
@@ -260,7 +261,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play, watch and replay in the browser",
         description="Serve the Piquet table as a web page: play a partie against an agent "
         "chosen on the page, watch two agents, replay saved records and see people's results. "
-        "Needs the web extra: pip install 'piquet-env[web]'.",
+        "Needs the web extra: pip install -e '.[web]'.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")

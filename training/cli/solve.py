@@ -5,7 +5,7 @@
 
     piquet solve --rules mini --until 0.001               # to NashConv <= 0.1% of the points range
     piquet solve --rules mini --iterations 200 --out runs/cfr
-    piquet eval runs/solve-mini/policy.npz heuristic --rules mini --mode deal
+    piquet eval runs/solve-standard+mini/policy.npz heuristic --rules mini --mode deal
 
 The solution is a tabular policy (``policy.npz``, itself an agent spec: it plays by sampling its
 probabilities), with ``nashconv.csv`` (NashConv by iteration and time) and ``solve.json``.
@@ -17,7 +17,7 @@ already is refused unless ``--resume`` or ``--overwrite``.
 
 .. code-block:: bash
 
-    piquet solve --rules mini --iterations 2000 --resume   # continue runs/solve-mini
+    piquet solve --rules mini --iterations 2000 --resume   # continue runs/solve-standard+mini
 """
 
 from __future__ import annotations

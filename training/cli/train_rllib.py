@@ -149,7 +149,7 @@ def run_rllib(args: argparse.Namespace) -> int:
         print(to_toml(cfg), end="")
         return 0
     if importlib.util.find_spec("ray") is None:
-        raise CLIError("the rllib backend needs Ray RLlib: pip install 'piquet-env[rllib]'")
+        raise CLIError("the rllib backend needs Ray RLlib: pip install -e '.[rllib]'")
     from piquet_training.rllib.run import train
 
     try:

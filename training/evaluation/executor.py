@@ -52,6 +52,13 @@ from multiprocessing.context import BaseContext
 from typing import Any, TypeVar
 
 from piquet_env.files import file_sha256
+from piquet_training.evaluation.ray_cluster import (
+    RAY_INSTALL,
+    ClusterError,
+    RayNotInstalledError,
+    import_ray,
+    join_ray,
+)
 
 __all__ = [
     "HERE",
@@ -79,8 +86,6 @@ RAY_RETRIES = 3
 that left)."""
 RAY_RESUBMITS = 2
 """How many times a task that Ray gave up on for a system failure is submitted again."""
-RAY_INSTALL = "pip install 'piquet-env[ray]'"
-"""The command that installs what ``--ray`` needs."""
 
 
 class ExecutorError(RuntimeError):
@@ -94,25 +99,6 @@ class ResultError(ValueError):
 class AgentFileError(ValueError):
     """A node's copy of an agent's file is missing or differs from the driver's (the message names
     the file and the node)."""
-
-
-class ClusterError(ConnectionError, ValueError):
-    """A Ray cluster that cannot be joined: the message names the address and what to check."""
-
-
-class RayNotInstalledError(ImportError):
-    """``--ray`` without Ray installed: the message is one line naming the extra to install."""
-
-
-def import_ray() -> Any:
-    """The ``ray`` module, or :class:`RayNotInstalledError` saying what to install."""
-    try:
-        import ray
-    except ImportError:
-        raise RayNotInstalledError(
-            f"--ray needs Ray, which is not installed: {RAY_INSTALL}"
-        ) from None
-    return ray
 
 
 # ----------------------------------------------------------------------------------- where
@@ -385,21 +371,11 @@ def _ray_task(
 
 
 def _start_ray(workers: int, address: str) -> bool:
-    """Start (``"local"``) or join Ray unless this process already has; whether we did."""
-    ray = import_ray()
-    if ray.is_initialized():
+    """Start (``"local"``) or join Ray unless this process already has; whether we did
+    (:func:`~piquet_training.evaluation.ray_cluster.join_ray`: the deadline, the messages)."""
+    if import_ray().is_initialized():
         return False
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address == "local":
-        cpus = max(workers, 1)
-        ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
-        return True
-    try:
-        ray.init(address=address, log_to_driver=False)
-    except (ConnectionError, RuntimeError) as exc:
-        raise ClusterError(
-            f"cannot join the Ray cluster at {address!r} ({exc}). Is it up (ray status)?"
-        ) from None
+    join_ray(workers, address)
     return True
 
 

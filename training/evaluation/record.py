@@ -347,7 +347,8 @@ def play_recorded(
     save_dir: str | None = None,
 ) -> list[GameResult]:
     """The games of ``match``'s pairs 0 to ``match.pairs - 1`` (``match.start`` is not used):
-    those ``held`` or found in ``record`` are taken, the others played where ``fanout`` says and
+    those ``held`` or found in ``record`` are taken, the others played where ``fanout`` says, all
+    in one fan-out (one executor: one Ray job however many holes the record has), and
     recorded: each run of missing pairs as one line once played (``piquet ladder --resume``
     picks up at the match under way), or with ``each_chunk`` each chunk as it is played, so a run
     killed in the middle loses at most the chunks under way (``piquet eval --record``); with
@@ -363,19 +364,21 @@ def play_recorded(
         if key is not None and record is not None:
             record.add(key, chunk)
 
-    for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
-        todo = [p for _, p in run]
-        part = dataclasses.replace(match, pairs=len(todo), start=todo[0])
-        more = play_games(
-            part,
-            fanout=fanout,
-            progress=progress,
-            desc=desc,
-            save_dir=save_dir,
-            on_chunk=keep if each_chunk else None,
-        )
-        if not each_chunk:
-            keep(more)
-        games += more
+    if not missing:
+        return sorted(games, key=lambda g: (g.pair, g.game))
+    more = play_games(  # every missing pair in one fan-out: one executor, one Ray job
+        dataclasses.replace(match, start=0),
+        fanout=fanout,
+        progress=progress,
+        desc=desc,
+        save_dir=save_dir,
+        on_chunk=keep if each_chunk else None,
+        numbers=missing,
+    )
+    if not each_chunk:
+        for _, run in itertools.groupby(enumerate(missing), lambda t: t[1] - t[0]):
+            span = {p for _, p in run}  # each run of missing pairs one line, as before
+            keep([g for g in more if g.pair in span])
+    games += more
     games.sort(key=lambda g: (g.pair, g.game))
     return games

@@ -113,7 +113,9 @@ class Console:
             from tqdm import tqdm
 
             short = "upd" if unit == "update" else "step"
-            self._bar = tqdm(total=total, initial=done, desc="ppo", unit=short, dynamic_ncols=True)
+            self._bar = tqdm(  # the ETA from the average rate: evaluations do not swing it
+                total=total, initial=done, desc="ppo", unit=short, dynamic_ncols=True, smoothing=0
+            )
 
     def progress(self, row: dict[str, Any]) -> None:
         """After an update: move the bar (its total the run's updates, its ETA the estimated

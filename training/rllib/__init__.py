@@ -1,4 +1,4 @@
-"""Self-play training on Ray RLlib (the optional ``piquet-env[rllib]`` extra).
+"""Self-play training on Ray RLlib (the optional ``rllib`` extra: ``pip install -e '.[rllib]'``).
 
 - :mod:`piquet_training.rllib.env`: the piquet PettingZoo env registered with RLlib via its
   PettingZoo wrapper;

@@ -9,7 +9,7 @@ time. It prints each run's final NashConv and each group's mean.
 
 Command: ``python -m piquet_training.studies.exact_curves --group "plain
 PPO=runs/mini-1,runs/mini-2" --group "uniform magnet=runs/uniform-1" --cfr
-runs/solve-mini/nashconv.csv --out curves.png [--form sample|greedy] [--json F]``.
+runs/solve-standard+mini/nashconv.csv --out curves.png [--form sample|greedy] [--json F]``.
 """
 
 from __future__ import annotations

@@ -105,16 +105,24 @@ def _progress_bar(show: bool, total: int, desc: str) -> Iterator[Any]:
         bar.close()
 
 
-def match_chunks(match: DuplicateMatch, workers: int) -> list[list[int]]:
-    """The pair numbers of ``match`` in the chunks that ``workers`` tasks play: about four chunks
-    a worker, at most 10 pairs each."""
-    size = max(1, min(10, match.pairs // (workers * 4)))
-    numbers = match.numbers
-    return [list(numbers[k : k + size]) for k in range(0, len(numbers), size)]
+def match_chunks(
+    match: DuplicateMatch, workers: int, numbers: Sequence[int] | None = None
+) -> list[list[int]]:
+    """The pair numbers of ``match`` (or ``numbers``, some of them) in the chunks that
+    ``workers`` tasks play: about four chunks a worker, at most 10 pairs each.
+
+    >>> from piquet_env.rules import STANDARD
+    >>> match_chunks(DuplicateMatch("random", "random", STANDARD, 40), 2, [3, 4, 9, 30, 31])
+    [[3], [4], [9], [30], [31]]
+    """
+    numbers = list(match.numbers if numbers is None else numbers)
+    size = max(1, min(10, len(numbers) // (workers * 4)))
+    return [numbers[k : k + size] for k in range(0, len(numbers), size)]
 
 
 def _play_here(
     match: DuplicateMatch,
+    numbers: Sequence[int],
     corr: TalonCorrection | None,
     save_dir: str | None,
     fallback_dir: str | None,
@@ -129,7 +137,7 @@ def _play_here(
 
         b = make_agent(match.agent_b, match.rules) if isinstance(match.agent_b, str) else b
     games: list[GameResult] = []
-    for chunk in match_chunks(match, 1):
+    for chunk in match_chunks(match, 1, numbers):
         played: list[GameResult] = []
         for i in chunk:
             played.extend(
@@ -147,6 +155,7 @@ def _play_here(
 
 def _fan_out(
     match: DuplicateMatch,
+    numbers: Sequence[int],
     fanout: Fanout,
     save_dir: str | None,
     fallback_dir: str | None,
@@ -158,7 +167,7 @@ def _fan_out(
     checked before it is counted (:func:`~piquet_training.evaluation.duplicate.checks.check_chunk`),
     and each chunk counted once however often it was played; each worker's largest memory reading
     appended to ``memory`` (on this machine: a remote node's pids are its own)."""
-    chunks = match_chunks(match, fanout.workers)
+    chunks = match_chunks(match, fanout.workers, numbers)
     agents = (match.agent_a, match.agent_b, match.variance_reduction)
     games: list[GameResult] = []
     readings: dict[int, ProcessMemory] = {}
@@ -202,9 +211,11 @@ def play_games(
     desc: str | None = None,
     memory: list[ProcessMemory] | None = None,
     on_chunk: OnChunk | None = None,
+    numbers: Sequence[int] | None = None,
 ) -> list[GameResult]:
-    """Play ``match``'s pairs and return their games, sorted by pair then game (pairs are
-    numbered: a match extended from ``start`` equals one played from 0 in one go).
+    """Play ``match``'s pairs (or those numbered ``numbers``, some of ``match.numbers``: the
+    pairs a record lacks, all in one fan-out) and return their games, sorted by pair then game
+    (pairs are numbered: a match extended from ``start`` equals one played from 0 in one go).
 
     ``fanout`` says where (:class:`~piquet_training.evaluation.executor.Fanout`: this process,
     ``workers`` processes, or Ray; agents given as objects must then be picklable); the games are
@@ -218,12 +229,17 @@ def play_games(
     """
     check_save_dir(save_dir, fanout)
     corr = correction_for(match.variance_reduction, match.rules)  # a bad value fails before play
+    todo = list(match.numbers if numbers is None else numbers)
+    if len(set(todo)) != len(todo) or not set(todo) <= set(match.numbers):
+        raise ValueError(f"numbers must be distinct pairs of the match's {match.numbers}")
+    if not todo:
+        return []
     label = desc or "duplicate pairs"
-    with _log_folders(save_dir) as fallback_dir, _progress_bar(progress, match.pairs, label) as bar:
+    with _log_folders(save_dir) as fallback_dir, _progress_bar(progress, len(todo), label) as bar:
         if fanout == HERE:
-            games = _play_here(match, corr, save_dir, fallback_dir, bar, on_chunk)
+            games = _play_here(match, todo, corr, save_dir, fallback_dir, bar, on_chunk)
         else:
-            games = _fan_out(match, fanout, save_dir, fallback_dir, bar, memory, on_chunk)
+            games = _fan_out(match, todo, fanout, save_dir, fallback_dir, bar, memory, on_chunk)
     games.sort(key=lambda g: (g.pair, g.game))
     return games
 

@@ -1,0 +1,173 @@
+"""Joining a Ray cluster from the command line (issue 57): a wrong address is one line and exit
+status 2 within seconds, a cluster with Ray's token authentication is joined with
+``RAY_AUTH_MODE=token`` and its refusal without it names that setting, and the line printed
+before any work names the address, the nodes and the CPUs joined.
+
+The token cluster is a real one: ``ray start --head`` under a temporary HOME holding a token (as
+any earlier local ``ray.init()`` leaves in ``~/.ray/auth_token``), on ports of its own and with a
+temporary folder of its own (so that no other cluster on this machine is joined or disturbed),
+stopped by the module's fixture."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="Ray is not installed (the ray extra)")
+
+EVAL = ["eval", "heuristic", "random", "--deals", "4", "--seed", "2", "--no-progress"]
+
+
+def _piquet(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "piquet_cli", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    return {**env, "RAY_USAGE_STATS_ENABLED": "0", "OMP_NUM_THREADS": "1", **extra}
+
+
+@pytest.mark.parametrize("how", ["auto", "ray://"])
+def test_a_wrong_address_is_one_line_and_exit_2_within_seconds(how: str, tmp_path: Path):
+    """``RAY_ADDRESS=127.0.0.1:1 ... --ray auto`` ran for more than ten minutes, and
+    ``--ray ray://127.0.0.1:1`` took 32 s and four lines."""
+    env = _clean_env(HOME=str(tmp_path), PIQUET_RAY_TIMEOUT="3")
+    if how == "auto":
+        env["RAY_ADDRESS"] = "127.0.0.1:1"
+    start = time.monotonic()
+    done = _piquet(*EVAL, "--ray", "auto" if how == "auto" else "ray://127.0.0.1:1", env=env)
+    took = time.monotonic() - start
+    assert done.returncode == 2 and done.stdout == ""
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("piquet eval: cannot join the Ray cluster at")
+    assert ":1 " in err[0] and "refused" in err[0]
+    assert took < 60  # the interpreter's start included; the join itself fails at once
+
+
+def test_a_bad_deadline_setting_is_one_line(tmp_path: Path):
+    env = _clean_env(HOME=str(tmp_path), PIQUET_RAY_TIMEOUT="soon", RAY_ADDRESS="127.0.0.1:1")
+    done = _piquet(*EVAL, "--ray", "auto", env=env)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "piquet eval: PIQUET_RAY_TIMEOUT must be a number of seconds above 0, got 'soon'"
+    )
+
+
+@pytest.fixture(scope="module")
+def token_cluster():
+    """A head started by ``ray start`` with token authentication, its HOME holding the token."""
+    ray_bin = Path(sys.executable).with_name("ray")
+    if not ray_bin.exists():
+        pytest.skip("the ray command is not installed beside this Python")
+    root = Path(tempfile.mkdtemp(prefix="rq", dir="/tmp"))  # short: Ray's socket paths
+    home = root / "home"
+    (home / ".ray").mkdir(parents=True)
+    (home / ".ray" / "auth_token").write_text("piquet-test-token-" + os.urandom(8).hex())
+    env = _clean_env(HOME=str(home))
+    port, client = _free_port(), _free_port()
+    ports = [
+        "--port", str(port), "--ray-client-server-port", str(client),
+        "--node-manager-port", str(_free_port()), "--object-manager-port", str(_free_port()),
+        "--dashboard-agent-listen-port", str(_free_port()),
+        "--dashboard-agent-grpc-port", str(_free_port()),
+        "--metrics-export-port", str(_free_port()), "--runtime-env-agent-port", str(_free_port()),
+        "--min-worker-port", "0", "--max-worker-port", "0",
+    ]  # fmt: skip
+    cmd = [str(ray_bin), "start", "--head", *ports, "--num-cpus", "2"]
+    cmd += ["--include-dashboard", "false", "--temp-dir", str(root / "t"), "--disable-usage-stats"]
+    started = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    try:
+        assert started.returncode == 0, started.stderr[-3000:]
+        yield {"home": home, "address": f"127.0.0.1:{port}", "client": f"127.0.0.1:{client}"}
+    finally:
+        stop = [str(ray_bin), "stop", "--force", "--temp-dir", str(root / "t")]
+        subprocess.run(stop, capture_output=True, env=env, timeout=120)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_token_cluster_without_ray_auth_mode_is_refused_naming_it(token_cluster):
+    """The refusal took 21.7 s and said only "Is it up (ray status)?"."""
+    env = _clean_env(
+        HOME=str(token_cluster["home"]), RAY_ADDRESS=token_cluster["address"],
+        PIQUET_RAY_TIMEOUT="3",
+    )  # fmt: skip
+    done = _piquet(*EVAL, "--ray", "auto", env=env)
+    assert done.returncode == 2 and done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("piquet eval: cannot join the Ray cluster at")
+    assert "RAY_AUTH_MODE=token" in last and "this machine has a token" in last
+
+
+@pytest.mark.parametrize("how", ["auto", "ray://"])
+def test_a_token_cluster_is_joined_with_ray_auth_mode_token(token_cluster, how: str, tmp_path):
+    """Joined, the one line before any work names the address, the nodes and the CPUs; the
+    report is the local one's, and standard output holds only the report."""
+    env = _clean_env(HOME=str(token_cluster["home"]), RAY_AUTH_MODE="token")
+    if how == "auto":
+        env["RAY_ADDRESS"] = token_cluster["address"]
+        flag, where = "auto", token_cluster["address"].split(":")[1]
+    else:
+        flag = "ray://" + token_cluster["client"]
+        where = flag
+    there, here = tmp_path / "there.json", tmp_path / "here.json"
+    done = _piquet(*EVAL, "--ray", flag, "--workers", "2", "--json", str(there), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    joined = [line for line in done.stderr.splitlines() if line.startswith("joined the Ray")]
+    assert len(joined) == 1 and where in joined[0] and joined[0].endswith(": 1 node, 2 CPUs")
+    assert "INFO" not in done.stderr
+    local = _piquet(*EVAL, "--json", str(here), env=_clean_env())
+    assert local.returncode == 0, local.stderr[-3000:]
+    assert json.loads(there.read_text()) == json.loads(here.read_text())
+    assert done.stdout == local.stdout.replace(str(here), str(there))
+
+
+QUIET = """
+import ray
+from ray._common.deprecation import deprecation_warning
+from piquet_cli.common import quiet_ray
+
+quiet_ray()  # what every piquet command does first
+ray.init(address="local", num_cpus=1, include_dashboard=False)  # RLlib's call: log_to_driver unset
+
+
+@ray.remote
+def in_a_worker():
+    print("printed in a worker", flush=True)
+    deprecation_warning("old_call", "new_call")  # as RLlib's env runners warn
+    return 1
+
+
+deprecation_warning("old_call", "new_call")  # as RLlib's driver warns
+assert ray.get(in_a_worker.remote()) == 1
+ray.shutdown()
+print("report")
+"""
+
+
+def test_rllib_deprecation_warnings_and_worker_output_stay_off_the_terminal(tmp_path: Path):
+    """``piquet exploit --backend rllib`` printed RLlib's deprecation warnings, from the driver
+    and from each env runner; :func:`piquet_cli.common.quiet_ray` silences them, and a worker's
+    prints go to its log file, on a real local Ray instance started as RLlib starts it."""
+    env = _clean_env(HOME=str(tmp_path), RAY_AUTH_MODE="disabled")
+    done = subprocess.run(
+        [sys.executable, "-c", QUIET], capture_output=True, text=True, env=env, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "report\n"
+    assert "DeprecationWarning" not in done.stderr and "printed in a worker" not in done.stderr
