@@ -297,3 +297,24 @@ def test_an_exploiter_collected_by_two_workers_is_the_one_collected_here(tmp_pat
     here, there = run("here", Fanout()), run("pool", Fanout(2))
     assert (there / "pairs.csv").read_text() == (here / "pairs.csv").read_text()
     assert_same_run(here / "exploiter", there / "exploiter")
+
+
+def test_the_flags_name_where_the_games_are_collected(capsys):
+    """``piquet train --workers N --ray ADDRESS``: the built-in trainer's settings (``--set`` can
+    still override them); the rllib backend's env runners and address."""
+    from piquet_cli import main
+
+    assert main(["train", "--workers", "3", "--ray", "auto", "--show-config"]) == 0
+    shown = capsys.readouterr().out
+    assert "\nworkers = 3\n" in shown and '\nray = "auto"\n' in shown
+    main(["train", "--workers", "3", "--set", "workers=2", "--show-config"])
+    assert "\nworkers = 2\n" in capsys.readouterr().out
+    pytest.importorskip("ray.rllib", reason="the rllib extra")
+    assert (
+        main(["train", "--backend", "rllib", "--workers", "3", "--ray", "auto", "--show-config"])
+        == 0
+    )
+    shown = capsys.readouterr().out
+    assert "\nnum_env_runners = 3\n" in shown and '\naddress = "auto"\n' in shown
+    assert main(["train", "--ray", "nonsense", "--show-config"]) == 2
+    assert "ray must be" in capsys.readouterr().err

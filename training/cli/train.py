@@ -65,6 +65,20 @@ def _shared_settings(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def _where(args: argparse.Namespace) -> None:
+    """``--workers`` and ``--ray``, where the run's games are collected, as each backend names
+    them: the built-in trainer's settings ``workers`` and ``ray`` (given before ``--set``, which
+    can still override them), RLlib's env runners and address."""
+    if args.backend == "torch":
+        where = [f"workers={args.workers}"] if args.workers is not None else []
+        where += [f"ray={args.ray}"] if args.ray is not None else []
+        args.set = [*where, *args.set]
+        return
+    if args.workers is not None and getattr(args, "rllib_num_env_runners", None) is None:
+        args.rllib_num_env_runners = args.workers
+    args.rllib_address = args.ray
+
+
 def add_torch_arguments(parser: argparse.ArgumentParser) -> None:
     """The built-in trainer's own flags (``--device``)."""
     parser.add_argument(
@@ -117,6 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         print(listing())
         return 0
     args.set = [*_shared_settings(args), *args.set]  # the same flags, the same settings
+    _where(args)
     for backend in BACKENDS:
         stray = [
             flag
@@ -155,6 +170,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="N",
         help="the run's seed (the setting seed; default: the config's, 0 for the default run)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="collectors playing each update's games at once: N local processes, or N Ray "
+        "tasks with --ray (the setting workers; default 1, this process); the rllib backend's "
+        "env runners",
+    )
+    p.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="collect on Ray: local (a Ray instance started here), auto or ray://HOST:PORT (a "
+        "running cluster); the learner stays here and the run is the same, bit for bit",
     )
     p.add_argument(
         "--backend",
