@@ -34,7 +34,7 @@ from tests.train_helpers import KILLER
 
 safetensors = pytest.importorskip("safetensors.numpy")
 
-TIMING = {"minutes", "steps_per_s", "collect_steps_per_s", "rss_mib", "peak_rss_mib"}
+TIMING = {"minutes", "seconds", "steps_per_s", "collect_steps_per_s", "rss_mib", "peak_rss_mib"}
 """``train.csv``'s columns that measure the machine, not the run."""
 
 SMALL = dict(
@@ -318,3 +318,22 @@ def test_the_flags_name_where_the_games_are_collected(capsys):
     assert "\nnum_env_runners = 3\n" in shown and '\naddress = "auto"\n' in shown
     assert main(["train", "--ray", "nonsense", "--show-config"]) == 2
     assert "ray must be" in capsys.readouterr().err
+
+
+def test_exact_measurements_of_a_run_collected_by_two_workers_are_the_run_collected_heres(
+    tmp_path: Path,
+):
+    """``exact_every`` on a tiny ``mini``: the learner's exact NashConv, measured on the driver
+    as it trains, is the same whether its games were collected here or by two workers."""
+
+    def exact(where: str, **settings) -> list[dict]:
+        out = train_small(
+            tmp_path / where, rules="mini[suits=2,ranks=2,hand_size=1]", updates=2,
+            exact_every=1, eval_every=0, final_eval_deals=0, **settings,
+        )  # fmt: skip
+        with open(out / "exact.csv", newline="") as f:
+            return [{k: v for k, v in r.items() if k not in TIMING} for r in csv.DictReader(f)]
+
+    here = exact("here")
+    assert [r["update"] for r in here] == ["0", "0", "1", "1", "2", "2"]  # sampled and greedy
+    assert exact("pool", workers=2) == here
