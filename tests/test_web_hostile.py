@@ -477,8 +477,8 @@ def test_slow_requests_are_dropped_after_their_timeouts(tmp_path):
 def test_half_sent_requests_from_one_address_leave_the_server_to_others(tmp_path):
     """With the file limit at 256, 300 half-sent requests from one address made every other
     request fail ("Too many open files") until they let go. Now an address holds at most
-    64 connections: another address (127.0.0.2) is served, by HTTP and by WebSocket, while
-    they hang."""
+    64 connections: another address (127.0.1.2, of another /24: the server counts 127.0.0.x as
+    one network) is served, by HTTP and by WebSocket, while they hang."""
     import resource
     import socket
     import subprocess
@@ -520,10 +520,10 @@ def test_half_sent_requests_from_one_address_leave_the_server_to_others(tmp_path
                 pass  # dropped at once: the address holds its most
             attack.append(sock)
         deadline = time.monotonic() + 10  # the first burst may pass the file limit for a second
-        while (status := _get(port, source="127.0.0.2")) != 200:
+        while (status := _get(port, source="127.0.1.2")) != 200:
             assert time.monotonic() < deadline, status
             time.sleep(0.2)
-        with connect(f"ws://127.0.0.1:{port}/ws", source_address=("127.0.0.2", 0)) as ws:
+        with connect(f"ws://127.0.0.1:{port}/ws", source_address=("127.0.1.2", 0)) as ws:
             ws.send(NEW)
             assert json.loads(ws.recv())["type"] == "welcome"
         held = sum(not _closed_within(sock, 0.01) for sock in attack)

@@ -2,7 +2,8 @@
 run (docs/results/web.md): a slow-connection attack (300 half-sent requests from 127.0.0.1,
 re-opened as the server drops them) and 300 MB login bodies streamed from 127.0.0.1 again and
 again, against ``piquet serve --token`` with its file limit at 256. The measured client,
-127.0.0.2, sends an HTTP ``GET /api/config`` (keep-alive) and a WebSocket message every 0.1 s;
+127.0.1.2 (another /24 than the attack's, which the server counts as one network), sends an
+HTTP ``GET /api/config`` (keep-alive) and a WebSocket message every 0.1 s;
 each phase prints their p50, p95 and largest answer times, the errors, and the server's resident
 memory before and after.
 
@@ -31,7 +32,7 @@ from typing import Any
 TOKEN = "bench-token"
 HALF_SENT = b"GET /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 """A request's head that never ends: what a slow-connection attacker sends."""
-CLIENT = "127.0.0.2"
+CLIENT = "127.0.1.2"
 """The measured client's address (another loopback address stands in for another machine)."""
 
 
