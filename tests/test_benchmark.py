@@ -528,7 +528,7 @@ def _chunk_of(start: int, n: int, **change: object) -> dict:
     return {"start": start, "minutes": 0.5, "games": games}
 
 
-def _no_play(start: int, n: int) -> list:
+def _no_play(start: int, n: int, on_chunk: object) -> list:
     raise AssertionError("nothing is played once the file is refused")
 
 
@@ -590,10 +590,12 @@ def test_a_match_file_is_read_line_by_line_and_a_long_header_is_not_echoed(
     assert peak < 3 * (1 << 20)  # the 2 MiB line is never held whole
     good = _match_file(tmp_path, header, _chunk_of(0, 2))
 
-    def play(start: int, n: int) -> list:
+    def play(start: int, n: int, on_chunk) -> list:
         from piquet_training.evaluation.duplicate import GameResult
 
-        return [GameResult(p, k, k, 1, 1, 1) for p in range(start, start + n) for k in (0, 1)]
+        games = [GameResult(p, k, k, 1, 1, 1) for p in range(start, start + n) for k in (0, 1)]
+        on_chunk(games)
+        return games
 
     games, minutes = work.played_match(good, header, 3, play)
     assert [(g.pair, g.game) for g in games] == [(p, k) for p in range(3) for k in (0, 1)]

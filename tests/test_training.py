@@ -435,11 +435,12 @@ GOLDEN_RUNS = {
 
 @pytest.mark.parametrize("name", GOLDEN_RUNS)
 def test_golden_runs_keep_their_policies(tmp_path: Path, name: str) -> None:
-    """Refactoring pins: three tiny runs give the policies recorded before the settings moved
-    (``tests/golden/tiny_runs.json``, made at ``8bdae92``): the sum, the sum of squares and the
-    first weights, to float precision (another CPU's kernels may round differently). They were
-    recorded in float32: ``precision`` is pinned, since ``auto`` takes bf16 on a CPU with native
-    bf16 (AVX-512 BF16, AMX) and the same run then ends elsewhere."""
+    """Refactoring pins: three tiny runs give the policies recorded when the collection became
+    chunks of their own seeds (``tests/golden/tiny_runs.json``, made at ``1593c3e``, the same at
+    ``4d0adbf`` and after the round's merges; before, at ``8bdae92``): the sum, the sum of
+    squares and the first weights, to float precision (another CPU's kernels may round
+    differently). They were recorded in float32: ``precision`` is pinned, since ``auto`` takes
+    bf16 on a CPU with native bf16 (AVX-512 BF16, AMX) and the same run then ends elsewhere."""
     golden = json.loads((Path(__file__).parent / "golden" / "tiny_runs.json").read_text())[name]
     settings = [*TINY_RUN, "final_eval_deals=0", "torch_threads=1", "precision=fp32"]
     assert train_cli(tmp_path, settings, *GOLDEN_RUNS[name]) == 0

@@ -433,9 +433,10 @@ def _exploit(
 
 
 def _portable_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The exploiter's settings as the result file records them: without the work folder, and
-    its starting weights by file name and SHA-256 instead of this machine's path."""
-    config = {k: v for k, v in config.items() if k != "out_dir"}
+    """The exploiter's settings as the result file records them: without the work folder and
+    where its games were collected (``workers``, ``ray``: nothing they change is in the result),
+    and its starting weights by file name and SHA-256 instead of this machine's path."""
+    config = {k: v for k, v in config.items() if k not in ("out_dir", "workers", "ray")}
     if config.get("init_from"):
         path = config["init_from"]
         config["init_from"] = os.path.basename(path)
