@@ -126,7 +126,8 @@ class RLlibConfig(PPOSettings):
 
 def ppo_config(cfg: RLlibConfig) -> Any:
     """RLlib's ``PPOConfig`` of a run without its env, modules or callbacks (current API stack,
-    torch, the env runners, one local learner, PPO's settings, the seed): the one place where
+    torch, actions as sampled, the env runners, one local learner, PPO's settings, the seed):
+    the one place where
     the settings' names become RLlib's (``learning_rate`` -> ``lr``, ``gae_lambda`` ->
     ``lambda_``, ``clip_coef`` -> ``clip_param``, ``ent_coef`` -> ``entropy_coeff``, ``vf_coef``
     -> ``vf_loss_coeff``, ``max_grad_norm`` -> ``grad_clip``, ``update_epochs`` ->
@@ -137,6 +138,9 @@ def ppo_config(cfg: RLlibConfig) -> Any:
         PPOConfig()
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
         .framework("torch")
+        # Discrete actions: nothing to unsquash or clip (RLlib would deep-copy every action
+        # batch to do it, a sixth of the batched env runner's time).
+        .environment(normalize_actions=False, clip_actions=False)
         .env_runners(
             num_env_runners=cfg.num_env_runners,
             num_envs_per_env_runner=cfg.num_envs_per_env_runner,
