@@ -123,3 +123,42 @@ def test_the_self_target_plays_the_weights_it_is_given() -> None:
     assert torch.allclose(env.policy.stack.logits(which, o, m), expected, atol=1e-5)
     with pytest.raises(ValueError, match="no network"):
         TargetVectorEnv(2, target="random", rules=TINY).set_target_weights({})
+
+
+def test_self_play_refreshes_the_opponent_with_the_learner_after_each_iteration() -> None:
+    """Through RLlib (local env runner): after an iteration the target ``self`` holds the
+    learner's updated actor, weight for weight."""
+    import ray
+    import torch
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from piquet_training.rllib.module import MaskedActorCriticModule
+    from piquet_training.rllib.vector_env import learner_actor, register, self_play_callback
+
+    owns = not ray.is_initialized()
+    if owns:
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    spec = RLModuleSpec(module_class=MaskedActorCriticModule, model_config={"hidden": [16]})
+    config = (
+        PPOConfig()
+        .environment(register(), env_config={"target": "self", "rules": TINY, "hidden": [16]})
+        .env_runners(num_env_runners=0, num_envs_per_env_runner=4)
+        .env_runners(gym_env_vectorize_mode="vector_entry_point")
+        .rl_module(rl_module_spec=spec)
+        .training(train_batch_size_per_learner=64, minibatch_size=32, num_epochs=1)
+        .callbacks(self_play_callback())
+    )
+    algo = config.build_algo()
+    try:
+        start = learner_actor(algo)
+        algo.train()
+        actor = learner_actor(algo)
+        held = algo.env_runner.env.unwrapped.policy.network.state_dict()
+    finally:
+        algo.stop()
+        if owns:
+            ray.shutdown()
+    assert any(not np.array_equal(start[k], v) for k, v in actor.items())  # it learned
+    for k, v in actor.items():
+        assert torch.equal(held[k], torch.as_tensor(v)), k
