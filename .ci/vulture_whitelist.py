@@ -29,6 +29,7 @@ _._decode_action
 _._forward
 _._forward_train
 _.on_episode_step  # RLlibCallback hook (training/rllib/exploit.py)
+_.on_sample_end  # RLlibCallback hook (training/rllib/exploit.py)
 # The narrator's event handlers, dispatched by event name (training/table/narrate.py)
 _._partie
 _._deal_end

@@ -8,7 +8,9 @@
 - :mod:`piquet_training.rllib.run`: the PPO config, run loop, checkpoints and
   :func:`~piquet_training.rllib.run.export_policy` to the ``PolicyAgent`` format;
 - :mod:`piquet_training.rllib.exploit`: the exploiter (``piquet exploit --backend rllib``), a
-  best response to a target played inside each env.
+  best response to a target played inside each env;
+- :mod:`piquet_training.rllib.vector_env`: the exploiter's env on the batched engine, N games
+  as arrays with the target inside, for RLlib's single-agent env runners.
 
 ``piquet train --backend rllib``'s command line is :mod:`piquet_cli.train_rllib`.
 

@@ -74,6 +74,12 @@ class RLlibConfig(PPOSettings):
     """Environments each env runner steps together (one batched forward pass for all)."""
     num_cpus: int | None = setting(None, _CPUS)
     """CPUs of a local Ray instance (default: the machine's, at least ``num_env_runners``)."""
+    vector_env: bool = setting(True)
+    """The exploiter's env runners step the batched engine, ``num_envs_per_env_runner`` games
+    as arrays with the target inside (:class:`~piquet_training.rllib.vector_env.
+    TargetVectorEnv`); false: the PettingZoo env, one game object per env
+    (:class:`~piquet_training.rllib.exploit.TargetSeatEnv`). Self-play training always runs
+    the PettingZoo env."""
 
     # --- PPO (besides the shared settings) -----------------------------------------------------
     train_batch_size: int = setting(4000, integer(1, 100_000_000))
@@ -118,25 +124,56 @@ class RLlibConfig(PPOSettings):
 # --------------------------------------------------------------------------------- config
 
 
-def algo_config(cfg: RLlibConfig) -> Any:
-    """The RLlib ``PPOConfig`` of a run (current API stack, multi-agent self-play): the one place
-    where the settings' names become RLlib's (``learning_rate`` -> ``lr``, ``gae_lambda`` ->
-    ``lambda_``, ``clip_coef`` -> ``clip_param``, ``ent_coef`` -> ``entropy_coeff``, ``vf_coef`` ->
-    ``vf_loss_coeff``, ``max_grad_norm`` -> ``grad_clip``, ``update_epochs`` -> ``num_epochs``,
-    ``mode`` -> the env's ``mode``)."""
+def ppo_config(cfg: RLlibConfig) -> Any:
+    """RLlib's ``PPOConfig`` of a run without its env, modules or callbacks (current API stack,
+    torch, actions as sampled, the env runners, one local learner, PPO's settings, the seed):
+    the one place where
+    the settings' names become RLlib's (``learning_rate`` -> ``lr``, ``gae_lambda`` ->
+    ``lambda_``, ``clip_coef`` -> ``clip_param``, ``ent_coef`` -> ``entropy_coeff``, ``vf_coef``
+    -> ``vf_loss_coeff``, ``max_grad_norm`` -> ``grad_clip``, ``update_epochs`` ->
+    ``num_epochs``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+    return (
+        PPOConfig()
+        .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
+        .framework("torch")
+        # Discrete actions: nothing to unsquash or clip (RLlib would deep-copy every action
+        # batch to do it, a sixth of the batched env runner's time).
+        .environment(normalize_actions=False, clip_actions=False)
+        .env_runners(
+            num_env_runners=cfg.num_env_runners,
+            num_envs_per_env_runner=cfg.num_envs_per_env_runner,
+            rollout_fragment_length="auto",
+        )
+        .learners(num_learners=0)
+        .training(**{theirs: getattr(cfg, ours) for ours, theirs in RLLIB_TRAINING.items()})
+        .debugging(seed=cfg.seed)
+    )
+
+
+def module_spec(cfg: RLlibConfig) -> Any:
+    """The ``RLModuleSpec`` of the action-masking module at the run's widths and activation."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from piquet_training.rllib.env import ENV_NAME, register
-    from piquet_training.rllib.league import MAIN, SelfPlayCallback, mapping_fn
     from piquet_training.rllib.module import MaskedActorCriticModule
 
-    register()
-    spec = RLModuleSpec(
+    return RLModuleSpec(
         module_class=MaskedActorCriticModule,
         model_config={"hidden": list(cfg.hidden), "activation": cfg.activation},
     )
+
+
+def algo_config(cfg: RLlibConfig) -> Any:
+    """The RLlib ``PPOConfig`` of a self-play run (multi-agent, the league): :func:`ppo_config`
+    over the piquet env with the module ``main`` (:func:`module_spec`) and the league's
+    callback, the env options from the settings (``mode`` -> the env's ``mode``)."""
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+    from piquet_training.rllib.env import ENV_NAME, register
+    from piquet_training.rllib.league import MAIN, SelfPlayCallback, mapping_fn
+
+    register()
     league = {
         "self_play_weight": cfg.self_play_weight,
         "latest_weight": cfg.latest_weight,
@@ -149,8 +186,7 @@ def algo_config(cfg: RLlibConfig) -> Any:
         **league,
     )
     return (
-        PPOConfig()
-        .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
+        ppo_config(cfg)
         .environment(
             ENV_NAME,
             env_config={
@@ -163,18 +199,9 @@ def algo_config(cfg: RLlibConfig) -> Any:
             # the game); the env has its own PettingZoo API tests.
             disable_env_checking=True,
         )
-        .framework("torch")
-        .env_runners(
-            num_env_runners=cfg.num_env_runners,
-            num_envs_per_env_runner=cfg.num_envs_per_env_runner,
-            rollout_fragment_length="auto",
-        )
-        .learners(num_learners=0)
         .multi_agent(
             policies={MAIN}, policy_mapping_fn=mapping_fn([], **league), policies_to_train=[MAIN]
         )
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MAIN: spec}))
-        .training(**{theirs: getattr(cfg, ours) for ours, theirs in RLLIB_TRAINING.items()})
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MAIN: module_spec(cfg)}))
         .callbacks(callback)
-        .debugging(seed=cfg.seed)
     )

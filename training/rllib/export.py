@@ -21,7 +21,13 @@ import torch
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
 from piquet_training.rllib.algo import RLlibConfig
-from piquet_training.rllib.league import MAIN, SelfPlayCallback, set_weights, snapshot_ids
+from piquet_training.rllib.league import (
+    MAIN,
+    SelfPlayCallback,
+    module_key,
+    set_weights,
+    snapshot_ids,
+)
 from piquet_training.settings.backends import RLLIB
 
 CHECKPOINT_KIND = RLLIB
@@ -32,6 +38,7 @@ it)."""
 def module_state(algorithm: Any, module_id: str) -> dict[str, torch.Tensor]:
     """The learner's weights of ``module_id`` as a torch state dict of the inner ActorCritic
     (keys ``trunk.0.weight``, ``policy_head.bias``, ...)."""
+    module_id = module_key(algorithm, module_id)
     state = algorithm.learner_group.get_state(components=f"learner/rl_module/{module_id}")
     weights = state["learner"]["rl_module"][module_id]
     return {
@@ -79,15 +86,24 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _renamed(name: str, old: str, new: str) -> str:
+    """An optimizer's name (RLlib's ``<module id>_<optimizer>``) with its module id changed."""
+    return new + name[len(old) :] if name.startswith(old) else name
+
+
 def optimizer_state(algorithm: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """``main``'s optimizer state on the learner: per-parameter tensors named
-    ``optim.<optimizer>.<param index>.<key>`` and JSON metadata (module id, param groups)."""
+    ``optim.<optimizer>.<param index>.<key>`` and JSON metadata (module id, param groups),
+    under the module id ``main`` whatever RLlib calls the module (:func:`~piquet_training.
+    rllib.league.module_key`)."""
     state = algorithm.learner_group.get_state(components="learner/optimizer")
     tensors: dict[str, torch.Tensor] = {}
     meta: dict[str, Any] = {}
-    for name, entry in state["learner"]["optimizer"].items():
-        if entry["module_id"] != MAIN:
+    main = module_key(algorithm, MAIN)
+    for held, entry in state["learner"]["optimizer"].items():
+        if entry["module_id"] != main:
             continue
+        name = _renamed(held, main, MAIN)
         for idx, per_param in entry["state"]["state"].items():
             for key, value in per_param.items():
                 tensors[f"optim.{name}.{idx}.{key}"] = torch.as_tensor(np.asarray(value))
@@ -96,8 +112,10 @@ def optimizer_state(algorithm: Any) -> tuple[dict[str, torch.Tensor], dict[str, 
 
 
 def set_optimizer_state(algorithm: Any, ckpt: ck.Checkpoint) -> None:
-    """Restore the optimizer state that :func:`optimizer_state` saved into ``ckpt``."""
+    """Restore the optimizer state that :func:`optimizer_state` saved into ``ckpt`` (``main``'s
+    under RLlib's id of the module)."""
     restored: dict[str, Any] = {}
+    main = module_key(algorithm, MAIN)
     for name, entry in ckpt.meta.get("optimizer", {}).items():
         prefix = f"optim.{name}."
         per_param: dict[int, dict[str, np.ndarray]] = {}
@@ -108,8 +126,9 @@ def set_optimizer_state(algorithm: Any, ckpt: ck.Checkpoint) -> None:
         groups = [
             dict(g, betas=tuple(g["betas"])) if "betas" in g else g for g in entry["param_groups"]
         ]
-        restored[name] = {
-            "module_id": entry["module_id"],
+        module_id = module_key(algorithm, entry["module_id"])
+        restored[_renamed(name, MAIN, main) if module_id == main else name] = {
+            "module_id": module_id,
             "state": {"state": per_param, "param_groups": groups},
         }
     if restored:

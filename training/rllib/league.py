@@ -87,6 +87,29 @@ def mapping_fn(
     )
 
 
+def module_key(algorithm: Any, module_id: str) -> str:
+    """RLlib's id of the module ``module_id``: :data:`MAIN` is the one module of a single-agent
+    run (RLlib's ``DEFAULT_MODULE_ID``, the exploiter on the vector env) when it has none of
+    that name; any other id is itself."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    policies = getattr(getattr(algorithm, "config", None), "policies", None) or {}
+    if module_id == MAIN and MAIN not in policies and DEFAULT_MODULE_ID in policies:
+        return DEFAULT_MODULE_ID
+    return module_id
+
+
+def _runner_module(runner: Any, module_id: str) -> Any:
+    """An env runner's module ``module_id`` (a single-agent runner holds its one module)."""
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    module = runner.module
+    if isinstance(module, RLModule) and not isinstance(module, MultiRLModule):
+        return module
+    return module[module_id]
+
+
 def set_weights(algorithm: Any, module_id: str, weights: dict[str, Any]) -> None:
     """Set module ``module_id``'s weights (its RLModule state dict) on the learners and on every
     env runner, then check one env runner holds them.
@@ -95,13 +118,14 @@ def set_weights(algorithm: Any, module_id: str, weights: dict[str, Any]) -> None
     runners whose weights sequence number is current, and that number only grows with learner
     updates, so a module copied between updates would keep its random initial weights there.
     """
+    module_id = module_key(algorithm, module_id)
     algorithm.learner_group.set_state({"learner": {"rl_module": {module_id: weights}}})
 
     def _set(runner: Any) -> None:
-        runner.module[module_id].set_state(weights)
+        _runner_module(runner, module_id).set_state(weights)
 
     def _get(runner: Any) -> dict[str, Any]:
-        return runner.module[module_id].get_state()
+        return _runner_module(runner, module_id).get_state()
 
     algorithm.env_runner_group.foreach_env_runner(_set, local_env_runner=True)
     held = algorithm.env_runner_group.foreach_env_runner(_get, local_env_runner=True)

@@ -2,5 +2,7 @@
 
 - :mod:`.exact_curves`: exact NashConv curves of training runs beside CFR+ (``exact-curves.png``);
 - :mod:`.exact_coverage`: how often a match's 95% interval holds the exact truth on `mini`;
-- :mod:`.fanout_speed`: a match's time here, in worker processes and on a local Ray instance.
+- :mod:`.fanout_speed`: a match's time here, in worker processes and on a local Ray instance;
+- :mod:`.rllib_exploit_speed`: the RLlib exploiter's env steps/s on one env runner, on the
+  batched engine and on the PettingZoo env, beside the built-in collector, and its profile.
 """
