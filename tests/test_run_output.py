@@ -192,3 +192,23 @@ def test_the_progress_bars_eta_is_steady_through_evaluations() -> None:
     after = range(20, 79)  # from the first evaluation on
     assert all(0.75 < etas[i + 1] / etas[i] < 1.0 / 0.75 for i in after if etas[i + 1] > 0)
     assert all(0.5 < etas[i] / left[i] < 2.0 for i in after)
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_the_warm_start_shows_its_progress(progress, tmp_path, capsys) -> None:
+    """The warm start's games and its fitting show their progress (issue 57.30: 181 s without a
+    line under load): a bar each, or with ``progress=false`` a line now and then."""
+    from piquet_training.ppo.trainer import setup, warm_start
+
+    overrides = [*TINY, f"out_dir={tmp_path}", f"progress={str(progress).lower()}"]
+    run = setup(apply_overrides(TrainConfig(), overrides))
+    run.console.line_seconds = 0.0  # a line at every game and batch, for the test
+    warm_start(run)
+    out = capsys.readouterr()
+    if progress:
+        assert "warm start: games: 100%" in out.err and "6/6" in out.err, out.err
+        assert "warm start: fitting: 100%" in out.err, out.err
+    else:
+        assert "warm start: games: 1/6 games, " in out.out and "s left" in out.out, out.out
+        assert "warm start: fitting" in out.out, out.out
+    assert "warm start: imitated" in out.out

@@ -282,11 +282,13 @@ class Collector:
         n_games: int,
         matchup: Callable[[np.random.Generator], Matchup] | MatchupSource,
         num_envs: int | None = None,
+        on_game: Callable[[int], None] | None = None,
     ) -> Rollout:
         """Play ``n_games`` complete games, ``num_envs`` at a time (default: the collector's);
         each game's seats come from ``matchup(rng)`` (or its ``matchup`` method: an
         :class:`~piquet_training.ppo.pool.OpponentPool`). Returns the recorded decisions as a
-        :class:`Rollout`."""
+        :class:`Rollout`. ``on_game(n)``, when given, is called as games end with the number
+        ended so far (to show progress; it changes nothing played)."""
         if isinstance(matchup, MatchupSource):
             matchup = matchup.matchup
         num_envs = self.num_envs if num_envs is None else num_envs
@@ -327,6 +329,8 @@ class Collector:
             for slot in slots:
                 if slot.game.is_over:
                     stats.games += 1
+                    if on_game is not None:
+                        on_game(stats.games)
                     if started < n_games:
                         kept.append(new_slot())
                 else:

@@ -1,9 +1,10 @@
 """The terminal of a ``piquet train`` run.
 
 :class:`Console` prints what a run is doing: a header (output directory, key settings, device),
-the warm start's steps, every evaluation with its interval, a progress bar over the run's updates
-with the estimated time to their end and the latest evaluation against the heuristic (or, with
-``progress=false``, a line every tenth of the run), and why it stopped early if it did.
+the warm start's steps with their progress, every evaluation with its interval, a progress bar
+over the run's updates with the estimated time to their end and the latest evaluation against the
+heuristic (or, with ``progress=false``, a line every tenth of the run), and why it stopped early if
+it did.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ class Console:
         self._done0, self._total, self._unit = 0, cfg.updates, "update"
         self._latest_eval: dict[str, float] = {}
         self._postfix: dict[str, str] = {}
+        self._step: tuple[str, int, str, float] = ("", 0, "", 0.0)
+        self._step_line = 0.0
+        self.line_seconds = 30.0
+        """With ``progress=false``, the least time between two lines of a step's progress."""
 
     def say(self, text: str) -> None:
         """Print ``text`` on its own line(s), above the progress bar if one is shown."""
@@ -150,6 +155,32 @@ class Console:
             return
         label = "eval_vs_heur" if self._watched == "heuristic" else "eval_vs_target"
         self._bar.set_postfix({**self._postfix, label: self._vs_heuristic()})
+
+    def open_step(self, what: str, total: int, unit: str) -> None:
+        """Show the progress of a step before the updates (the warm start's games, then its
+        fitting): ``total`` ``unit`` (``"games"``), a bar, or with ``progress=false`` a line at
+        most every :attr:`line_seconds` with the time left. :meth:`step` moves it,
+        :meth:`close_progress` ends it."""
+        now = time.perf_counter()
+        self._step = (what, total, unit, now)
+        self._step_line = now
+        if self.echo and self.cfg.progress and total > 0:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=what, unit=unit, dynamic_ncols=True, smoothing=0)
+
+    def step(self, done: int) -> None:
+        """``done`` of the step's total are done (:meth:`open_step`)."""
+        if self._bar is not None:
+            self._bar.update(done - self._bar.n)
+            return
+        what, total, unit, t0 = self._step
+        now = time.perf_counter()
+        if now - self._step_line < self.line_seconds or done >= total:
+            return
+        self._step_line = now
+        eta = (now - t0) / max(1, done) * (total - done)
+        self.say(f"{what}: {done:,}/{total:,} {unit}, {now - t0:.0f} s, about {eta:.0f} s left")
 
     def close_progress(self) -> None:
         """Close the progress bar (if any)."""

@@ -38,14 +38,28 @@ def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> 
 
 
 def collect_demonstrations(
-    collector: Collector, n_games: int, teacher: Callable[[], Agent]
+    collector: Collector,
+    n_games: int,
+    teacher: Callable[[], Agent],
+    progress: Callable[[int], None] | None = None,
 ) -> Rollout:
-    """Record every decision of ``n_games`` games where ``teacher()`` agents play both seats."""
+    """Record every decision of ``n_games`` games where ``teacher()`` agents play both seats;
+    ``progress(n)``, when given, is told the games played so far as they end."""
 
     def matchup(rng: np.random.Generator) -> Matchup:
         return Seat(agent=teacher(), record=True), Seat(agent=teacher(), record=True), "teacher"
 
-    return collector.collect(n_games, matchup)
+    return collector.collect(n_games, matchup, on_game=progress)
+
+
+def bc_batches(n: int, cfg: TrainConfig) -> int:
+    """How many minibatches :func:`behaviour_clone` fits to ``n`` decisions in all.
+
+    >>> from piquet_training.settings.train import TrainConfig
+    >>> bc_batches(1000, TrainConfig(bc_epochs=2, bc_batch_size=300))
+    8
+    """
+    return cfg.bc_epochs * -(-n // cfg.bc_batch_size)
 
 
 def behaviour_clone(
@@ -54,10 +68,13 @@ def behaviour_clone(
     cfg: TrainConfig,
     rng: np.random.Generator,
     max_grad_norm: float = 0.5,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
     """Fit ``model`` to the demonstrations with the warm start's settings of ``cfg``
     (``bc_epochs``, ``bc_learning_rate``, ``bc_batch_size``; the returns discounted by ``gamma``,
-    the value loss weighted by ``vf_coef``); return the last epoch's mean losses and accuracy."""
+    the value loss weighted by ``vf_coef``); return the last epoch's mean losses and accuracy.
+    ``progress(n)``, when given, is told the minibatches fitted so far, of
+    :func:`bc_batches` in all (it changes nothing fitted)."""
     epochs, learning_rate, batch_size = cfg.bc_epochs, cfg.bc_learning_rate, cfg.bc_batch_size
     gamma, vf_coef = cfg.gamma, cfg.vf_coef
     obs = torch.from_numpy(demos.obs)
@@ -71,6 +88,7 @@ def behaviour_clone(
     model.train()
     stats: dict[str, float] = {}
     n = len(demos)
+    done = 0
     for _ in range(epochs):
         sums = np.zeros(4)
         perm = torch.from_numpy(rng.permutation(n))
@@ -93,6 +111,9 @@ def behaviour_clone(
                 hit.item(),
                 w.sum().item(),
             ]
+            done += 1
+            if progress is not None:
+                progress(done)
         stats = {
             "bc/policy_loss": sums[0] / n,
             "bc/value_loss": sums[1] / n,

@@ -50,7 +50,7 @@ from piquet_training.ppo.collector import Collection, Collector, Rollout
 from piquet_training.ppo.compute import resolve_device, resolve_precision
 from piquet_training.ppo.console import Console
 from piquet_training.ppo.curve import plot_learning_curve
-from piquet_training.ppo.imitation import behaviour_clone, collect_demonstrations
+from piquet_training.ppo.imitation import bc_batches, behaviour_clone, collect_demonstrations
 from piquet_training.ppo.magnet import Magnet, scheduled
 from piquet_training.ppo.pool import Opponent, OpponentPool, resolve_opponent
 from piquet_training.ppo.resume import (
@@ -412,12 +412,23 @@ def warm_start(run: Run) -> None:
         f"warm start: recording {cfg.bc_games} heuristic-vs-heuristic {cfg.bc_mode}s to imitate..."
     )
     demo_collector = make_collector(cfg, run.rules, cfg.bc_mode, run.np_rng)
-    demos = collect_demonstrations(demo_collector, cfg.bc_games, HeuristicAgent)
-    run.console.say(
+    console = run.console
+    console.open_step("warm start: games", cfg.bc_games, "games")
+    try:
+        demos = collect_demonstrations(
+            demo_collector, cfg.bc_games, HeuristicAgent, progress=console.step
+        )
+    finally:
+        console.close_progress()
+    console.say(
         f"warm start: fitting {len(demos):,} decisions ({cfg.bc_epochs} epochs), "
         f"recorded in {time.perf_counter() - t0:.0f} s..."
     )
-    stats = behaviour_clone(run.model, demos, cfg, run.np_rng)
+    console.open_step("warm start: fitting", bc_batches(len(demos), cfg), "batches")
+    try:
+        stats = behaviour_clone(run.model, demos, cfg, run.np_rng, progress=console.step)
+    finally:
+        console.close_progress()
     run.counters["bc_seconds"] = time.perf_counter() - t0
     run.logger.log_event(0, 0, "warm_start")
     run.console.say(
