@@ -111,6 +111,7 @@ RLLIB_BAD: dict[str, list[str]] = {
     "address": [],  # any text is an address; Ray judges it when joining
     "num_env_runners": ["-1"],
     "num_envs_per_env_runner": ["0"],
+    "vector_env": ["maybe"],
     "torch_threads": ["0"],
     "num_cpus": ["0"],
     "rules": ["bezique"],

@@ -117,24 +117,12 @@ def test_two_worker_processes_train_the_run_of_this_process(here: Path, tmp_path
     assert "chunk_games = 8" in (tmp_path / "pool" / "config.toml").read_text()
 
 
-def test_the_chunk_size_is_what_changes_a_run(here: Path, tmp_path: Path):
-    """Where the chunks run changes nothing; their size changes the games dealt."""
-    other = train_small(tmp_path / "chunks12", chunk_games=12)
-    assert run_record(other)[0] != run_record(here)[0]
-
-
-def test_games_against_agents_that_cannot_act_in_batch_fan_out_too(tmp_path: Path):
-    settings = dict(heuristic_weight=0.3, updates=2, magnet="", magnet_coef=0.0)
-    a = train_small(tmp_path / "here", **settings)
-    b = train_small(tmp_path / "pool", workers=2, **settings)
-    assert any(r["train_vs_heuristic"] for r in run_record(a)[0])  # heuristic games were played
-    assert_same_run(a, b)
-
-
 def test_a_collector_killed_mid_update_is_replaced_and_the_run_is_the_same(tmp_path: Path):
     """A training opponent that kills its own worker process at its first move (once): the
     pool is rebuilt, the chunk collected again from its seed, and the run is the one collected
-    here (where the marker exists already and nobody dies)."""
+    here (where the marker exists already and nobody dies). The killer is a heuristic agent,
+    which cannot act in batch: its games, played one game object each beside the batch, fan out
+    too."""
     killer = tmp_path / "killer.py"
     killer.write_text(KILLER)
     settings = dict(opponents=f"py:{killer}:make@0.3", updates=2, magnet="", magnet_coef=0.0)
@@ -183,7 +171,9 @@ def test_a_killed_driver_resumes_bit_for_bit_with_its_workers(here: Path, tmp_pa
 # ------------------------------------------------------------------------------ the checks
 
 
-def _spec_and_rows() -> tuple[CollectorSpec, Chunk, ChunkRows]:
+@pytest.fixture(scope="module")
+def collected() -> tuple[CollectorSpec, Chunk, ChunkRows]:
+    """A chunk collected by a worker's entry point, with its spec."""
     from piquet_training.ppo import trainer
 
     cfg = TrainConfig(**{**SMALL, "bc_games": 0, "out_dir": "/nonexistent/never-written"})
@@ -239,15 +229,15 @@ def _flip(a):
         (dict(actions=lambda a: a[:-1]), "rows, not"),
     ],
 )
-def test_what_a_collector_sends_back_is_checked(change, message):
-    spec, chunk, rows = _spec_and_rows()
+def test_what_a_collector_sends_back_is_checked(change, message, collected):
+    spec, chunk, rows = collected
     check_chunk_rows(spec, chunk, rows)  # as collected: fine
     with pytest.raises(ResultError, match=message):
         check_chunk_rows(spec, chunk, _damaged(rows, **change))
 
 
-def test_an_illegal_action_and_a_wrong_game_count_are_refused():
-    spec, chunk, rows = _spec_and_rows()
+def test_an_illegal_action_and_a_wrong_game_count_are_refused(collected):
+    spec, chunk, rows = collected
     masks = rows.rows["masks"]
     illegal = np.argmin(masks, axis=1)  # an action each row's mask forbids
     forbidden = masks[np.arange(len(masks)), illegal] == 0
