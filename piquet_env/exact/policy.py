@@ -481,7 +481,7 @@ _ARRAYS = {  # member: (dtype kinds accepted, dimensions)
 def read_tabular_arrays(path: str | Path) -> tuple[Rules, dict[str, np.ndarray], dict[str, Any]]:
     """The rules, arrays and metadata of the tabular policy file ``path``, read without trusting
     it (:func:`read_checked_npz`, with the members' declared sizes fitted together before any
-    data is read: :func:`_fit_tabular`), and then its values: players 0 or 1, each information
+    data is read: ``_fit_tabular``), and then its values: players 0 or 1, each information
     state's actions in range, ascending and its legal set, its probabilities finite,
     non-negative and summing to 1. Raises :class:`ExactPolicyError` naming the file and the
     first thing wrong."""
@@ -513,7 +513,7 @@ class NpyMember:
 
 Fit = Callable[[Rules, dict[str, NpyMember]], None]
 """A format's check of its members' declared shapes and sizes against each other and against
-its rules, made before any member's data is read (:class:`_MemberError` says what is wrong)."""
+its rules, made before any member's data is read (``_MemberError`` says what is wrong)."""
 
 
 def read_checked_npz(

@@ -15,7 +15,7 @@ holds them for every task of the update), checks each chunk's rows as untrusted 
 learner's values are computed here, in one batched pass, and the rollout is the same, bit for bit.
 
 The executor's tasks are plain functions (:func:`collect_chunk`), not actors: a worker process
-keeps the collector it built for a run (:data:`_WORKERS`, its batched engine and row store), so
+keeps the collector it built for a run (``_WORKERS``, its batched engine and row store), so
 what a long-lived collector would hold survives between tasks, while a killed worker or a lost
 node costs only its chunk, which the executor runs again from the chunk's seed. Collectors run on
 the CPU with one torch thread.

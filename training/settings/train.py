@@ -318,12 +318,14 @@ class TrainConfig(PPOSettings):
     """Complete games collected per update (rollouts always start from fresh games). 512
     parties with 16 minibatches learned as much per env step as 256 with 8
     (docs/results/training.md)."""
-    chunk_games: int = setting(256, integer(1, 1_000_000))
+    chunk_games: int = setting(512, integer(1, 1_000_000))
     """Games per collection chunk: an update's games are cut into chunks of this many, each
     played from a seed of its own (the run's seed, the update, the chunk), so a chunk gives the
     same rows wherever it is collected (:mod:`piquet_training.ppo.chunks`). It changes what a
     run computes (which games are dealt): it is saved with the run; ``workers`` and ``ray`` do
-    not. Vector collector only."""
+    not. The default is one chunk an update (smaller batches collect slower: 256 cost the
+    default run a fifth of its speed here); to share an update among N collectors, give
+    ``games_per_update / N`` or less. Vector collector only."""
     workers: int = setting(1, integer(1, 4096))
     """Collectors playing an update's chunks at once: 1, this process (the default, needing
     nothing); more, that many local processes, or Ray tasks with ``ray``. Where the chunks run
