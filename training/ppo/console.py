@@ -70,7 +70,7 @@ class Console:
                     f"  rules {cfg.rules}, {cfg.mode} mode, seed {cfg.seed}; network "
                     f"{'x'.join(map(str, cfg.hidden))} {cfg.activation}, critic {cfg.critic}; "
                     f"device {cfg.device} ({precision}), {cfg.torch_threads} torch thread(s) "
-                    f"(torch {torch.__version__}); {cfg.collector} collector",
+                    f"(torch {torch.__version__}); {cfg.collector} collector{_where(cfg)}",
                     f"  {cfg.updates} updates of {cfg.games_per_update} {cfg.mode}s; opponents: "
                     f"{opponents}; reward {cfg.reward} x {cfg.reward_scale:g}",
                     f"  evaluation vs {cfg.eval_opponents}: {evals}, final {cfg.final_eval_deals} "
@@ -187,3 +187,17 @@ class Console:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _where(cfg: Any) -> str:
+    """Where the vector collector's chunks are played, for the header ("" for the game
+    collector)."""
+    if cfg.collector != "vector":
+        return ""
+    if cfg.ray:
+        place = f"on Ray at {cfg.ray}, {cfg.workers} at a time"
+    elif cfg.workers > 1:
+        place = f"on {cfg.workers} worker processes"
+    else:
+        place = "in this process"
+    return f", chunks of {cfg.chunk_games} games {place}"
