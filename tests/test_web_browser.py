@@ -231,7 +231,7 @@ def test_replaying_a_record_from_the_folder_and_uploaded(page, server, tmp_path)
     tampered["events"][0]["rules"]["deals"] = 1000
     (tmp_path / "long.json").write_text(json.dumps(tampered))
     page.set_input_files("#upload", str(tmp_path / "long.json"))
-    expect(page.locator("#message")).to_contain_text("a partie of 1000 deals could pass")
+    expect(page.locator("#message")).to_contain_text("deals must be at most 20")
     page.click('button[data-tab="results"]')
     expect(page.locator("#results")).to_contain_text("random")
     expect(page.locator("#results-who")).to_contain_text("any client of this page")
