@@ -207,3 +207,79 @@ def test_training_collected_on_the_cluster_is_the_run_collected_here(cluster, tm
     assert killer.with_suffix(".killed").exists()  # a collector did die, mid-update
     here = train_small(tmp_path / "here", **settings)
     assert_same_run(here, there)
+
+
+SLEEPER = '''\
+"""A heuristic agent that, at its first move in each process, leaves a marker naming its Ray node
+(and process), then waits a moment there: the test takes that node away meanwhile."""
+import os
+import time
+from pathlib import Path
+
+import ray
+
+from piquet_agents.heuristic import HeuristicAgent
+
+MARKS = Path(__file__).with_suffix(".nodes")
+
+
+class Sleeper(HeuristicAgent):
+    marked = False
+
+    def act(self, turn):
+        if not Sleeper.marked:
+            Sleeper.marked = True
+            MARKS.mkdir(exist_ok=True)
+            (MARKS / f"{ray.get_runtime_context().get_node_id()}-{os.getpid()}").touch()
+            time.sleep(2)
+        return super().act(turn)
+
+
+def make(rules, seed):
+    return Sleeper(seed, name="sleeper")
+'''
+"""An external agent that marks where it plays and lingers there at its first move (in this
+process too, which is the head node's driver)."""
+
+
+def test_a_node_that_leaves_in_the_middle_of_training_loses_and_doubles_nothing(
+    cluster, tmp_path: Path
+):
+    """Last of the module: it takes a node away. A worker node leaves while one of its chunks is
+    being collected (a training opponent lingers at its first move there): Ray collects the chunk
+    again on a node that stays, and the run is the run collected here, update for update: no game
+    lost, none counted twice (each chunk's game count is checked, the rows are the same)."""
+    import threading
+    import time
+
+    from tests.test_train_fanout import assert_same_run, train_small
+
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(SLEEPER)
+    marks = sleeper.with_suffix(".nodes")
+    settings = dict(opponents=f"py:{sleeper}:make@0.5", updates=2)
+    here = train_small(tmp_path / "here", **settings)
+    workers = {n.node_id: n for n in cluster.list_all_nodes() if n is not cluster.head_node}
+    removed: list[str] = []
+    done = threading.Event()
+
+    def take_a_node_away() -> None:
+        while not done.is_set():
+            for mark in marks.glob("*") if marks.exists() else []:
+                node = mark.name.rsplit("-", 1)[0]
+                if node in workers:
+                    cluster.remove_node(workers[node])
+                    removed.append(node)
+                    return
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=take_a_node_away)
+    watcher.start()
+    try:
+        there = train_small(tmp_path / "ray", workers=3, ray="auto", **settings)
+    finally:
+        done.set()
+        watcher.join()
+    assert removed  # a worker node left while its chunk was being collected
+    assert removed[0] not in {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    assert_same_run(here, there)
