@@ -4,6 +4,7 @@ short real run on a local Ray instance whose exported policy must play legal mov
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from types import SimpleNamespace
@@ -459,6 +460,7 @@ def ray_run(tmp_path_factory):
         minibatch_size=100,
         update_epochs=2,
         seed=1,
+        vector_env=False,
         self_play_weight=0.0,
         latest_weight=1.0,
         win_rate_threshold=0.0,
@@ -478,9 +480,26 @@ def ray_run(tmp_path_factory):
             dict(first_ckpt.meta["config"], updates=2, num_env_runners=2)
         )
         second = train(resumed_cfg, resume=out, log=None)
+        vector_out = out / "vector"
+        vector_cfg = RLlibConfig(
+            updates=1,
+            num_env_runners=1,
+            num_envs_per_env_runner=8,
+            out_dir=str(vector_out),
+            hidden=(32,),
+            train_batch_size=200,
+            minibatch_size=100,
+            update_epochs=2,
+            seed=1,
+        )
+        vector = [train(vector_cfg, log=None)]
+        vector_ckpt = ck.read_checkpoint(vector_out / ck.LATEST_FILE)
+        vector.append(
+            train(dataclasses.replace(vector_cfg, updates=2), resume=vector_out, log=None)
+        )
     finally:
         ray.shutdown()
-    return out, first, first_ckpt, second
+    return out, first, first_ckpt, second, (vector_out, *vector, vector_ckpt)
 
 
 def test_a_new_rllib_run_never_replaces_one(ray_run, capsys):
@@ -501,8 +520,27 @@ def test_a_new_rllib_run_never_replaces_one(ray_run, capsys):
 
 def test_rllib_run_on_local_ray(ray_run):
     """One test for the whole run, so that pytest-xdist never starts it twice."""
-    _check_checkpoints_and_resume(*ray_run)
+    _check_checkpoints_and_resume(*ray_run[:4])
     _check_exported_policy_plays_legal_moves(ray_run[0])
+    _check_self_play_on_the_batched_engine(*ray_run[4])
+
+
+def _check_self_play_on_the_batched_engine(out, first, second, first_ckpt):
+    """The default self-play: the learner against itself inside the batched env, no league;
+    every move applied counts as an env step (RLlib counts only the learner's decisions, 200
+    an iteration here, and the opponent's moves lie between them)."""
+    assert first.snapshots == [] and first_ckpt.meta["snapshots"] == []
+    assert first_ckpt.meta["config"]["vector_env"] is True
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [1, 2]
+    assert all(np.isfinite(r["main_return_mean"]) for r in rows)  # the learner's games' returns
+    assert all(1.6 * 200 <= r["env_steps"] <= 2.4 * 200 + 8 * 40 for r in rows), rows
+    assert second.iterations == 2
+    assert second.env_steps == first.env_steps + rows[1]["env_steps"]
+    main = first_ckpt.section("model")
+    after = ck.read_checkpoint(out / ck.LATEST_FILE).section("model")
+    assert any(not torch.equal(main[k], after[k]) for k in main)  # the resumed run learned
+    _check_exported_policy_plays_legal_moves(out)
 
 
 def _check_checkpoints_and_resume(out, first, first_ckpt, second):

@@ -44,7 +44,7 @@ _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "type": int,
             "metavar": "M",
-            "help": "environments stepped by each env runner (default 8)",
+            "help": "games stepped together by each env runner (default 256)",
         },
     ),
     "--ray": (
@@ -169,7 +169,12 @@ def run_rllib(args: argparse.Namespace) -> int:
         f"{cfg.num_env_runners} env runner(s) x {cfg.num_envs_per_env_runner} env(s): "
         f"{result.steps_per_s:,.0f} env steps/s ({result.steady_steps_per_s:,.0f} after the "
         f"first iteration); "
-        f"league: {len(result.snapshots)} snapshot(s); policy: {result.policy_path}"
+        + (
+            "opponent: the learner, inside the batched env"
+            if cfg.vector_env
+            else f"league: {len(result.snapshots)} snapshot(s)"
+        )
+        + f"; policy: {result.policy_path}"
     )
     eval_games = getattr(args, "rllib_eval_games", None)
     eval_games = 100 if eval_games is None else eval_games

@@ -29,6 +29,15 @@ _CPUS = Rule(
 )
 
 
+LEAGUE_SETTINGS = (
+    "self_play_weight",
+    "latest_weight",
+    "pool_size",
+    "win_rate_threshold",
+    "min_games",
+)
+"""The settings of the PettingZoo league's self-play (``vector_env=false``)."""
+
 RLLIB_TRAINING = {
     "learning_rate": "lr",
     "gamma": "gamma",
@@ -70,16 +79,20 @@ class RLlibConfig(PPOSettings):
     start a local Ray instance."""
     num_env_runners: int = setting(1, integer(0, 100_000))
     """Env-runner actors sampling in parallel (0: sample on the driver)."""
-    num_envs_per_env_runner: int = setting(8, integer(1, 100_000))
-    """Environments each env runner steps together (one batched forward pass for all)."""
+    num_envs_per_env_runner: int = setting(256, integer(1, 100_000))
+    """Games each env runner steps together (one batched forward pass for all): on the batched
+    engine (``vector_env``) RLlib's cost is per game and step, the engine's per step, so many
+    games a runner pay; the league's PettingZoo envs are one game object each."""
     num_cpus: int | None = setting(None, _CPUS)
     """CPUs of a local Ray instance (default: the machine's, at least ``num_env_runners``)."""
     vector_env: bool = setting(True)
-    """The exploiter's env runners step the batched engine, ``num_envs_per_env_runner`` games
-    as arrays with the target inside (:class:`~piquet_training.rllib.vector_env.
-    TargetVectorEnv`); false: the PettingZoo env, one game object per env
-    (:class:`~piquet_training.rllib.exploit.TargetSeatEnv`). Self-play training always runs
-    the PettingZoo env."""
+    """The env runners step the batched engine, ``num_envs_per_env_runner`` games as arrays
+    with the opponent inside (:class:`~piquet_training.rllib.vector_env.TargetVectorEnv`): the
+    exploiter's target, or in self-play the learner itself as of its last update (the target
+    :data:`~piquet_training.rllib.vector_env.SELF`). False: the PettingZoo env, one game object
+    per env: the exploiter's :class:`~piquet_training.rllib.exploit.TargetSeatEnv`, and in
+    self-play the league of frozen snapshots (:mod:`piquet_training.rllib.league`, whose
+    settings below apply to it only)."""
 
     # --- PPO (besides the shared settings) -----------------------------------------------------
     train_batch_size: int = setting(4000, integer(1, 100_000_000))
@@ -106,7 +119,20 @@ class RLlibConfig(PPOSettings):
     """Free-form notes stored with checkpoints (a table)."""
 
     def check_together(self) -> None:
-        """A run makes at least one iteration; a minibatch cannot be larger than the batch."""
+        """A run makes at least one iteration; a minibatch cannot be larger than the batch; the
+        league's settings are given only to the league (``vector_env=false``)."""
+        if self.vector_env:
+            league = [
+                name
+                for name in LEAGUE_SETTINGS
+                if getattr(self, name) != self.__dataclass_fields__[name].default
+            ]
+            if league:
+                raise ConfigError(
+                    f"{self.NAME}: {', '.join(league)} set the PettingZoo league's self-play, "
+                    "and vector_env is true (the opponent inside the batched env is the learner "
+                    "as of its last update): set vector_env=false to train in the league"
+                )
         if self.updates < 1:
             raise ConfigError(f"{self.NAME}: updates must be at least 1, got {self.updates}")
         if self.minibatch_size > self.train_batch_size:
@@ -164,11 +190,58 @@ def module_spec(cfg: RLlibConfig) -> Any:
     )
 
 
+def env_config_of(cfg: RLlibConfig) -> dict[str, Any]:
+    """The piquet env's options of the settings (``rules``, ``mode``, ``reward``,
+    ``reward_scale``)."""
+    return {
+        "rules": cfg.rules,
+        "mode": cfg.mode,
+        "reward": cfg.reward,
+        "reward_scale": cfg.reward_scale,
+    }
+
+
+def vector_config(cfg: RLlibConfig, target: str) -> Any:
+    """The RLlib ``PPOConfig`` of one learner against ``target`` inside the batched env
+    (:class:`~piquet_training.rllib.vector_env.TargetVectorEnv`, given to RLlib's single-agent
+    env runners through Gymnasium's vector entry point, ``num_envs_per_env_runner`` games
+    each): :func:`ppo_config` with the action-masking module (RLlib's default module, ``main``
+    to :mod:`~piquet_training.rllib.export`) and the callback that counts every move applied
+    as an env step. Self-play is the target :data:`~piquet_training.rllib.vector_env.SELF`,
+    with the callback that keeps it equal to the learner."""
+    from piquet_training.rllib import vector_env
+
+    callbacks = [vector_env.moves_callback()]
+    if target == vector_env.SELF:
+        callbacks.append(vector_env.self_play_callback())
+    env_config = {**env_config_of(cfg), "target": target}
+    if target == vector_env.SELF:
+        env_config.update(hidden=list(cfg.hidden), activation=cfg.activation)
+    return (
+        ppo_config(cfg)
+        .environment(
+            vector_env.register(),
+            env_config=env_config,
+            disable_env_checking=True,  # random unmasked actions would be illegal
+        )
+        .env_runners(gym_env_vectorize_mode="vector_entry_point")
+        .rl_module(rl_module_spec=module_spec(cfg))
+        .callbacks(callbacks)
+    )
+
+
 def algo_config(cfg: RLlibConfig) -> Any:
-    """The RLlib ``PPOConfig`` of a self-play run (multi-agent, the league): :func:`ppo_config`
-    over the piquet env with the module ``main`` (:func:`module_spec`) and the league's
-    callback, the env options from the settings (``mode`` -> the env's ``mode``)."""
+    """The RLlib ``PPOConfig`` of a self-play run: with ``cfg.vector_env`` (the default) the
+    learner against itself inside the batched env (:func:`vector_config`, the target
+    ``"self"``); else multi-agent over the PettingZoo env, :func:`ppo_config` with the module
+    ``main`` (:func:`module_spec`) and the league's callback, the env options from the
+    settings (:func:`env_config_of`)."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+    from piquet_training.rllib.vector_env import SELF
+
+    if cfg.vector_env:
+        return vector_config(cfg, SELF)
 
     from piquet_training.rllib.env import ENV_NAME, register
     from piquet_training.rllib.league import MAIN, SelfPlayCallback, mapping_fn
@@ -189,12 +262,7 @@ def algo_config(cfg: RLlibConfig) -> Any:
         ppo_config(cfg)
         .environment(
             ENV_NAME,
-            env_config={
-                "rules": cfg.rules,
-                "mode": cfg.mode,
-                "reward": cfg.reward,
-                "reward_scale": cfg.reward_scale,
-            },
+            env_config=env_config_of(cfg),
             # RLlib's env checker steps random, unmasked actions (an illegal move ends
             # the game); the env has its own PettingZoo API tests.
             disable_env_checking=True,

@@ -154,17 +154,25 @@ def save_run_checkpoint(
     return ck.save_checkpoint(path, tensors, meta)
 
 
+def _league_callback(algorithm: Any) -> SelfPlayCallback:
+    """The league's callback among ``algorithm``'s (RLlib keeps one, or a list)."""
+    held = algorithm.callbacks
+    league = [
+        c for c in (held if isinstance(held, list) else [held]) if isinstance(c, SelfPlayCallback)
+    ]
+    if not league:
+        raise ck.CheckpointError("the checkpoint holds the league's snapshots; this run has none")
+    return league[0]
+
+
 def restore_run_checkpoint(algorithm: Any, ckpt: ck.Checkpoint) -> dict[str, Any]:
     """Load ``main``, its optimizer state and the league of a checkpoint into a fresh
     ``algorithm``; return its counters."""
     set_module_state(algorithm, MAIN, ckpt.section("model"))
-    callback = algorithm.callbacks
-    if isinstance(callback, list):  # pragma: no cover - RLlib may keep a list of callbacks
-        callback = next(c for c in callback if isinstance(c, SelfPlayCallback))
     for sid in ckpt.meta.get("snapshots", []):
         if sid not in algorithm.config.policies:
             league = [*snapshot_ids(list(algorithm.config.policies)), sid]
-            callback.add_league_module(algorithm, sid, league)
+            _league_callback(algorithm).add_league_module(algorithm, sid, league)
         set_module_state(algorithm, sid, ckpt.section(f"snapshot.{sid}"))
     set_optimizer_state(algorithm, ckpt)
     return dict(ckpt.meta.get("counters", {}))

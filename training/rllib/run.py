@@ -44,6 +44,7 @@ from piquet_training.rllib.export import (
     save_run_checkpoint,
 )
 from piquet_training.rllib.league import MAIN, snapshot_ids
+from piquet_training.rllib.vector_env import refresh_self
 from piquet_training.run_folder import RunFolder
 from piquet_training.settings.backends import check_resume
 
@@ -185,30 +186,50 @@ def iterate(
     return Iterations(counters, history, stopped, seconds, steps, policy)
 
 
-def _summary(result: dict[str, Any], seconds: float) -> dict[str, Any]:
-    from ray.rllib.utils.metrics import (
-        ENV_RUNNER_RESULTS,
-        EPISODE_LEN_MEAN,
-        NUM_ENV_STEPS_SAMPLED,
-        NUM_ENV_STEPS_SAMPLED_LIFETIME,
-    )
+class Summary:
+    """Each iteration's row of ``metrics.jsonl`` from RLlib's training result. Its env steps are
+    every move applied, both seats', as the built-in trainer counts them: RLlib's own count in
+    the league (each seat's decision is an env step there), the moves the batched env reports
+    in the vector run (RLlib counts only the learner's decisions there)."""
 
-    runners = result.get(ENV_RUNNER_RESULTS, {})
-    steps = int(runners.get(NUM_ENV_STEPS_SAMPLED, 0))
-    league = result.get("league", {})
-    returns = runners.get("module_episode_returns_mean", {})
-    return {
-        "iteration": int(result.get("training_iteration", 0)),
-        "env_steps": steps,
-        "env_steps_lifetime": int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)),
-        "seconds": round(seconds, 3),
-        "env_steps_per_s": round(steps / seconds, 1) if seconds > 0 else 0.0,
-        "episode_len_mean": float(runners.get(EPISODE_LEN_MEAN, float("nan"))),
-        "main_return_mean": float(returns.get(MAIN, float("nan"))),
-        "snapshots": int(league.get("snapshots", 0)),
-        "win_rate_vs_latest": float(league.get("win_rate_vs_latest", float("nan"))),
-        "snapshot_added": league.get("added", ""),
-    }
+    def __init__(self, vector: bool) -> None:
+        self.vector = vector
+        self.lifetime = 0
+
+    def __call__(self, result: dict[str, Any], seconds: float) -> dict[str, Any]:
+        """The row of one iteration's ``result`` that took ``seconds``."""
+        from ray.rllib.utils.metrics import (
+            ENV_RUNNER_RESULTS,
+            EPISODE_LEN_MEAN,
+            EPISODE_RETURN_MEAN,
+            NUM_ENV_STEPS_SAMPLED,
+        )
+
+        from piquet_training.rllib.vector_env import moves_sampled
+
+        runners = result.get(ENV_RUNNER_RESULTS, {})
+        if self.vector:
+            now = moves_sampled(result)
+            steps, self.lifetime = now - self.lifetime, now
+        else:
+            steps = int(runners.get(NUM_ENV_STEPS_SAMPLED, 0))
+            self.lifetime += steps
+        league = result.get("league", {})
+        returns = runners.get("module_episode_returns_mean", {})
+        # the league's per module; a single-agent run's (the vector env's) for its one module
+        main_return = returns.get(MAIN, runners.get(EPISODE_RETURN_MEAN, float("nan")))
+        return {
+            "iteration": int(result.get("training_iteration", 0)),
+            "env_steps": steps,
+            "env_steps_lifetime": self.lifetime,
+            "seconds": round(seconds, 3),
+            "env_steps_per_s": round(steps / seconds, 1) if seconds > 0 else 0.0,
+            "episode_len_mean": float(runners.get(EPISODE_LEN_MEAN, float("nan"))),
+            "main_return_mean": float(main_return),
+            "snapshots": int(league.get("snapshots", 0)),
+            "win_rate_vs_latest": float(league.get("win_rate_vs_latest", float("nan"))),
+            "snapshot_added": league.get("added", ""),
+        }
 
 
 def _print(line: str) -> None:
@@ -255,21 +276,28 @@ def train(
         counters: dict[str, Any] = {}
         if ckpt is not None:
             counters = dict(restore_run_checkpoint(algorithm, ckpt))
+            if cfg.vector_env:  # the opponent inside is the learner as restored
+                refresh_self(algorithm)
 
         def after(row: dict[str, Any], c: dict[str, Any]) -> None:
             if log:
+                opponents = (
+                    "opponent: itself as of the last update"
+                    if cfg.vector_env
+                    else f"snapshots {row['snapshots']}, win rate vs newest "
+                    f"{row['win_rate_vs_latest']:.2f}"
+                )
                 log(
                     f"iter {c['iteration']}/{cfg.updates}: {row['env_steps']} env steps in "
                     f"{row['seconds']:.1f}s ({row['env_steps_per_s']:,.0f}/s), main return "
-                    f"{row['main_return_mean']:+.3f}, snapshots {row['snapshots']}, win rate "
-                    f"vs newest {row['win_rate_vs_latest']:.2f}"
+                    f"{row['main_return_mean']:+.3f}, {opponents}"
                 )
 
         ran = iterate(
             algorithm,
             cfg,
             counters,
-            row_of=_summary,
+            row_of=Summary(cfg.vector_env),
             until=lambda c: "" if c["iteration"] >= cfg.updates else None,
             after=after,
         )

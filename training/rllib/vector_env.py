@@ -54,12 +54,15 @@ from piquet_env.vector import AutoresetMode, PiquetVectorEnv, RandomPolicy
 
 __all__ = [
     "ENV_ID",
+    "MOVES_METRIC",
     "SELF",
     "VECTOR_ENV_NAME",
     "NetworkPolicy",
     "TargetVectorEnv",
     "learner_actor",
     "make_vector_env",
+    "moves_callback",
+    "moves_sampled",
     "refresh_self",
     "register",
     "self_play_callback",
@@ -73,6 +76,10 @@ ENV_ID = "PiquetTarget-v0"
 target=SPEC)``)."""
 OPTIONS = ("rules", "variants", "mode", "episode", "reward", "reward_scale")
 """The env options :class:`TargetVectorEnv` passes on (the PettingZoo env's)."""
+MOVES_METRIC = ("piquet", "moves")
+"""Where the moves applied by the envs are summed in RLlib's env-runner metrics (a lifetime sum
+over every env runner): ``result["env_runners"]["piquet"]["moves"]``, read by
+:func:`moves_sampled`."""
 SELF = "self"
 """The target that is the learner itself: a network of the learner's widths (``hidden``,
 ``activation``), sampled, whose weights the callback of :func:`self_play_callback` sets to the
@@ -359,6 +366,39 @@ def self_play_callback() -> type:
             refresh_self(algorithm)
 
     return SelfPlayCallback
+
+
+def moves_callback() -> type:
+    """The callback class that adds the moves a :class:`TargetVectorEnv` applied during each
+    sample (:attr:`TargetVectorEnv.moves`, the opponent's included: the env steps the built-in
+    trainer counts) to RLlib's metrics under :data:`MOVES_METRIC` (it subclasses Ray's
+    ``RLlibCallback``, imported here)."""
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+
+    class VectorMovesCallback(RLlibCallback):
+        """Logs the moves of each env runner's vector env after every sample."""
+
+        def on_sample_end(
+            self, *, env_runner: Any = None, metrics_logger: Any = None, **kwargs: Any
+        ) -> None:
+            """Log the moves since the last sample of this env runner."""
+            env = getattr(getattr(env_runner, "env", None), "unwrapped", None)
+            if metrics_logger is None or env is None or not hasattr(env, "take_moves"):
+                return
+            moves = env.take_moves()
+            if moves:
+                metrics_logger.log_value(MOVES_METRIC, moves, reduce="lifetime_sum")
+
+    return VectorMovesCallback
+
+
+def moves_sampled(result: Mapping[str, Any]) -> int:
+    """The moves the envs applied since the algorithm was built, from a training result (the
+    lifetime sum that :func:`moves_callback`'s callback logs; 0 if none was logged)."""
+    found: Any = result.get("env_runners", {})
+    for key in MOVES_METRIC:
+        found = found.get(key, {}) if isinstance(found, Mapping) else {}
+    return int(found) if isinstance(found, int | float) else 0
 
 
 def make_vector_env(env_config: Mapping[str, Any] | None = None) -> TargetVectorEnv:
