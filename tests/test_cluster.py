@@ -171,7 +171,8 @@ def test_the_rllib_exploiters_env_runners_train_on_other_nodes(cluster):
     is counted."""
     pytest.importorskip("ray.rllib", reason="Ray RLlib is not installed (the rllib extra)")
     from piquet_training.rllib.algo import RLlibConfig
-    from piquet_training.rllib.exploit import _moves, exploit_algo_config
+    from piquet_training.rllib.exploit import exploit_algo_config
+    from piquet_training.rllib.vector_env import moves_sampled
 
     cfg = RLlibConfig(
         rules="mini[suits=2,ranks=2,hand_size=1]", num_env_runners=2, num_envs_per_env_runner=2,
@@ -187,7 +188,7 @@ def test_the_rllib_exploiters_env_runners_train_on_other_nodes(cluster):
         algorithm.stop()
     everywhere = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
     assert len(nodes) == 2 and len(set(nodes)) == 2 and set(nodes) <= everywhere
-    assert _moves(result) >= 100  # the exploiter's decisions and the target's moves between
+    assert moves_sampled(result) >= 100  # the exploiter's decisions and the target's moves between
 
 
 # ------------------------------------------------------------------- training on the cluster
