@@ -130,6 +130,7 @@ RLLIB_BAD: dict[str, list[str]] = {
     "train_batch_size": ["0"],
     "minibatch_size": ["0"],
     "update_epochs": ["0"],
+    "critic": ["value"],
     "self_play_weight": ["1.5"],
     "latest_weight": ["-0.5"],
     "pool_size": ["0"],

@@ -133,6 +133,43 @@ def test_module_masks_illegal_actions_and_matches_actor_critic():
     assert torch.allclose(module.compute_values(batch), ref_values)
 
 
+def test_an_asymmetric_critic_reads_the_full_state_and_the_actor_never_does():
+    """``critic="state"``: the values are the project's ActorCritic's over the batch's
+    ``"state"`` (whatever the embeddings), and the logits do not depend on it; without a
+    ``"state"`` in the observation space the module says what is missing."""
+    e = piquet_env()
+    space = e.observation_space("player_0")
+    size = e.encoder.state_size
+    with_state = gym.spaces.Dict({**space.spaces, "state": gym.spaces.Box(-9, 9, (size,))})
+    module = MaskedActorCriticModule(
+        observation_space=with_state,
+        action_space=e.action_space("player_0"),
+        model_config={"hidden": [16], "activation": "tanh", "critic": "state"},
+    )
+    batch = _batch(_observations(30))
+    states = torch.randn(30, size)
+    batch[Columns.OBS]["state"] = states
+    net = ActorCritic(module.model.obs_size, module.model.n_actions, (16,), "tanh", size)
+    net.load_state_dict(module.model.state_dict())
+    obs, mask = batch[Columns.OBS]["observation"], batch[Columns.OBS]["action_mask"]
+    ref_logits, ref_values = net(obs, mask, states)
+    train_out = module.forward_train(batch)
+    assert torch.equal(train_out[Columns.ACTION_DIST_INPUTS], ref_logits)
+    values = module.compute_values(batch, embeddings=train_out[Columns.EMBEDDINGS])
+    assert torch.allclose(values, ref_values) and torch.allclose(
+        module.compute_values(batch), values
+    )
+    batch[Columns.OBS]["state"] = torch.randn(30, size)
+    assert torch.equal(module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS], ref_logits)
+    assert not torch.allclose(module.compute_values(batch), values)
+    with pytest.raises(ValueError, match="'state', which this env does not give"):
+        MaskedActorCriticModule(
+            observation_space=space,
+            action_space=e.action_space("player_0"),
+            model_config={"critic": "state"},
+        )
+
+
 def test_module_rejects_a_flat_observation_space():
     with pytest.raises(ValueError, match="Dict observation space"):
         MaskedActorCriticModule(

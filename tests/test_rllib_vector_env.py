@@ -36,9 +36,13 @@ def test_returns_are_the_point_differences_and_resets_come_next_step(target) -> 
     """Every game's rewards sum to its result for the exploiter's seat (scaled), the step that
     ends a game shows an empty mask, the next step deals it afresh (its action ignored), both
     seats are dealt, and the moves counted are the exploiter's and the target's."""
-    env = TargetVectorEnv(8, target=target, rules="standard", mode="deal", reward_scale=0.01)
+    env = TargetVectorEnv(
+        8, target=target, rules="standard", mode="deal", reward_scale=0.01, critic_state=True
+    )
     assert env.batched == (target != "heuristic")
     obs, _ = env.reset(seed=5)
+    assert obs["state"].shape == (8, env.single_observation_space["state"].shape[0])
+    assert obs["state"].dtype == np.float32 and obs["state"].any(axis=1).all()
     assert obs["observation"].shape == (8, env.single_observation_space["observation"].shape[0])
     assert obs["action_mask"].dtype == np.int8 and obs["action_mask"].any(axis=1).all()
     rng = np.random.default_rng(0)
@@ -63,8 +67,10 @@ def test_returns_are_the_point_differences_and_resets_come_next_step(target) -> 
 def test_the_target_plays_as_its_agent_on_the_rules_games() -> None:
     """Beside each batched game, the same game replayed on :class:`~piquet_env.game.Game` with
     the exploiter's moves and the greedy baseline agent's answers shows the exploiter the same
-    observations and legal actions, step for step, until it ends."""
-    env = TargetVectorEnv(4, target="baseline", rules="standard", mode="deal")
+    observations, legal actions and full-information states (an asymmetric critic's input),
+    step for step, until it ends."""
+    env = TargetVectorEnv(4, target="baseline", rules="standard", mode="deal", critic_state=True)
+    assert env.single_observation_space["state"].shape == (encoder_for(env.rules).state_size,)
     agent = make_agent("baseline", env.rules, seed=0)
     enc = encoder_for(env.rules)
     obs, _ = env.reset(seed=11)
@@ -79,6 +85,7 @@ def test_the_target_plays_as_its_agent_on_the_rules_games() -> None:
             g, seat = games[i], int(seats[i])
             assert g.current_player == seat
             np.testing.assert_array_equal(obs["observation"][i], enc.encode(g, seat))
+            np.testing.assert_array_equal(obs["state"][i], enc.state(g, seat))
             legal = np.zeros(enc.n_actions, dtype=np.int8)
             legal[g.legal_actions()] = 1
             np.testing.assert_array_equal(obs["action_mask"][i], legal)

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from piquet_env.rules import Rules, make_rules
-from piquet_training.settings.schema import ConfigError, Rule, between, integer, setting
+from piquet_training.settings.schema import (
+    ConfigError,
+    Rule,
+    between,
+    integer,
+    one_of,
+    setting,
+)
 from piquet_training.settings.train import PPOSettings
 
 _CPUS = Rule(
@@ -94,6 +101,12 @@ class RLlibConfig(PPOSettings):
     self-play the league of frozen snapshots (:mod:`piquet_training.rllib.league`, whose
     settings below apply to it only)."""
 
+    critic: str = setting("obs", one_of("obs", "state"))
+    """``"obs"``: the value head shares the actor's trunk and reads the observation.
+    ``"state"``: an asymmetric critic, a separate MLP over the full-information state (both
+    hands, the talon; the actor never sees it), as the built-in trainer's default; the batched
+    env gives it (``vector_env`` only). The exploiter takes its start checkpoint's."""
+
     # --- PPO (besides the shared settings) -----------------------------------------------------
     train_batch_size: int = setting(4000, integer(1, 100_000_000))
     """Env steps sampled per iteration."""
@@ -133,6 +146,11 @@ class RLlibConfig(PPOSettings):
                     "and vector_env is true (the opponent inside the batched env is the learner "
                     "as of its last update): set vector_env=false to train in the league"
                 )
+        if self.critic == "state" and not self.vector_env:
+            raise ConfigError(
+                f"{self.NAME}: critic='state' reads the full-information state, which only the "
+                "batched env gives: set vector_env=true, or critic='obs'"
+            )
         if self.updates < 1:
             raise ConfigError(f"{self.NAME}: updates must be at least 1, got {self.updates}")
         if self.minibatch_size > self.train_batch_size:
@@ -186,7 +204,11 @@ def module_spec(cfg: RLlibConfig) -> Any:
 
     return RLModuleSpec(
         module_class=MaskedActorCriticModule,
-        model_config={"hidden": list(cfg.hidden), "activation": cfg.activation},
+        model_config={
+            "hidden": list(cfg.hidden),
+            "activation": cfg.activation,
+            "critic": cfg.critic,
+        },
     )
 
 
@@ -214,7 +236,7 @@ def vector_config(cfg: RLlibConfig, target: str) -> Any:
     callbacks = [vector_env.moves_callback()]
     if target == vector_env.SELF:
         callbacks.append(vector_env.self_play_callback())
-    env_config = {**env_config_of(cfg), "target": target}
+    env_config = {**env_config_of(cfg), "target": target, "critic_state": cfg.critic == "state"}
     if target == vector_env.SELF:
         env_config.update(hidden=list(cfg.hidden), activation=cfg.activation)
     return (

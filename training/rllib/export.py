@@ -61,7 +61,8 @@ def network(cfg: RLlibConfig, weights: dict[str, torch.Tensor]) -> ActorCritic:
     from piquet_env.observation import encoder_for
 
     enc = encoder_for(rules)
-    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation)
+    state_size = enc.state_size if cfg.critic == "state" else 0
+    model = ActorCritic(enc.size, enc.n_actions, cfg.hidden, cfg.activation, state_size)
     model.load_state_dict(weights)
     return model.eval()
 

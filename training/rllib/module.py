@@ -13,8 +13,12 @@ training pass.
 Because the module *is* the project's network, exporting it to a ``PolicyAgent`` checkpoint is a
 copy of its ``state_dict`` (:func:`piquet_training.rllib.export.export_policy`), with no conversion.
 
-``model_config`` keys: ``hidden`` (trunk widths, default ``[256, 256]``) and ``activation``
-(``"tanh"`` or ``"relu"``, default ``"tanh"``), as in ``piquet train``'s config.
+``model_config`` keys: ``hidden`` (trunk widths, default ``[256, 256]``), ``activation``
+(``"tanh"`` or ``"relu"``, default ``"tanh"``) and ``critic`` (``"obs"``, the default: the value
+head on the actor's trunk; ``"state"``: an asymmetric critic, its own MLP over the observation
+dict's ``"state"``, the full-information state that
+:class:`~piquet_training.rllib.vector_env.TargetVectorEnv` gives with ``critic_state``), as in
+``piquet train``'s config.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ OBS_KEY = "observation"
 """Key of the observation vector in the environment's observation dict."""
 MASK_KEY = "action_mask"
 """Key of the action mask in the environment's observation dict."""
+STATE_KEY = "state"
+"""Key of the full-information state in the observation dict (an asymmetric critic's input)."""
 DEFAULT_HIDDEN = (256, 256)
 DEFAULT_ACTIVATION = "tanh"
 
@@ -74,11 +80,22 @@ class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
                 f"MaskedActorCriticModule needs a Discrete action space, got {self.action_space}"
             )
         cfg = self.model_config or {}
+        critic = str(cfg.get("critic", "obs"))
+        if critic not in ("obs", "state"):
+            raise ValueError(
+                f"MaskedActorCriticModule: critic must be 'obs' or 'state', got {critic!r}"
+            )
+        if critic == "state" and STATE_KEY not in space.spaces:
+            raise ValueError(
+                f"MaskedActorCriticModule: critic='state' reads the observation dict's "
+                f"{STATE_KEY!r}, which this env does not give (TargetVectorEnv's critic_state)"
+            )
         self.model = ActorCritic(
             obs_size=int(space[OBS_KEY].shape[0]),
             n_actions=int(self.action_space.n),
             hidden=tuple(cfg.get("hidden", DEFAULT_HIDDEN)),
             activation=str(cfg.get("activation", DEFAULT_ACTIVATION)),
+            state_size=int(space[STATE_KEY].shape[0]) if critic == "state" else 0,
         )
 
     def _masked_logits(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -98,7 +115,10 @@ class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: z}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
-        """State values ``[B]`` from the value head (from ``embeddings`` when given)."""
+        """State values ``[B]`` from the value head (from ``embeddings`` when given); an
+        asymmetric critic reads the batch's full-information states instead."""
+        if self.model.critic_trunk is not None:
+            return self.model.values(batch[Columns.OBS][STATE_KEY].float())
         if embeddings is None:
             obs, _ = _split_obs(batch)
             embeddings = self.model.trunk(obs)

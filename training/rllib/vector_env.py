@@ -19,7 +19,10 @@ registered when this module is imported).
   agent per env slot, as the built-in collector plays them), behind the same vector interface.
 - **Observations** are the PettingZoo env's dict, batched: ``{"observation": float32 (N, size),
   "action_mask": int8 (N, n_actions)}``, what :class:`~piquet_training.rllib.module.
-  MaskedActorCriticModule` reads.
+  MaskedActorCriticModule` reads; with ``critic_state=True`` also ``"state"``, float32 (N,
+  state_size): each game's full-information state seen from the learner's seat (both hands,
+  the talon: ``encoder_for(rules).state``), for an asymmetric critic as the built-in trainer's
+  (the actor never reads it).
 - **Autoreset** is Gymnasium's ``NEXT_STEP``, what RLlib 2.60's env runner expects (it calls
   ``add_env_reset`` on the step after a game ends): the step that ends a game returns its final
   observation (an empty mask), and the next step ignores that game's action and deals it afresh.
@@ -140,6 +143,7 @@ class TargetVectorEnv(gymnasium.vector.VectorEnv):
         seed: int | None = None,
         hidden: Sequence[int] = (256, 256),
         activation: str = "tanh",
+        critic_state: bool = False,
         **options: Any,
     ):
         unknown = sorted(set(options) - set(OPTIONS))
@@ -177,7 +181,14 @@ class TargetVectorEnv(gymnasium.vector.VectorEnv):
             )
         self.batched = policy is not None
         """Whether the target acts in batch (else its games are played one game object each)."""
+        self.critic_state = bool(critic_state)
+        """Whether the observations hold ``"state"`` (see the module docstring)."""
         self.single_observation_space = probe.observation_space("player_0")
+        if self.critic_state:
+            size = probe.encoder.state_size
+            spaces = dict(self.single_observation_space.spaces)
+            spaces["state"] = gymnasium.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+            self.single_observation_space = gymnasium.spaces.Dict(spaces)
         self.single_action_space = probe.action_space("player_0")
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -227,7 +238,16 @@ class TargetVectorEnv(gymnasium.vector.VectorEnv):
         return moves
 
     def _dict(self, obs: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
-        return {"observation": obs, "action_mask": mask.astype(np.int8)}
+        out = {"observation": obs, "action_mask": mask.astype(np.int8)}
+        if self.critic_state:
+            out["state"] = self._inner_state()
+        return out
+
+    def _inner_state(self) -> np.ndarray:
+        """Every game's full-information state from the learner's seat."""
+        if isinstance(self._inner, PiquetVectorEnv):
+            return self._inner.batch.full_state(seat=self._inner.seats.astype(np.int64))
+        return self._inner.full_state()
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release."""
@@ -319,6 +339,14 @@ class _AgentGames:
         got = self.envs[i].observe(f"player_{self.seats[i]}")
         self.obs[i] = got["observation"]
         self.mask[i] = got["action_mask"]
+
+    def full_state(self) -> np.ndarray:
+        """Every game's full-information state from the learner's seat."""
+        encoder = self.envs[0].encoder
+        out = np.zeros((len(self.envs), encoder.state_size), dtype=np.float32)
+        for i, env in enumerate(self.envs):
+            encoder.state_into(env.game, int(self.seats[i]), out[i])
+        return out
 
 
 def learner_actor(algorithm: Any) -> dict[str, np.ndarray]:
