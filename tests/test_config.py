@@ -131,6 +131,7 @@ RLLIB_BAD: dict[str, list[str]] = {
     "minibatch_size": ["0"],
     "update_epochs": ["0"],
     "critic": ["value"],
+    "bc_games": ["-1"],
     "self_play_weight": ["1.5"],
     "latest_weight": ["-0.5"],
     "pool_size": ["0"],

@@ -497,6 +497,7 @@ def ray_run(tmp_path_factory):
         minibatch_size=100,
         update_epochs=2,
         seed=1,
+        bc_games=0,
         vector_env=False,
         self_play_weight=0.0,
         latest_weight=1.0,
@@ -528,6 +529,7 @@ def ray_run(tmp_path_factory):
             minibatch_size=100,
             update_epochs=2,
             seed=1,
+            bc_games=6,
         )
         vector = [train(vector_cfg, log=None)]
         vector_ckpt = ck.read_checkpoint(vector_out / ck.LATEST_FILE)
@@ -574,6 +576,8 @@ def _check_self_play_on_the_batched_engine(out, first, second, first_ckpt):
     assert all(1.6 * 200 <= r["env_steps"] <= 2.4 * 200 + 8 * 40 for r in rows), rows
     assert second.iterations == 2
     assert second.env_steps == first.env_steps + rows[1]["env_steps"]
+    # the built-in trainer's warm start (6 games imitated), made in the run's folder, was its start
+    assert (out / "warm_start" / "bc.safetensors").is_file()
     main = first_ckpt.section("model")
     after = ck.read_checkpoint(out / ck.LATEST_FILE).section("model")
     assert any(not torch.equal(main[k], after[k]) for k in main)  # the resumed run learned

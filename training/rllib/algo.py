@@ -113,6 +113,13 @@ class RLlibConfig(PPOSettings):
     minibatch_size: int = setting(256, integer(1, 100_000_000))
     """Env steps per SGD minibatch (at most ``train_batch_size``)."""
 
+    # --- warm start --------------------------------------------------------------------------
+    bc_games: int = setting(1000, integer(0))
+    """The built-in trainer's warm start before the first iteration (self-play training): the
+    heuristic's decisions in this many heuristic-vs-heuristic games imitated, at the run's
+    widths, the network then copied into the learner (:func:`~piquet_training.warm_start.
+    warm_start_policy`, as ``piquet train``'s own ``bc_games``); 0: fresh weights."""
+
     # --- self-play ---------------------------------------------------------------------------
     self_play_weight: float = setting(0.5, between(0, 1))
     """Share of episodes where ``main`` plays both seats; the rest it plays a snapshot."""

@@ -76,6 +76,40 @@ def export_policy(
     return ck.save_policy(path, model, cfg.rules_obj, {"trainer": CHECKPOINT_KIND, **cfg.to_dict()})
 
 
+def start_weights(init_from: str) -> dict[str, Any]:
+    """The network's weights in the checkpoint ``init_from`` (its ``model`` section: the actor,
+    ``trunk.*`` and ``policy_head.*``, and the critic; empty for ``""``: fresh weights)."""
+    if not init_from:
+        return {}
+    return dict(ck.read_checkpoint(init_from).section("model"))
+
+
+def set_start(algorithm: Any, init_from: str) -> None:
+    """Give ``main`` the network of the checkpoint ``init_from`` (:func:`start_weights`), on the
+    learner and every env runner, as the built-in trainer starts from one: the actor, and the
+    critic where the checkpoint's is of the same kind and size (the exploiter's critic is set
+    from its start, :func:`~piquet_training.rllib.exploit.exploit_rllib_config`), else the
+    critic keeps its own weights. Nothing for ``""``. :class:`~piquet_agents.checkpoint.
+    CheckpointError` for an actor of other widths."""
+    start = start_weights(init_from)
+    if not start:
+        return
+    weights = module_state(algorithm, MAIN)
+    actor = {k: v for k, v in start.items() if k.startswith(("trunk.", "policy_head."))}
+    for k, v in actor.items():
+        if k not in weights or weights[k].shape != v.shape:
+            mine = tuple(weights[k].shape) if k in weights else "none"
+            raise ck.CheckpointError(
+                f"{init_from}: {k} has shape {tuple(v.shape)}, the run's {mine}: give the run "
+                "the same hidden widths"
+            )
+    critic = {k: v for k, v in start.items() if k not in actor}
+    same = critic.keys() == weights.keys() - actor.keys() and all(
+        weights[k].shape == v.shape for k, v in critic.items()
+    )
+    set_module_state(algorithm, MAIN, {**weights, **actor, **(critic if same else {})})
+
+
 def _jsonable(value: Any) -> Any:
     """``value`` with tuples as lists and numpy scalars as Python numbers (for JSON metadata)."""
     if isinstance(value, dict):

@@ -1,12 +1,15 @@
 """PPO self-play on Ray RLlib: connecting to Ray, the run loop, its outputs.
 
 :func:`train` connects to Ray (a local instance by default, an existing cluster given its
-address), builds PPO on RLlib's current API stack over the piquet env
-(:mod:`piquet_training.rllib.env`) with the action-masking module
-(:mod:`piquet_training.rllib.module`) and the self-play league
-(:mod:`piquet_training.rllib.league`), then runs ``updates`` training iterations. Each iteration
-samples about ``train_batch_size`` env steps over ``num_env_runners`` env-runner actors (each
-stepping ``num_envs_per_env_runner`` envs) and updates ``main`` on the driver.
+address) and builds PPO on RLlib's current API stack: by default (``vector_env``) the learner
+against itself inside the batched env (:class:`~piquet_training.rllib.vector_env.
+TargetVectorEnv`), else over the PettingZoo env (:mod:`piquet_training.rllib.env`) with the
+self-play league (:mod:`piquet_training.rllib.league`), the action-masking module
+(:mod:`piquet_training.rllib.module`) either way. It first copies the built-in trainer's warm
+start into the learner (``bc_games``, as ``piquet train``'s; 0: fresh weights), then runs
+``updates`` training iterations. Each iteration samples about ``train_batch_size`` of the
+learner's decisions over ``num_env_runners`` env-runner actors (each stepping
+``num_envs_per_env_runner`` games) and updates ``main`` on the driver.
 
 Outputs in ``out_dir``:
 
@@ -42,6 +45,7 @@ from piquet_training.rllib.export import (
     export_policy,
     restore_run_checkpoint,
     save_run_checkpoint,
+    set_start,
 )
 from piquet_training.rllib.league import MAIN, snapshot_ids
 from piquet_training.rllib.vector_env import refresh_self
@@ -236,6 +240,18 @@ def _print(line: str) -> None:
     print(line, flush=True)
 
 
+def warm_start(cfg: RLlibConfig, out: Path, *, echo: bool) -> Path:
+    """The built-in trainer's warm start for ``cfg`` (its rules, mode, seed, ``bc_games``, at
+    its widths) made in ``out``'s ``warm_start/``: the path of the policy imitated."""
+    from piquet_training.settings.train import TrainConfig
+    from piquet_training.warm_start import warm_start_policy
+
+    bc = TrainConfig(
+        rules=cfg.rules, mode=cfg.mode, seed=cfg.seed, bc_games=cfg.bc_games, torch_threads=1
+    )
+    return warm_start_policy(bc, out, hidden=cfg.hidden, activation=cfg.activation, echo=echo)
+
+
 def train(
     cfg: RLlibConfig,
     *,
@@ -268,12 +284,18 @@ def train(
     out = folder.create()
     import ray
 
+    start = ""
+    if ckpt is None and cfg.bc_games > 0:
+        start = str(warm_start(cfg, out, echo=log is not None))
     owns_ray = init_ray(cfg)
     algorithm = None
     try:
         done = int(ckpt.meta.get("counters", {}).get("iteration", 0)) if ckpt else 0
         algorithm = build_algorithm(algo_config, cfg, done)
         counters: dict[str, Any] = {}
+        set_start(algorithm, start)
+        if cfg.vector_env and start:  # the opponent inside starts as the learner
+            refresh_self(algorithm)
         if ckpt is not None:
             counters = dict(restore_run_checkpoint(algorithm, ckpt))
             if cfg.vector_env:  # the opponent inside is the learner as restored
