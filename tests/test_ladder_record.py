@@ -117,7 +117,7 @@ def test_a_record_written_before_checksums_is_refused(tmp_path, capsys, valid_li
     del entry["sha256"]
     _write(tmp_path, (json.dumps(entry, separators=(",", ":")) + "\n").encode())
     err = _resume_fails(tmp_path, capsys, "line 1: no checksum")
-    assert "run the ladder without --resume to start a new record" in err
+    assert "start a new record (without --resume)" in err
 
 
 def test_a_signed_line_with_bad_games_is_still_checked(tmp_path, valid_line):

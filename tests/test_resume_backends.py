@@ -64,13 +64,13 @@ def test_rllib_resume_of_a_built_in_run_says_so(torch_run: Path, name: str, caps
     rc, err = _train(["--backend", "rllib", "--resume", resume], capsys)
     assert (rc, err) == (
         2,
-        f"piquet train: {resume} is {what} of the built-in trainer, not of --backend rllib: "
-        f"continue it with piquet train --resume {resume}\n",
+        f"piquet train: {resume} is {what} of the built-in trainer, not of the RLlib trainer: "
+        f"continue it with --backend torch and --resume {resume}\n",
     )
 
 
 @pytest.mark.parametrize(
-    ("run", "trainer"), [("torch_run", "the built-in trainer"), ("rllib_run", "--backend rllib")]
+    ("run", "trainer"), [("torch_run", "the built-in trainer"), ("rllib_run", "the RLlib trainer")]
 )
 def test_a_policy_file_is_no_training_state(run: str, trainer: str, request, capsys) -> None:
     resume = str(request.getfixturevalue(run) / ck.POLICY_FILE)
@@ -91,9 +91,9 @@ def test_the_check_for_the_built_in_trainer(rllib_run: Path) -> None:
     ckpt = ck.read_checkpoint(rllib_run / ck.LATEST_FILE)
     with pytest.raises(ck.CheckpointError) as info:
         check_resume(ckpt, TORCH, rllib_run)
-    assert str(info.value) == (
-        f"{rllib_run} is a run of --backend rllib, not of the built-in trainer: continue it "
-        f"with piquet train --backend rllib --resume {rllib_run}"
+    assert str(info.value) == (  # the library names its settings; piquet train, its flags
+        f"{rllib_run} is a run of the RLlib trainer, not of the built-in trainer: continue it "
+        f"with backend='rllib' and resume='{rllib_run}'"
     )
     with pytest.raises(ValueError, match="backend must be one of torch, rllib, got 'jax'"):
         check_resume(ckpt, "jax", rllib_run)
@@ -103,6 +103,6 @@ def test_built_in_resume_of_an_rllib_run_says_so(rllib_run: Path, capsys) -> Non
     rc, err = _train(["--resume", str(rllib_run), "--show-config"], capsys)
     assert (rc, err) == (
         2,
-        f"piquet train: {rllib_run} is a run of --backend rllib, not of the built-in trainer: "
-        f"continue it with piquet train --backend rllib --resume {rllib_run}\n",
+        f"piquet train: {rllib_run} is a run of the RLlib trainer, not of the built-in trainer: "
+        f"continue it with --backend rllib and --resume {rllib_run}\n",
     )

@@ -90,7 +90,7 @@ def test_well_formed_logs_pass_and_read_back(tmp_path: Path) -> None:
 def test_tb_a_file_is_named_only_where_tensorboard_writes(tmp_path: Path) -> None:
     _write(tmp_path, "tb", "in the way")
     check_resume_files(tmp_path, tensorboard=False)
-    with pytest.raises(RunFolderError, match=r"tb: is not a folder.*tensorboard=false"):
+    with pytest.raises(RunFolderError, match=r"tb: is not a folder.*tensorboard=False"):
         check_resume_files(tmp_path, tensorboard=True)
 
 

@@ -123,6 +123,27 @@ def test_a_folder_holding_a_solve_needs_resume_or_overwrite(tmp_path, capsys):
     assert rc == 2 and "holds no solve to continue" in err
     rc, _, err = _run([*base[:4], "10", "--no-progress", "--resume", out], capsys)
     assert rc == 2 and "is at iteration 20, past --iterations 10" in err
+    rc, _, err = _run([*base, "--resume", "--overwrite"], capsys)
+    assert rc == 2 and err == "piquet solve: give --resume or --overwrite, not both\n"
+
+
+def test_the_library_solve_checks_its_own_folder(tmp_path):
+    """``solve`` itself refuses a folder that holds a solve, and a resume of one that holds none
+    (its run folder), in its own names: the command line only writes them as flags."""
+    from piquet_training.run_folder import RunFolderError
+
+    rules, out = make_rules(TINY), tmp_path / "s"
+    X.solve(rules, out, iterations=5, check_every=5)
+    with pytest.raises(RunFolderError, match=r"holds a run already.*\(resume\).*\(overwrite\)"):
+        X.solve(rules, out, iterations=5)
+    X.solve(rules, out, iterations=5, overwrite=True)
+    with pytest.raises(RunFolderError, match="give resume or overwrite, not both"):
+        X.solve(rules, out, iterations=5, resume=True, overwrite=True)
+    with pytest.raises(P.ExactPolicyError, match=r"cannot resume \(resume\).*holds no solve"):
+        X.solve(rules, tmp_path / "empty", iterations=5, resume=True)
+    with pytest.raises(P.ExactPolicyError, match="at iteration 5, past iterations=4"):
+        X.solve(rules, out, iterations=4, resume=True)
+    assert not (tmp_path / "empty").exists()
 
 
 @pytest.mark.parametrize(

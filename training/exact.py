@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from piquet_agents.registry import make_agent
+from piquet_env.errors import Message, Setting
 from piquet_env.exact import (
     CFRPlus,
     Exploitability,
@@ -42,6 +43,7 @@ from piquet_env.exact.policy import (
 from piquet_env.exact.tree import check_size
 from piquet_env.files import write_text
 from piquet_env.rules import Rules
+from piquet_training.run_folder import RunFolder, RunFolderError
 
 _TREES: dict[Rules, GameTree] = {}
 
@@ -288,6 +290,7 @@ def solve(
     progress: Callable[[int, float, float], None] | None = None,
     checkpoint_every: int = 100,
     resume: bool = False,
+    overwrite: bool = False,
     on_iteration: Callable[[int], None] | None = None,
 ) -> SolveResult:
     """CFR+ on the whole tree of ``rules``: at most ``iterations`` iterations, the average
@@ -298,10 +301,24 @@ def solve(
 
     Every ``checkpoint_every`` iterations (0: never) and at the end, the solver's state and the
     log so far are saved to ``out/solve-checkpoint.npz`` (atomically); ``resume`` continues from
-    it, bit for bit: the same strategy as a run never stopped."""
+    it, bit for bit: the same strategy as a run never stopped.
+
+    The folder is checked before any work (:class:`~piquet_training.run_folder.RunFolder`): a new
+    solve refuses one that holds a solve (:data:`SOLVE_FILES`) unless ``overwrite``, and a
+    resumed one needs its checkpoint, of ``rules``, at most at ``iterations``
+    (:class:`~piquet_training.run_folder.RunFolderError`, :class:`ExactPolicyError`)."""
+    folder = RunFolder(out, holds=SOLVE_FILES)
+    folder.check_writable((*SOLVE_FILES, "nashconv.csv", "solve.json"))
+    if resume and overwrite:
+        raise RunFolderError(
+            Message("give ", Setting("resume"), " or ", Setting("overwrite"), ", not both"),
+            path=out,
+        )
     if resume:  # a checkpoint of other rules, or past the iterations, is refused before the tree
         _check_resume(rules, out / CHECKPOINT_FILE, iterations)
-    out.mkdir(parents=True, exist_ok=True)
+    else:
+        folder.check_fresh(overwrite=overwrite)
+    folder.create()
     t0 = time.perf_counter()
     tree = tree_for(rules)
     tree_s = time.perf_counter() - t0
@@ -366,18 +383,28 @@ def _check_resume(rules: Rules, checkpoint: Path, iterations: int) -> None:
     that there is one, of ``rules``, at most at iteration ``iterations``
     (:class:`ExactPolicyError` otherwise)."""
     if not checkpoint.is_file() and not checkpoint.is_symlink():
-        raise ExactPolicyError(f"--resume: {checkpoint.parent} holds no solve to continue")
+        raise ExactPolicyError(
+            Message(
+                "cannot resume (",
+                Setting("resume"),
+                f"): {checkpoint.parent} holds no solve to continue",
+                path=checkpoint.parent,
+            )
+        )
     theirs, meta = cfr_checkpoint_rules(checkpoint)
     if theirs != rules:
         raise ExactPolicyError(
-            f"--resume: {checkpoint} is a solve of {theirs.name!r}, not of {rules.name!r}: give "
-            f"--rules {theirs.name}, or solve {rules.name} in another folder"
+            Message(
+                f"cannot resume: {checkpoint} is a solve of {theirs.name!r}, not of "
+                f"{rules.name!r}: give ",
+                Setting("rules", theirs.name),
+                f", or solve {rules.name} in another folder",
+                path=checkpoint,
+            )
         )
     done = meta.get("iterations")
     if isinstance(done, int) and not isinstance(done, bool) and done > iterations:
-        raise ExactPolicyError(
-            f"--resume: {checkpoint} is at iteration {done}, past --iterations {iterations}"
-        )
+        raise _past(checkpoint, done, iterations)
 
 
 def _solver_to_start(
@@ -400,8 +427,16 @@ def _solver_to_start(
     if not ok:
         raise ExactPolicyError(f"{checkpoint}: its log is not a list of NashConv checks")
     if solver.iterations > iterations:
-        raise ExactPolicyError(
-            f"--resume: {checkpoint} is at iteration {solver.iterations}, past --iterations "
-            f"{iterations}"
-        )
+        raise _past(checkpoint, solver.iterations, iterations)
     return solver, log
+
+
+def _past(checkpoint: Path, done: int, iterations: int) -> ExactPolicyError:
+    """A resumed solve whose checkpoint is past the iterations asked for."""
+    return ExactPolicyError(
+        Message(
+            f"cannot resume: {checkpoint} is at iteration {done}, past ",
+            Setting("iterations", iterations),
+            path=checkpoint,
+        )
+    )

@@ -4,7 +4,8 @@ one, and every file a run writes can be written, all checked before any work.
 :class:`RunFolder` is the value every run that writes a folder asks (the built-in trainer's
 ``piquet train``, RLlib's, the exploiter, ``piquet solve``). It imports nothing heavy (no
 torch): ``piquet solve`` checks its folder without it. Its errors are :class:`RunFolderError`,
-which name the folder and what is in it; the command line adds the flags that fix it.
+which name the folder, what is in it and the settings that fix it (``resume``, ``overwrite``);
+the command line writes those as its flags.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from piquet_env.errors import Message, Setting
+
 
 class RunFolderError(ValueError):
     """A run folder that cannot take the run asked for; the message says why and what to do.
     ``path`` is the folder (or the file) in question; ``held``, for a new run in a folder that
     holds one, the run's files there (a command names its own flags from them)."""
 
-    def __init__(self, message: str, *, path: str | Path = "", held: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, message: str | Message, *, path: str | Path = "", held: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.path = str(path)
         self.held = held
@@ -42,18 +47,22 @@ class RunFolder:
         """The files of :attr:`holds` that are there."""
         return [name for name in self.holds if os.path.lexists(self.path / name)]
 
-    def check_fresh(
-        self, *, overwrite: bool = False, elsewhere: str = "start it in another folder"
-    ) -> None:
+    def check_fresh(self, *, overwrite: bool = False) -> None:
         """Refuse to start a run in a folder that holds one already, unless ``overwrite``: a
-        second run must not silently replace the first. ``elsewhere`` says how to put the run in
-        another folder. The folder itself, where it exists, must be a folder."""
+        second run must not silently replace the first. The folder itself, where it exists, must
+        be a folder."""
         self._check_is_folder()
         held = self.held()
         if held and not overwrite:
             raise RunFolderError(
-                f"{self.path} holds a run already ({', '.join(held)}): continue it (resume), "
-                f"replace it (overwrite), or {elsewhere}",
+                Message(
+                    f"{self.path} holds a run already ({', '.join(held)}): continue it (",
+                    Setting("resume"),
+                    "), replace it (",
+                    Setting("overwrite"),
+                    "), or start it in another folder",
+                    path=self.path,
+                ),
                 path=self.path,
                 held=tuple(held),
             )
@@ -63,8 +72,12 @@ class RunFolder:
         self._check_is_folder()
         if not self.path.is_dir() or not self.held():
             raise RunFolderError(
-                f"cannot resume: {self.path} holds no run to continue (no "
-                f"{' or '.join(self.holds)})",
+                Message(
+                    "cannot resume (",
+                    Setting("resume"),
+                    f"): {self.path} holds no run to continue (no {' or '.join(self.holds)})",
+                    path=self.path,
+                ),
                 path=self.path,
             )
 
@@ -140,17 +153,3 @@ def _kind(mode: int) -> str:
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
     return "no regular file"
-
-
-def check_fresh_run_dir(
-    out_dir: str | Path,
-    *,
-    overwrite: bool,
-    files: tuple[str, ...],
-    elsewhere: str = "start it in another folder",
-) -> None:
-    """:meth:`RunFolder.check_fresh` of the folder ``out_dir`` holding ``files``.
-
-    >>> check_fresh_run_dir("/nonexistent/run", overwrite=False, files=("policy.safetensors",))
-    """
-    RunFolder(Path(out_dir), holds=files).check_fresh(overwrite=overwrite, elsewhere=elsewhere)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from piquet_env.errors import Message, Setting
 from piquet_env.exact.keys import BatchKeys
 from piquet_env.rules import Rules
 from piquet_env.vector.encoder import BatchEncoder
@@ -188,15 +189,21 @@ def check_size(rules: Rules) -> int:
     n = count_deals(rules)
     if n > 10 * MAX_NODES:
         raise TreeError(
-            f"{rules.name!r} is too large to solve exactly: its deal alone has {n:.3g} outcomes "
-            f"(a {rules.pack_size}-card pack, {rules.hand_size} cards each), and an exact "
-            f"figure needs every history (at most {MAX_NODES:,}); use --rules mini"
+            Message(
+                f"{rules.name!r} is too large to solve exactly: its deal alone has {n:.3g} "
+                f"outcomes (a {rules.pack_size}-card pack, {rules.hand_size} cards each), and an "
+                f"exact figure needs every history (at most {MAX_NODES:,}); use ",
+                Setting("rules", "mini"),
+            )
         )
     est = estimate_nodes(rules)
     if est > MAX_NODES:
         raise TreeError(
-            f"{rules.name!r} is too large to solve exactly: about {est:,} histories over "
-            f"{n:,} deals, more than {MAX_NODES:,}; use --rules mini"
+            Message(
+                f"{rules.name!r} is too large to solve exactly: about {est:,} histories over "
+                f"{n:,} deals, more than {MAX_NODES:,}; use ",
+                Setting("rules", "mini"),
+            )
         )
     return est
 

@@ -159,7 +159,7 @@ def check_result(data: object, where: str = "result", official: bool = True) -> 
         raise c.fail(
             "protocol",
             f"not the settings of protocol version {PROTOCOL.version} (a file of a changed "
-            "protocol: run piquet benchmark without --protocol)",
+            "protocol: only the shipped protocol's results are official)",
         )
     agent = c.table(d["agent"], "agent", frozenset({"name", "spec", "files"}))
     c.text(agent["name"], "agent.name")

@@ -204,7 +204,7 @@ def run_benchmark(
     work = Path(work_dir)
     if exploit_it is None:
         exploit_it = not is_search(spec)
-    skip_reason = "" if exploit_it else (SEARCH_SKIP if is_search(spec) else "--no-exploit")
+    skip_reason = "" if exploit_it else (SEARCH_SKIP if is_search(spec) else "not asked for")
     check_work_dir(work, resume=resume, overwrite=overwrite)
     files = agent_files(spec, rules)
     matches: dict[str, Any] = {}

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from piquet_env.errors import Message, Setting
 from piquet_env.untrusted import (
     UntrustedError,
     open_regular_file,
@@ -78,11 +79,25 @@ def check_work_dir(work: Path, *, resume: bool, overwrite: bool) -> None:
     matches = sorted((work / "matches").glob("*.jsonl"))
     held = bool(matches) or exploiter_held(work)
     if resume and not held:
-        raise BenchmarkError(f"--resume: {work} holds no matches or exploiter run to continue")
+        raise BenchmarkError(
+            Message(
+                "cannot resume (",
+                Setting("resume"),
+                f"): {work} holds no matches or exploiter run to continue",
+                path=work,
+            )
+        )
     if held and not (resume or overwrite):
         raise BenchmarkError(
-            f"{work} holds a benchmark run already: continue it with --resume, replace it "
-            "with --overwrite, or give another --work folder"
+            Message(
+                f"{work} holds a benchmark run already: continue it (",
+                Setting("resume"),
+                "), replace it (",
+                Setting("overwrite"),
+                "), or give another ",
+                Setting("work_dir"),
+                path=work,
+            )
         )
     if overwrite and not resume:
         shutil.rmtree(work / "matches", ignore_errors=True)
@@ -194,8 +209,13 @@ def _check_header(path: Path, record: object, header: dict[str, Any]) -> None:
         ]
         differ = "; ".join(shown[:3]) + (f"; and {len(shown) - 3} more" if len(shown) > 3 else "")
     raise BenchmarkError(
-        f"{path}: its games are of another match ({differ}): give another --work folder, "
-        "or --overwrite"
+        Message(
+            f"{path}: its games are of another match ({differ}): give another ",
+            Setting("work_dir"),
+            ", or ",
+            Setting("overwrite"),
+            path=path,
+        )
     )
 
 

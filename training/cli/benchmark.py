@@ -32,6 +32,7 @@ from piquet_cli.common import (
     CLIError,
     add_fanout_arguments,
     check_output_path,
+    cli_error,
     fanout_from_args,
     run_folder,
     write_or_fall_back,
@@ -57,7 +58,7 @@ def _protocol(path: str | None) -> Protocol:
     try:
         return Protocol.from_dict(data, where=f"--protocol {path}")
     except BenchmarkError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
 
 
 def pinned_notes(protocol: Protocol) -> list[str]:
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 d = read_result(path)
             except ResultFileError as exc:
-                raise CLIError(str(exc)) from None
+                raise cli_error(exc) from None
             print(f"{path}: {d['agent']['name']}, protocol version {d['protocol']['version']}: ok")
         return 0
     if args.upgrade:
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             command=command_line(args.argv),
         )
     except BenchmarkError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     check_result(result, "the result", official=args.protocol is None)
 
     def write(path: Path) -> None:
@@ -146,7 +147,7 @@ def _upgrade(args: argparse.Namespace) -> int:
     try:
         result = upgrade_result(args.upgrade, command=command_line(args.argv), echo=True)
     except BenchmarkError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     check_result(result, "the upgraded result")
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"{args.upgrade} -> {out}: protocol version {PROTOCOL.version}")

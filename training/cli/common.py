@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from piquet_cli.flags import reason as flag_reason
 from piquet_env.rules import RULE_SETS, VARIANTS, Rules, make_rules
 
 if TYPE_CHECKING:  # the train extra may be absent: the env-only commands import this module
@@ -43,7 +44,12 @@ if TYPE_CHECKING:  # the train extra may be absent: the env-only commands import
 
 
 class CLIError(ValueError):
-    """A user error on the command line: the message says what was wrong (no traceback shown)."""
+    """A user error on the command line: the message says what was wrong (no traceback shown).
+    One made of a library's error (:func:`cli_error`) keeps it as ``of``, with the ``prefix``
+    written before it."""
+
+    of: BaseException | None = None
+    prefix: str = ""
 
 
 USER_ERRORS: dict[str, str] = {
@@ -178,7 +184,7 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
     try:
         return make_rules(args.rules, args.variant)
     except ValueError as err:
-        raise CLIError(str(err)) from None
+        raise cli_error(err) from None
 
 
 def add_seed_argument(p: argparse.ArgumentParser, what: str = "the cards and the agents") -> None:
@@ -313,38 +319,21 @@ def write_or_fall_back(
         return fallback
 
 
-ELSEWHERE = {
-    "train": "train elsewhere with --set out_dir=DIR (--out DIR for --backend rllib)",
-    "exploit": "exploit elsewhere with --out DIR",
-    "solve": "solve elsewhere with --out DIR",
-}
-"""How each command puts a run in another folder: the flags of a run folder's refusal."""
-
-
-def _run_folder_reason(command: str | None, err: BaseException) -> str | None:
-    """A new run refused in a folder that holds one
-    (:class:`~piquet_training.run_folder.RunFolderError` with ``held``), in ``command``'s
-    flags; None for any other error."""
-    held = getattr(err, "held", ())
-    if type(err).__name__ != "RunFolderError" or not held:
-        return None
-    path = getattr(err, "path", "")
-    resume = "--resume" if command == "exploit" else f"--resume {path}"
-    elsewhere = ELSEWHERE.get(command or "", "run elsewhere")
-    return (
-        f"{path} holds a run already ({', '.join(held)}): continue it with {resume}, replace it "
-        f"with --overwrite, or {elsewhere}"
-    )
+def cli_error(err: BaseException, prefix: str = "") -> CLIError:
+    """The library's error ``err`` as a :class:`CLIError` (``prefix``, such as ``"--exact: "``,
+    before its text) that keeps ``err`` (``of``), so that the settings it names are reported as
+    the command's flags (:func:`piquet_cli.flags.reason`)."""
+    wrapped = CLIError(f"{prefix}{err}")
+    wrapped.of, wrapped.prefix = err, prefix
+    return wrapped
 
 
 def report_user_error(command: str | None, err: BaseException) -> int:
-    """Print ``piquet COMMAND: REASON`` to stderr and return exit status 2 (a run folder's
-    refusal names the command's flags, :data:`ELSEWHERE`)."""
+    """Print ``piquet COMMAND: REASON`` to stderr and return exit status 2; the settings and run
+    folders that the library's errors name are written as the command's flags
+    (:func:`piquet_cli.flags.reason`)."""
     prog = f"piquet {command}" if command else "piquet"
-    reason = _run_folder_reason(command, err) or str(err).strip() or type(err).__name__
-    if isinstance(err, KeyError) and err.args:  # KeyError's str() adds quotes
-        reason = str(err.args[0])
-    print(f"{prog}: {reason}", file=sys.stderr)
+    print(f"{prog}: {flag_reason(command, err)}", file=sys.stderr)
     return EXIT_USER_ERROR
 
 
@@ -429,7 +418,7 @@ def parse_specs(specs: Sequence[str], rules: Rules) -> None:
         except ValueError as err:
             if isinstance(err, user_error_types()):
                 raise
-            raise CLIError(str(err)) from None
+            raise cli_error(err) from None
         except (OSError, ImportError) as err:
             raise CLIError(f"agent {spec!r}: {err}") from None
 
@@ -490,7 +479,7 @@ def fanout_from_args(args: argparse.Namespace, *, join: bool = True) -> Any:
         try:
             import_ray()
         except RayNotInstalledError as exc:
-            raise CLIError(str(exc)) from None
+            raise cli_error(exc) from None
     if join:
         join_cluster(fanout)
     return fanout
@@ -508,7 +497,7 @@ def join_cluster(fanout: Any) -> None:
     try:
         joined = join_ray(fanout.workers, fanout.ray)
     except ClusterError as exc:  # a CLIError: no caller's ConnectionError handler rewords it
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     if joined is not None:
         print(joined.line(), file=sys.stderr, flush=True)
 

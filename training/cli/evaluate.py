@@ -30,6 +30,7 @@ from piquet_cli.common import (
     add_seed_argument,
     at_least,
     check_output_path,
+    cli_error,
     fanout_from_args,
     join_cluster,
     parse_specs,
@@ -93,7 +94,7 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> Rules:
     try:  # before any work: the match would refuse it only once it starts
         check_save_dir(getattr(args, "save_games", None), args.fanout)
     except ValueError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     rules = rules_from_args(args)
     resolve_seed(args)
     parse_specs(specs, rules)
@@ -119,7 +120,7 @@ def _check_exact(args: argparse.Namespace, rules: Rules, specs: list[str]) -> No
     try:
         check_size(rules)
     except TreeError as exc:
-        raise CLIError(f"--exact: {exc}") from None
+        raise cli_error(exc, "--exact: ") from None
     for spec in specs:
         agent = make_agent(spec, rules)
         if not isinstance(agent, (ExactAgent, BatchExactAgent)):
@@ -139,7 +140,7 @@ def run_compare(path_a: str, path_b: str) -> int:
     try:
         c = compare_reports(path_a, path_b)
     except ReportError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     for path, r in ((path_a, c.a), (path_b, c.b)):
         vr = f", variance-reduced by {r.variance_reduction}" if r.variance_reduction else ""
         print(f"{path}: {r.agent_a} − {r.agent_b}, points per deal: {r.edge.text()}{vr}")
@@ -244,7 +245,7 @@ def _play_eval(args: argparse.Namespace, match: DuplicateMatch) -> MatchReport:
     try:
         record = MatchRecord(Path(args.record), resume=args.resume)
     except LadderRecordError as exc:
-        raise CLIError(f"--resume: {exc}") from None
+        raise cli_error(exc, "--resume: ") from None
     key = record.key_of(match)
     held = 0 if key is None else len(record.recorded(key))
     if args.resume:
@@ -287,7 +288,7 @@ def run_ladder_cmd(args: argparse.Namespace) -> int:
     try:
         record = MatchRecord(out / RECORD_FILE, resume=args.resume)
     except LadderRecordError as exc:
-        raise CLIError(f"--resume: {exc}") from None
+        raise cli_error(exc, "--resume: ") from None
     res = run_ladder(
         args.agents,
         rules,

@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from piquet_cli.common import CLIError, check_output_path, write_or_fall_back
+from piquet_cli.common import CLIError, check_output_path, cli_error, write_or_fall_back
 
 
 def _humans(args: argparse.Namespace) -> int:
@@ -24,7 +24,7 @@ def _humans(args: argparse.Namespace) -> int:
     try:
         from piquet_table.results import summarize_folder
     except ImportError as err:
-        raise CLIError(str(err)) from None
+        raise cli_error(err) from None
     summary = summarize_folder(folder)
     for line in summary.lines(str(folder)):
         print(line)

@@ -22,6 +22,7 @@ from piquet_cli.common import (
     add_seed_argument,
     at_least,
     check_output_path,
+    cli_error,
     resolve_seed,
     rules_from_args,
     seed_text,
@@ -94,7 +95,7 @@ def _play(args: argparse.Namespace) -> int:
             except ImportError as err:
                 raise CLIError(f"cannot load an agent: {err}") from None
             except ValueError as err:
-                raise CLIError(str(err)) from None
+                raise cli_error(err) from None
             except Stopped as err:
                 guard.hold()
                 print(err.reason)

@@ -24,6 +24,7 @@ from piquet_cli.common import (
     add_rules_arguments,
     add_seed_argument,
     check_output_path,
+    cli_error,
     require,
     resolve_seed,
     rules_from_args,
@@ -231,7 +232,7 @@ def _serve(args: argparse.Namespace) -> int:
         from piquet_table.web.server import run
         from piquet_table.web.token import new_token
     except ImportError as err:
-        raise CLIError(str(err)) from None
+        raise cli_error(err) from None
     try:
         choices, skipped = opponent_choices(rules, args.opponent, checkpoints)
     except ValueError as err:

@@ -31,6 +31,7 @@ from piquet_cli.common import (
     CLIError,
     add_rules_arguments,
     check_output_path,
+    cli_error,
     positive,
     require,
     rules_from_args,
@@ -44,7 +45,7 @@ from piquet_env.rules import Rules
 def run_solve(args: argparse.Namespace) -> int:
     """Run ``piquet solve`` with parsed ``args``; return the exit status."""
     from piquet_env.exact.policy import ExactPolicyError
-    from piquet_training.exact import SOLVE_FILES, solve
+    from piquet_training.exact import solve
 
     rules = rules_from_args(args)
     positive("--iterations", args.iterations)
@@ -56,22 +57,11 @@ def run_solve(args: argparse.Namespace) -> int:
     try:
         check_size(rules)
     except TreeError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     out = _out_dir(args, rules)
     check_output_path(out, "--out", directory=True)
     if args.json:
         check_output_path(args.json, "--json")
-    if args.resume is None:
-        from piquet_training.run_folder import check_fresh_run_dir
-
-        check_fresh_run_dir(
-            out,
-            overwrite=args.overwrite,
-            files=SOLVE_FILES,
-            elsewhere="solve elsewhere with --out DIR",
-        )
-    elif args.overwrite:
-        raise CLIError("give --resume or --overwrite, not both")
     bar = _IterationBar(args.iterations, show=not args.no_progress)
 
     def report(it: int, nash_conv: float, seconds: float) -> None:
@@ -88,10 +78,11 @@ def run_solve(args: argparse.Namespace) -> int:
             progress=report,
             checkpoint_every=args.checkpoint_every,
             resume=args.resume is not None,
+            overwrite=args.overwrite,
             on_iteration=bar.update,
         )
     except ExactPolicyError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     finally:
         bar.close()
     f = result.figures

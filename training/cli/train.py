@@ -29,6 +29,7 @@ from piquet_cli.common import (
     add_settings_arguments,
     build_settings,
     check_output_path,
+    cli_error,
 )
 from piquet_cli.train_rllib import add_rllib_arguments, run_rllib
 from piquet_training.settings.backends import TORCH
@@ -95,7 +96,7 @@ def run_torch(args: argparse.Namespace) -> int:
     try:
         cfg = build_config(args)
     except ConfigError as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     if args.show_config:
         print(to_toml(cfg), end="")
         return 0
@@ -105,7 +106,7 @@ def run_torch(args: argparse.Namespace) -> int:
     try:
         result = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except DeviceError as exc:  # raised by setup before anything is written
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     own = f", {result.memory.text(peak=False)} at the end" if result.memory else ""
     worker = result.worker_memory
     print(
@@ -128,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.list_configs:
         from piquet_training.settings.recipes import listing
 
-        print(listing())
+        print(listing() + "\n\nuse one with: piquet train --config NAME")
         return 0
     args.set = [*_shared_settings(args), *args.set]  # the same flags, the same settings
     _where(args)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_cli.common import CLIError, add_settings_arguments, build_settings
+from piquet_cli.common import CLIError, add_settings_arguments, build_settings, cli_error
 from piquet_training.rllib.algo import RLlibConfig
 from piquet_training.settings.backends import RLLIB
 from piquet_training.settings.schema import ConfigError, to_toml
@@ -144,7 +144,7 @@ def run_rllib(args: argparse.Namespace) -> int:
     try:
         cfg = build_config(args)
     except (ConfigError, CheckpointError) as exc:
-        raise CLIError(str(exc)) from None
+        raise cli_error(exc) from None
     if getattr(args, "show_config", False):
         print(to_toml(cfg), end="")
         return 0

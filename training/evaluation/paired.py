@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from piquet_env.errors import Message, Setting
 from piquet_env.untrusted import (
     UntrustedError,
     json_kind,
@@ -162,17 +163,17 @@ def read_report(path: str | Path) -> Report:
     except UntrustedError as exc:
         raise ReportError(str(exc)) from None
     if not isinstance(d, dict):
-        raise ReportError(f"{path}: expected an object (piquet eval --json), got {json_kind(d)}")
+        raise ReportError(f"{path}: expected an object (an eval report), got {json_kind(d)}")
     header: dict[str, Any] = {}
     kinds = {"agent_a": str, "agent_b": str, "rules": str, "mode": str, "seed": int}
     for key, kind in {**kinds, "n_pairs": int}.items():
         if key not in d:
-            raise ReportError(f"{path}: {key}: missing (not a report of piquet eval --json)")
+            raise ReportError(f"{path}: {key}: missing (not an eval report)")
         header[key] = _field(d[key], kind, f"{path}: {key}")
     vr = _field(d.get("variance_reduction", ""), str, f"{path}: variance_reduction")
     games = d.get("games")
     if not isinstance(games, list) or not games:
-        raise ReportError(f"{path}: games: missing or empty (a report of piquet eval --json)")
+        raise ReportError(f"{path}: games: missing or empty (an eval report holds its games)")
     n = header["n_pairs"]
     if len(games) != 2 * n:
         raise ReportError(f"{path}: games: {len(games)}, where its {n} pairs make {2 * n}")
@@ -248,9 +249,18 @@ def compare_reports(path_a: str | Path, path_b: str | Path) -> Comparison:
     if differ is not None:
         key, in_a, in_b = differ
         raise ReportError(
-            f"not the same deals: {'n_pairs' if key == 'pairs' else key} is {in_a!r} in "
-            f"{path_a} and {in_b!r} in {path_b} (play both with the same --seed, --deals, "
-            "--rules and --mode)"
+            Message(
+                f"not the same deals: {'n_pairs' if key == 'pairs' else key} is {in_a!r} in "
+                f"{path_a} and {in_b!r} in {path_b} (play both with the same ",
+                Setting("seed"),
+                ", ",
+                Setting("pairs"),
+                ", ",
+                Setting("rules"),
+                " and ",
+                Setting("mode"),
+                ")",
+            )
         )
     if a.points.keys() != b.points.keys():
         raise ReportError(f"{path_a} and {path_b}: the reports hold different pairs")

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from piquet_env.errors import Message, Setting
+
 RAY_INSTALL = "pip install -e '.[ray]'"
 """The command that installs what ``--ray`` needs."""
 
@@ -53,7 +55,8 @@ class ClusterError(ConnectionError, ValueError):
 
 
 class RayNotInstalledError(ImportError):
-    """``--ray`` without Ray installed: the message is one line naming the extra to install."""
+    """A Ray cluster asked for without Ray installed: the message is one line naming the extra
+    to install."""
 
 
 def import_ray() -> Any:
@@ -62,7 +65,7 @@ def import_ray() -> Any:
         import ray
     except ImportError:
         raise RayNotInstalledError(
-            f"--ray needs Ray, which is not installed: {RAY_INSTALL}"
+            f"a Ray cluster needs Ray, which is not installed: {RAY_INSTALL}"
         ) from None
     return ray
 
@@ -115,11 +118,16 @@ def _endpoint(address: str) -> tuple[str, int]:
         found = services.canonicalize_bootstrap_address(address)
     except (ConnectionError, ValueError) as exc:
         raise ClusterError(
-            f"cannot join a Ray cluster with --ray {address}: {exc} (start one with ray start, "
-            "or set RAY_ADDRESS)"
+            Message(
+                "cannot join a Ray cluster with ",
+                Setting("ray", address),
+                f": {exc} (start one with ray start, or set RAY_ADDRESS)",
+            )
         ) from None
     if found is None:  # pragma: no cover - "auto" never asks for a local instance
-        raise ClusterError(f"--ray {address}: no Ray cluster found on this machine")
+        raise ClusterError(
+            Message(Setting("ray", address), ": no Ray cluster found on this machine")
+        )
     host, _, port = found.rpartition(":")
     return host.strip("[]"), int(port)
 
@@ -135,8 +143,11 @@ def _token_hint() -> str:
 
 def _failed(address: str, where: str, why: str) -> ClusterError:
     return ClusterError(
-        f"cannot join the Ray cluster at {where} (--ray {address}): {why}. Is it up (ray status)? "
-        f"{_token_hint()}"
+        Message(
+            f"cannot join the Ray cluster at {where} (",
+            Setting("ray", address),
+            f"): {why}. Is it up (ray status)? {_token_hint()}",
+        )
     )
 
 
@@ -151,8 +162,11 @@ def _knock(address: str, host: str, port: int, seconds: float) -> None:
         else:
             why = (exc.strerror or str(exc)).lower()
         raise ClusterError(
-            f"cannot join the Ray cluster at {host}:{port} (--ray {address}): {why}. Is it up "
-            "(ray status), and is this its address?"
+            Message(
+                f"cannot join the Ray cluster at {host}:{port} (",
+                Setting("ray", address),
+                f"): {why}. Is it up (ray status), and is this its address?",
+            )
         ) from None
 
 

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import piquet_env
+from piquet_env.errors import Message, Setting
 from piquet_env.rules import Rules
 from piquet_env.untrusted import (
     UntrustedError,
@@ -170,8 +171,12 @@ def read_line(line: bytes, where: str) -> tuple[MatchKey, list[GameResult]]:
     digest = entry.get("sha256")
     if digest is None:
         raise LadderRecordError(
-            f"{where}: no checksum (written before ladder records had one), so its games cannot "
-            "be checked; run the ladder without --resume to start a new record"
+            Message(
+                f"{where}: no checksum (written before ladder records had one), so its games "
+                "cannot be checked; start a new record (without ",
+                Setting("resume"),
+                ")",
+            )
         )
     try:
         expected = sha256_hex({k: v for k, v in entry.items() if k != "sha256"})
@@ -179,8 +184,13 @@ def read_line(line: bytes, where: str) -> tuple[MatchKey, list[GameResult]]:
         raise _not_a_batch(where, "nested too deeply") from None
     if digest != expected:
         raise LadderRecordError(
-            f"{where}: checksum mismatch: the games of {_batch_name(entry)} were changed after "
-            "they were recorded; delete the line to play them again, or run without --resume"
+            Message(
+                f"{where}: checksum mismatch: the games of {_batch_name(entry)} were changed "
+                "after they were recorded; delete the line to play them again, or start a new "
+                "record (without ",
+                Setting("resume"),
+                ")",
+            )
         )
     for name in KEY_FIELDS:
         value = entry.get(name)

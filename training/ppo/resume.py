@@ -6,7 +6,7 @@ safetensors checkpoint (:mod:`piquet_agents.checkpoint`: tensors plus JSON, noth
 :func:`restore_training_checkpoint` puts them back, and refuses, naming the file and the field,
 any part that is missing or malformed. A resumed run at the same ``torch_threads`` continues bit
 for bit. :data:`RUN_FILES` are what a new run must not replace
-(:func:`~piquet_training.run_folder.check_fresh_run_dir`).
+(:meth:`~piquet_training.run_folder.RunFolder.check_fresh`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import torch
 
 from piquet_agents import checkpoint as ck
 from piquet_agents.network import ActorCritic
+from piquet_env.errors import Message, Setting
 from piquet_env.rules import make_rules
 from piquet_training.ppo.pool import OpponentPool
 from piquet_training.run_folder import RunFolderError
@@ -29,7 +30,7 @@ from piquet_training.settings.train import TrainConfig
 
 RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE)
 """What a training run leaves in its folder that a new run there must not replace
-(:func:`~piquet_training.run_folder.check_fresh_run_dir`'s ``files``)."""
+(:class:`~piquet_training.run_folder.RunFolder`'s ``holds``)."""
 
 
 def check_resume_files(out_dir: str | Path, *, tensorboard: bool) -> None:
@@ -54,8 +55,12 @@ def check_tensorboard_dir(out_dir: str | Path, *, tensorboard: bool) -> None:
     tb = Path(out_dir) / "tb"
     if tensorboard and (tb.exists() or tb.is_symlink()) and not tb.is_dir():
         raise RunFolderError(
-            f"{tb}: is not a folder, where TensorBoard's event files go: remove it, "
-            "or run with --set tensorboard=false"
+            Message(
+                f"{tb}: is not a folder, where TensorBoard's event files go: remove it, or run "
+                "with ",
+                Setting("tensorboard", False),
+            ),
+            path=tb,
         )
 
 

@@ -481,7 +481,7 @@ def _train(run: Run, resume: str | Path | None) -> TrainResult:
         if run.cap.reached(update_s):
             run.stopped_early = (
                 f"the time cap (time_budget_minutes = {cfg.time_budget_minutes:g}) was reached "
-                f"after {_done(c, cfg)}: this is not the configured run (--resume "
+                f"after {_done(c, cfg)}: this is not the configured run (resuming "
                 f"{run.out_dir} finishes it exactly)"
             )
             run.console.close_progress()

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from piquet_env.errors import Message, Setting
+
 if TYPE_CHECKING:  # torch: not imported to build the command line's parsers
     from piquet_agents.checkpoint import Checkpoint
 
@@ -21,8 +23,7 @@ TORCH = "torch"
 """The built-in trainer's ``--backend`` name."""
 RLLIB = "rllib"
 """The RLlib backend's ``--backend`` name, and the mark (``meta["trainer"]``) on its files."""
-_NAMES = {TORCH: "the built-in trainer", RLLIB: "--backend rllib"}
-_FLAGS = {TORCH: "", RLLIB: " --backend rllib"}
+_NAMES = {TORCH: "the built-in trainer", RLLIB: "the RLlib trainer"}
 
 
 def trainer_of(meta: Mapping[str, Any]) -> str:
@@ -53,16 +54,24 @@ def check_resume(ckpt: Checkpoint, backend: str, resume: str | Path) -> None:
     wrote = trainer_of(ckpt.meta)
     if "train" not in ckpt.meta and ckpt.meta.get("trainer") != RLLIB:
         raise CheckpointError(
-            f"{resume}: a policy of {_NAMES[wrote]}, not a training state (--resume takes a "
-            "run's folder or its checkpoints/latest.safetensors)",
+            Message(
+                f"{resume}: a policy of {_NAMES[wrote]}, not a training state (",
+                Setting("resume"),
+                " takes a run's folder or its checkpoints/latest.safetensors)",
+            ),
             path=ckpt.path,
             field="trainer",
         )
     if wrote != backend:
         what = "a run" if Path(resume).is_dir() else "a training checkpoint"
         raise CheckpointError(
-            f"{resume} is {what} of {_NAMES[wrote]}, not of {_NAMES[backend]}: continue it with "
-            f"piquet train{_FLAGS[wrote]} --resume {resume}",
+            Message(
+                f"{resume} is {what} of {_NAMES[wrote]}, not of {_NAMES[backend]}: continue it "
+                "with ",
+                Setting("backend", wrote),
+                " and ",
+                Setting("resume", str(resume)),
+            ),
             path=ckpt.path,
             field="trainer",
         )

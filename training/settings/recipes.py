@@ -48,8 +48,7 @@ def recipe_path(name: str) -> Path:
         return _folder() / f"{name}.toml"
     names = ", ".join(recipe_names()) or f"none (none installed in {_folder()})"
     raise ConfigError(
-        f"no config file {name!r} and no shipped recipe of that name; the recipes are {names} "
-        "(piquet train --list-configs)"
+        f"no config file {name!r} and no shipped recipe of that name; the recipes are {names}"
     )
 
 
@@ -69,4 +68,4 @@ def listing() -> str:
         return f"no recipes installed in {_folder()}"
     width = max(map(len, names))
     rows = [f"{n:<{width}}  {describe(n)}\n{'':<{width}}  ({recipe_path(n)})" for n in names]
-    return "\n".join(rows) + "\n\nuse one with: piquet train --config NAME"
+    return "\n".join(rows)

@@ -3,11 +3,11 @@
 A settings class is a dataclass deriving from :class:`Settings` whose fields are declared with
 :func:`setting`: a default, a :class:`Rule` of accepted values and any older names (aliases). The
 same code then serves every such class: TOML files (``tomllib``, or ``tomli`` on Python 3.10) at
-top level or one table deep (:func:`load_toml`), ``--set KEY=VALUE`` overrides parsed by the
-field's type (:func:`apply_overrides`), ``--show-config`` output (:func:`to_toml`, which
-:func:`load_toml` reads back) and the checks. A value out of range, of the wrong type, or an
-unknown key raises :class:`ConfigError` naming the field (and the file or ``--set``), before any
-work starts.
+top level or one table deep (:func:`load_toml`), ``KEY=VALUE`` overrides parsed by the field's
+type (:func:`apply_overrides`), TOML output (:func:`to_toml`, which :func:`load_toml` reads back)
+and the checks. A value out of range, of the wrong type, or an unknown key raises
+:class:`ConfigError` naming the field (and the file, or :data:`OVERRIDES`), before any work
+starts.
 
 A subclass may give an inherited field its own default without declaring it again, in
 ``DEFAULTS`` (the field keeps its rule, aliases and place): that is how the two training backends
@@ -27,7 +27,7 @@ share one declaration of each PPO setting (:class:`piquet_training.settings.trai
 >>> apply_overrides(Demo(), ["width=0"])
 Traceback (most recent call last):
 ...
-piquet_training.settings.schema.ConfigError: --set: width must be an integer in 1..64, got 0
+piquet_training.settings.schema.ConfigError: overrides: width must be an integer in 1..64, got 0
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from piquet_env.errors import Message, Setting
 from piquet_env.game.state import MODES
 from piquet_env.untrusted import UntrustedError, read_regular_file
 
@@ -63,6 +64,7 @@ __all__ = [
     "MAX_INT",
     "MODE",
     "OUTPUT_DIR",
+    "OVERRIDES",
     "RULES_PRESET",
     "WIDTHS",
     "ConfigError",
@@ -83,6 +85,10 @@ __all__ = [
 
 class ConfigError(ValueError):
     """A setting that is unknown, of the wrong type or out of range (the message names it)."""
+
+
+OVERRIDES = Setting("overrides")
+"""The source that errors name for :func:`apply_overrides`' ``KEY=VALUE`` strings."""
 
 
 # ------------------------------------------------------------------------------ rules of values
@@ -241,10 +247,12 @@ class Settings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
     @classmethod
-    def from_dict(cls: type[S], d: dict[str, Any], *, source: str = "config") -> S:
+    def from_dict(cls: type[S], d: dict[str, Any], *, source: str | Setting = "config") -> S:
         """Settings from :meth:`to_dict` output (or any subset, aliases allowed), checked."""
         if not isinstance(d, dict):
-            raise ConfigError(f"{source}: expected a table of settings, got {type(d).__name__}")
+            raise ConfigError(
+                Message(source, f": expected a table of settings, got {type(d).__name__}")
+            )
         return replace_checked(cls(), d, source=source).validate()
 
     def validate(self: S) -> S:
@@ -259,7 +267,9 @@ class Settings:
         """Checks that involve several fields (raise :class:`ConfigError`); none by default."""
 
 
-def _check_rule(cfg: Settings, name: str, value: Any, *, source: str, label: str = "") -> None:
+def _check_rule(
+    cfg: Settings, name: str, value: Any, *, source: str | Setting, label: str = ""
+) -> None:
     """Raise :class:`ConfigError` unless ``value`` suits field ``name`` (called ``label``, the
     name the user wrote, in the message)."""
     rule: Rule = _field(type(cfg), name).metadata.get("rule", ANY)
@@ -267,7 +277,10 @@ def _check_rule(cfg: Settings, name: str, value: Any, *, source: str, label: str
         explained = rule.explain(value) if rule.explain is not None else ""
         why = f" ({explained})" if explained else ""
         raise ConfigError(
-            f"{source}: {label or name} must be {rule.description}, got {_cut(repr(value))}{why}"
+            Message(
+                source,
+                f": {label or name} must be {rule.description}, got {_cut(repr(value))}{why}",
+            )
         )
 
 
@@ -276,7 +289,7 @@ def _field(cls: type, name: str) -> dataclasses.Field:
 
 
 def _coerce(
-    cls: type, key: str, value: Any, *, from_text: bool, source: str, label: str = ""
+    cls: type, key: str, value: Any, *, from_text: bool, source: str | Setting, label: str = ""
 ) -> Any:
     """Convert ``value`` to the declared type of field ``key``; ConfigError naming it."""
     kind = typing.get_type_hints(cls)[key]
@@ -285,8 +298,11 @@ def _coerce(
     except (TypeError, ValueError) as exc:
         how = "text" if from_text else "value"
         raise ConfigError(
-            f"{source}: config key {label or repr(key)}: bad {how} {_cut(repr(value))} "
-            f"({_cut(str(exc))})"
+            Message(
+                source,
+                f": config key {label or repr(key)}: bad {how} {_cut(repr(value))} "
+                f"({_cut(str(exc))})",
+            )
         ) from None
 
 
@@ -340,9 +356,11 @@ def _convert(kind: Any, value: Any, from_text: bool) -> Any:
     raise ValueError(f"cannot set a {kind} from a config")
 
 
-def replace_checked(cfg: S, updates: dict[str, Any], *, source: str, from_text: bool = False) -> S:
+def replace_checked(
+    cfg: S, updates: dict[str, Any], *, source: str | Setting, from_text: bool = False
+) -> S:
     """``cfg`` with ``updates`` (field names or aliases) converted to the fields' types and
-    checked against their rules; ``source`` (a file, ``--set``) is named in errors."""
+    checked against their rules; ``source`` (a file, :data:`OVERRIDES`) is named in errors."""
     cls = type(cfg)
     names = set(cls.field_names())
     aliases = cls.aliases()
@@ -352,12 +370,15 @@ def replace_checked(cfg: S, updates: dict[str, Any], *, source: str, from_text: 
         name = aliases.get(key, key)
         if name not in names:
             raise ConfigError(
-                f"{source}: unknown config key {key!r} (known keys: {', '.join(sorted(names))})"
+                Message(
+                    source,
+                    f": unknown config key {key!r} (known keys: {', '.join(sorted(names))})",
+                )
             )
         if name in changes:
             if key in cls.RETIRED:
                 continue
-            raise ConfigError(f"{source}: {name!r} is set twice (as {key!r} too)")
+            raise ConfigError(Message(source, f": {name!r} is set twice (as {key!r} too)"))
         label = f"{key} ({name})" if key != name else ""
         changes[name] = _coerce(
             cls,
@@ -410,14 +431,15 @@ def load_toml(path: str | Path, base: S) -> S:
 
 
 def apply_overrides(cfg: S, overrides: Iterable[str]) -> S:
-    """Apply ``key=value`` strings (from ``--set``) to ``cfg``; returns a new config."""
+    """Apply ``key=value`` strings (``overrides``, the command line's ``--set``) to ``cfg``;
+    returns a new config. Their errors name the source :data:`OVERRIDES`."""
     parsed = {}
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep:
-            raise ConfigError(f"--set expects key=value, got {item!r}")
+            raise ConfigError(Message(OVERRIDES, f" expects key=value, got {item!r}"))
         parsed[key.strip()] = value.strip()
-    return replace_checked(cfg, parsed, source="--set", from_text=True)
+    return replace_checked(cfg, parsed, source=OVERRIDES, from_text=True)
 
 
 def to_toml(cfg: Settings) -> str:

@@ -33,7 +33,7 @@ A TOML file sets fields by name, at top level or inside tables (table names only
 >>> apply_overrides(TrainConfig(), ["clip_coef=-1"])
 Traceback (most recent call last):
 ...
-piquet_training.settings.schema.ConfigError: --set: clip_coef must be a number > 0, got -1.0
+piquet_training.settings.schema.ConfigError: overrides: clip_coef must be a number > 0, got -1.0
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from piquet_env.agent import Agent
+from piquet_env.errors import Message, Setting
 from piquet_env.rules import Rules
 from piquet_training.evaluation.duplicate.checks import chunk_checker
 from piquet_training.evaluation.duplicate.match import (
@@ -192,13 +193,20 @@ def _fan_out(
 
 
 def check_save_dir(save_dir: str | None, fanout: Fanout) -> None:
-    """Raise ``ValueError`` when game logs (``save_dir``, ``--save-games``) are asked of a
-    cluster: each game's log is written where the game is played, so only where every task runs
-    on this machine (no Ray, or ``--ray local``)."""
+    """Raise ``ValueError`` when game logs (``save_dir``) are asked of a cluster: each game's
+    log is written where the game is played, so only where every task runs on this machine (no
+    Ray, or ``ray="local"``)."""
     if save_dir is not None and not fanout.on_this_machine:
         raise ValueError(
-            f"--save-games writes each game's log where it is played: not with --ray "
-            f"{fanout.ray} (use --ray local, or no --ray)"
+            Message(
+                "game logs (",
+                Setting("save_dir"),
+                ") are written where each game is played: not with ",
+                Setting("ray", fanout.ray),
+                " (use ",
+                Setting("ray", "local"),
+                ", or no cluster)",
+            )
         )
 
 

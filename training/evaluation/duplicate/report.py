@@ -167,9 +167,7 @@ class MatchReport:
             )
         p_text = f"p = {self.p_value:.2g}" if self.p_value >= 1e-16 else "p < 1e-16"
         if self.too_small:
-            verdict = (
-                f"too few pairs to judge ({self.n_pairs} < {MIN_PAIRS}; play more with --deals)"
-            )
+            verdict = f"too few pairs to judge ({self.n_pairs} < {MIN_PAIRS}; play more pairs)"
         elif self.significant:
             better, worse = (a, b) if self.mean_diff > 0 else (b, a)
             verdict = f"{better} is significantly better than {worse} ({p_text})"
