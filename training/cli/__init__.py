@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from piquet_cli.common import TRAIN_MODULES, CLIError, Parser, missing, run_command
 from piquet_env import __version__
 from piquet_table.web import WEB_EXTRA
+from piquet_training.threads import spin_briefly
 
 WEB_MODULES = (*TRAIN_MODULES, *WEB_EXTRA)
 """The modules of the ``web`` extra (with the ``train`` extra it includes)."""
@@ -80,7 +81,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``piquet`` console script."""
+    """Entry point of the ``piquet`` console script. Before any command loads torch, its idle
+    OpenMP threads are told to spin briefly (:func:`~piquet_training.threads.spin_briefly`)."""
+    spin_briefly()
     typed = list(sys.argv[1:] if argv is None else argv)
     if typed == ["--version"]:  # no command's parser needed: nothing heavy is imported
         print(f"piquet {__version__}")

@@ -66,6 +66,7 @@ from piquet_training.ppo.vector_collector import VectorCollector
 from piquet_training.run_folder import RunFolder
 from piquet_training.run_log import RunLogger
 from piquet_training.settings.train import TrainConfig, to_toml
+from piquet_training.threads import spin_briefly
 
 WARM_START_FILE = "bc.safetensors"
 """The warm-started policy a run saves in its folder before its first update (a policy file)."""
@@ -451,7 +452,9 @@ def train(
     """Run (or, with ``resume``, continue) a training run; see the module docstring. A new run
     refuses a folder that holds one unless ``overwrite``
     (:meth:`~piquet_training.run_folder.RunFolder.check_fresh`); a resumed run's files are
-    checked before anything is trained (:func:`check_resume_files`)."""
+    checked before anything is trained (:func:`check_resume_files`). The worker processes it
+    starts spin their idle threads briefly (:func:`~piquet_training.threads.spin_briefly`)."""
+    spin_briefly()
     if resume is not None:
         check_resume_files(cfg.out_dir, tensorboard=cfg.tensorboard)
     else:

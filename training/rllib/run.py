@@ -51,6 +51,7 @@ from piquet_training.rllib.league import MAIN, snapshot_ids
 from piquet_training.rllib.vector_env import refresh_self
 from piquet_training.run_folder import RunFolder
 from piquet_training.settings.backends import check_resume
+from piquet_training.threads import spin_briefly
 
 RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE)
 """What an RLlib run leaves in its folder that a new run there must not replace."""
@@ -266,7 +267,9 @@ def train(
     here unless the caller initialized it. Raises
     :class:`~piquet_training.run_folder.RunFolderError` for a folder that cannot take the run,
     :class:`~piquet_agents.checkpoint.CheckpointError` for a bad ``resume`` and
-    ``ConnectionError`` when ``cfg.address`` cannot be joined."""
+    ``ConnectionError`` when ``cfg.address`` cannot be joined. The processes it starts spin their
+    idle threads briefly (:func:`~piquet_training.threads.spin_briefly`)."""
+    spin_briefly()
     folder = RunFolder(Path(cfg.out_dir), holds=RUN_FILES)
     folder.check_writable((METRICS_JSONL, *RUN_FILES))
     ckpt = None

@@ -134,8 +134,9 @@ class PPOSettings(Settings):
     """Write ``checkpoints/latest.safetensors`` every this many updates (and at the end)."""
     torch_threads: int = setting(2, integer(1, 1024), aliases=("learner_threads",))
     """``torch.set_num_threads`` of the learner. The built-in trainer: self-play and the update
-    (idle threads spin briefly: :data:`piquet_training.SPIN_COUNT`); evaluation worker processes
-    share these threads (at least one each), and evaluation in the run's process uses one. RLlib:
+    (idle threads spin briefly: :data:`piquet_training.threads.SPIN_COUNT`); evaluation worker
+    processes share these threads (at least one each), and evaluation in the run's process uses
+    one. RLlib:
     the learner on the driver (env runners get one each from Ray). Runs match bit for bit only
     at the same thread count."""
 
