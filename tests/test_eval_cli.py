@@ -384,7 +384,7 @@ def test_eval_compare_pairs_two_reports_on_their_deals(tmp_path, capsys):
         (lambda d: d.update(seed=9), "not the same deals: seed is 0 in"),
         (lambda d: d.update(rules="classic"), "not the same deals: rules is"),
         (lambda d: d.pop("games"), "games: missing or empty"),
-        (lambda d: d.pop("mode"), "mode: missing (not a report of piquet eval --json)"),
+        (lambda d: d.pop("mode"), "mode: missing (not an eval report)"),
         (lambda d: d["games"].pop(), "games: 3, where its 2 pairs make 4"),
         (lambda d: d["games"][0].pop("points"), "games[0]: missing points"),
         (lambda d: d["games"][0].update(extra=1), 'games[0]: unknown "extra"'),

@@ -69,6 +69,30 @@ def same_deals(a: Deals, b: Deals) -> tuple[str, Any, Any] | None:
     return None
 
 
+def not_same_deals(
+    a: tuple[Deals, object], b: tuple[Deals, object], names: dict[str, str] | None = None
+) -> Message | None:
+    """Why two results, each ``(deals, where it was read)``, do not compare pair by pair: the
+    first field where their deals differ (named as their files name it, ``names``), and the
+    settings that make them the same; None if they were played on the same deals."""
+    differ = same_deals(a[0], b[0])
+    if differ is None:
+        return None
+    key, in_a, in_b = differ
+    return Message(
+        f"not the same deals: {(names or {}).get(key, key)} is {in_a!r} in {a[1]} and {in_b!r} "
+        f"in {b[1]} (play both with the same ",
+        Setting("seed"),
+        ", ",
+        Setting("pairs"),
+        ", ",
+        Setting("rules"),
+        " and ",
+        Setting("mode"),
+        ")",
+    )
+
+
 class ReportError(ValueError):
     """A report that is not one ``piquet eval --json`` writes, or two that did not play the same
     deals: the message names the file and what is wrong."""
@@ -245,23 +269,9 @@ def compare_reports(path_a: str | Path, path_b: str | Path) -> Comparison:
     have played the same deals (the same rules, mode, seed and number of pairs); else a
     :class:`ReportError` says which differs."""
     a, b = read_report(path_a), read_report(path_b)
-    differ = same_deals(a.deals, b.deals)
+    differ = not_same_deals((a.deals, path_a), (b.deals, path_b), {"pairs": "n_pairs"})
     if differ is not None:
-        key, in_a, in_b = differ
-        raise ReportError(
-            Message(
-                f"not the same deals: {'n_pairs' if key == 'pairs' else key} is {in_a!r} in "
-                f"{path_a} and {in_b!r} in {path_b} (play both with the same ",
-                Setting("seed"),
-                ", ",
-                Setting("pairs"),
-                ", ",
-                Setting("rules"),
-                " and ",
-                Setting("mode"),
-                ")",
-            )
-        )
+        raise ReportError(differ)
     if a.points.keys() != b.points.keys():
         raise ReportError(f"{path_a} and {path_b}: the reports hold different pairs")
     return Comparison(a, b, Edge.paired(a.points, b.points))
