@@ -5,6 +5,8 @@
 - :mod:`.magnet`: the regularising magnet policy and its schedules;
 - :mod:`.imitation`: the warm start that imitates the heuristic;
 - :mod:`.collector` and :mod:`.vector_collector`: self-play rollouts, game by game and batched;
+- :mod:`.chunks`: an update's games collected by numbered chunks, each from its own seed, here
+  or fanned out through the evaluation's executor, gathered in order;
 - :mod:`.pool`: the training opponents (the learner, its snapshots, agents from specs);
 - :mod:`.compute`: the device and precision;
 - :mod:`.resume`: a run's saved state, restored bit for bit, and the resume check of its files

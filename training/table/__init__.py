@@ -6,5 +6,6 @@ sentences for one reader; :mod:`.input` parses what a player types; :mod:`.signa
 cleanly on Ctrl-C, SIGTERM or SIGHUP. Reading and writing game records is
 :mod:`piquet_env.game.record`'s job. :mod:`.web` is the same table in the browser (``piquet
 serve``, the ``web`` extra); :mod:`.results` sums up people's games against each agent from their
-records (``piquet humans``).
+records (``piquet humans``), with the statistics of :mod:`piquet_training.evaluation.stats`,
+which need no ``train`` extra.
 """
