@@ -80,7 +80,7 @@ def test_report_from_games_by_hand():
     assert rep.partie_score is None
     assert rep.too_small and rep.beats == "too few pairs to judge"  # its interval is above 0
     text = rep.summary()
-    assert f"verdict: too few pairs to judge (3 < {MIN_PAIRS}; play more with --deals)" in text
+    assert f"verdict: too few pairs to judge (3 < {MIN_PAIRS}; play more pairs)" in text
     assert "significantly" not in text
     assert "95% CI [36.5%, 94.0%] (Wilson)" in text
     ten = report(

@@ -135,7 +135,7 @@ def test_without_ray_installed_ray_is_one_line_naming_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     with pytest.raises(RayNotInstalledError) as err:
         Fanout(2, "local").open()
-    assert str(err.value) == "--ray needs Ray, which is not installed: " + RAY_INSTALL
+    assert str(err.value) == "a Ray cluster needs Ray, which is not installed: " + RAY_INSTALL
     assert RAY_INSTALL == "pip install -e '.[ray]'"
 
 
@@ -145,7 +145,7 @@ def test_game_logs_on_a_cluster_are_refused_before_any_game(tmp_path, monkeypatc
     Ray is even imported (and so before any game), by the library and by ``piquet eval``."""
     monkeypatch.setitem(sys.modules, "ray", None)  # nothing may reach for Ray
     match = DuplicateMatch("random", "heuristic", STANDARD, 2, "deal", 0)
-    want = f"--save-games writes each game's log where it is played: not with --ray {ray}"
+    want = f"game logs (save_dir) are written where each game is played: not with ray={ray!r}"
     with pytest.raises(ValueError, match=re.escape(want)):
         play_games(match, fanout=Fanout(2, ray), save_dir=str(tmp_path / "logs"))
     assert not (tmp_path / "logs").exists()
@@ -171,8 +171,8 @@ def test_piquet_eval_refuses_save_games_on_a_cluster_in_one_line(tmp_path, capsy
     ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--save-games writes each game's log where it is played" in err[0]
-    assert "--ray auto (use --ray local, or no --ray)" in err[0] and not logs.exists()
+    assert len(err) == 1 and "game logs (--save-games) are written where each game" in err[0]
+    assert "--ray auto (use --ray local, or no cluster)" in err[0] and not logs.exists()
 
 
 # ------------------------------------------------------------------------------- locally
