@@ -1,4 +1,4 @@
-"""The suite's one process-wide setting, and one line at its end when the browser tests did not run.
+"""The suite's process-wide settings, and one line at its end when the browser tests did not run.
 
 MKL's AVX2 code path on every x86 machine:
 
@@ -7,6 +7,16 @@ from AVX2. The golden tests that replay recorded choices (``tests/test_guided_se
 search whose close calls go the other way at a different last bit) were recorded on AVX2, so
 ``MKL_CBWR=AVX2`` (MKL's conditional numerical reproducibility) makes every machine compute what
 they recorded. It must be set before torch loads MKL, hence here; a value set outside is kept.
+
+One thread of torch per process:
+
+The suite runs as ``pytest -n 2`` on two cores: two worker processes, each with torch's default
+of a thread per core, made four OpenMP threads contend for two cores, and a small network's
+operations (an RLCard agent's, on 32 rows) took 10 to 30 ms each; the NFSP example of
+docs/integrations/rlcard.md ran 349 s, 78 s with one thread (the same report), on a busy
+two-core machine. ``OMP_NUM_THREADS=1`` (before torch loads, as above; a value set outside is
+kept) gives each process one thread, as the suite's subprocesses already had theirs. A test of
+the threads settings sets its own (``tests/test_compute.py``).
 
 The browser tests (``tests/test_web_browser.py``) need Chromium and skip without it; so that
 the skip is not missed among the others, :func:`pytest_terminal_summary` ends the run with one
@@ -19,6 +29,7 @@ import os
 from typing import Any
 
 os.environ.setdefault("MKL_CBWR", "AVX2")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 NO_CHROMIUM = "no Chromium"
 """The start of the browser tests' skip reason when Chromium is missing."""
