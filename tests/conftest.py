@@ -1,4 +1,5 @@
-"""The suite's process-wide settings, and one line at its end when the browser tests did not run.
+"""The suite's process-wide settings, how its tests are shared between pytest-xdist's workers,
+and one line at its end when the browser tests did not run.
 
 MKL's AVX2 code path on every x86 machine:
 
@@ -18,6 +19,16 @@ two-core machine. ``OMP_NUM_THREADS=1`` (before torch loads, as above; a value s
 kept) gives each process one thread, as the suite's subprocesses already had theirs. A test of
 the threads settings sets its own (``tests/test_compute.py``).
 
+The workers (``pytest -n 2 --dist loadgroup``, as ``.ci/run`` runs the suite):
+
+A test that uses a fixture its module shares between its tests (``scope="module"``: a Ray
+cluster, an RLlib run, a trained policy) is put in its module's ``xdist_group`` by
+:func:`pytest_collection_modifyitems`, so that one worker builds the fixture once, rather than
+each worker building its own when the module's tests are split between them (as plain ``-n 2``,
+pytest-xdist's ``load``, splits them: the suite passes that way too, slower). pytest-xdist sends
+the largest groups first; every other test is a group of its own, sent in the order collected,
+where the tests marked ``slow`` come first.
+
 The browser tests (``tests/test_web_browser.py``) need Chromium and skip without it; so that
 the skip is not missed among the others, :func:`pytest_terminal_summary` ends the run with one
 line saying so and how to enable them.
@@ -27,6 +38,8 @@ from __future__ import annotations
 
 import os
 from typing import Any
+
+import pytest
 
 os.environ.setdefault("MKL_CBWR", "AVX2")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -53,3 +66,34 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
     skipped = terminalreporter.stats.get("skipped", [])
     if any(NO_CHROMIUM in _skip_reason(r) for r in skipped):
         terminalreporter.write_line(BROWSER_SKIPPED, yellow=True, bold=True)
+
+
+SHARED_SCOPES = ("module", "package", "session")
+"""The scopes of a fixture built once for several tests."""
+
+
+def _shared_fixture_module(item: pytest.Item) -> str | None:
+    """The test module of ``item`` if it uses a fixture of :data:`SHARED_SCOPES` defined in a
+    test module (pytest's own, such as ``tmp_path_factory``, and conftest's are not)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    module = item.nodeid.split("::")[0]
+    for name in item.fixturenames:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if fixturedef.scope in SHARED_SCOPES and fixturedef.baseid == module:
+                return module
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the marks
+def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
+    """Put each test that uses a module-scoped fixture of its module in that module's
+    ``xdist_group``, unless it names a group of its own; and the tests marked ``slow`` first,
+    so that no long test starts on one worker while the other has nothing left to run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            module = _shared_fixture_module(item)
+            if module is not None:
+                item.add_marker(pytest.mark.xdist_group(module))

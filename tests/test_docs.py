@@ -43,6 +43,7 @@ def _blocks() -> list:
         text = page.read_text(encoding="utf-8")
         for i, m in enumerate(BLOCK.finditer(text)):
             line = text.count("\n", 0, m.start("code")) + 1
+            script = (m.group("marker") or "").startswith("script")
             found.append(
                 pytest.param(
                     page,
@@ -50,6 +51,7 @@ def _blocks() -> list:
                     m.group("marker"),
                     m.group("code"),
                     id=f"{page.relative_to(DOCS)}:{line}:{i}",
+                    marks=[pytest.mark.slow] if script else [],  # started first under xdist
                 )
             )
     return found
