@@ -170,7 +170,9 @@ def run_rllib(args: argparse.Namespace) -> int:
         f"{result.steps_per_s:,.0f} env steps/s ({result.steady_steps_per_s:,.0f} after the "
         f"first iteration); "
         + (
-            "opponent: the learner, inside the batched env"
+            "both seats learning, on the batched engine"
+            if cfg.vector_env and cfg.self_play == "both"
+            else "opponent: the learner, inside the batched env"
             if cfg.vector_env
             else f"league: {len(result.snapshots)} snapshot(s)"
         )

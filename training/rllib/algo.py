@@ -100,6 +100,13 @@ class RLlibConfig(PPOSettings):
     per env: the exploiter's :class:`~piquet_training.rllib.exploit.TargetSeatEnv`, and in
     self-play the league of frozen snapshots (:mod:`piquet_training.rllib.league`, whose
     settings below apply to it only)."""
+    self_play: str = setting("inside", one_of("inside", "both"))
+    """Self-play on the batched engine (``vector_env``): ``"inside"``, the learner against
+    itself as of its last update inside the env
+    (:class:`~piquet_training.rllib.vector_env.TargetVectorEnv`, RLlib's single-agent env
+    runners), only the learner's seat a trajectory; ``"both"``, both seats agents of one
+    module ``main`` (:class:`~piquet_training.rllib.both_seats.BothSeatsVectorEnv`, RLlib's
+    multi-agent env runners), both seats' moves trajectories."""
 
     critic: str = setting("obs", one_of("obs", "state"))
     """``"obs"``: the value head shares the actor's trunk and reads the observation.
@@ -157,6 +164,11 @@ class RLlibConfig(PPOSettings):
             raise ConfigError(
                 f"{self.NAME}: critic='state' reads the full-information state, which only the "
                 "batched env gives: set vector_env=true, or critic='obs'"
+            )
+        if self.self_play == "both" and not self.vector_env:
+            raise ConfigError(
+                f"{self.NAME}: self_play='both' steps the batched engine: set vector_env=true "
+                "(the league plays both seats of its own when self_play_weight > 0)"
             )
         if self.updates < 1:
             raise ConfigError(f"{self.NAME}: updates must be at least 1, got {self.updates}")
@@ -259,16 +271,49 @@ def vector_config(cfg: RLlibConfig, target: str) -> Any:
     )
 
 
+def both_config(cfg: RLlibConfig) -> Any:
+    """The RLlib ``PPOConfig`` of self-play with both seats learning on the batched engine
+    (:class:`~piquet_training.rllib.both_seats.BothSeatsVectorEnv`, built by RLlib's
+    multi-agent env runner subclass :class:`~piquet_training.rllib.both_seats.
+    BothSeatsEnvRunner`, ``num_envs_per_env_runner`` games each): :func:`ppo_config` with both
+    agents mapped to the module ``main`` (:func:`module_spec`), the only one, trained on both
+    seats' moves (with ``critic="state"`` the env gives its asymmetric critic each game's
+    full-information state from the seat to act), and the callback that logs every move
+    applied."""
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+    from piquet_training.rllib import both_seats, vector_env
+    from piquet_training.rllib.league import MAIN
+
+    return (
+        ppo_config(cfg)
+        .environment(
+            both_seats.register(),
+            env_config={**env_config_of(cfg), "critic_state": cfg.critic == "state"},
+            disable_env_checking=True,  # random unmasked actions would be illegal
+        )
+        .env_runners(env_runner_cls=both_seats.BothSeatsEnvRunner)
+        .multi_agent(
+            policies={MAIN}, policy_mapping_fn=both_seats.main_module, policies_to_train=[MAIN]
+        )
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MAIN: module_spec(cfg)}))
+        .callbacks([vector_env.moves_callback()])
+    )
+
+
 def algo_config(cfg: RLlibConfig) -> Any:
     """The RLlib ``PPOConfig`` of a self-play run: with ``cfg.vector_env`` (the default) the
     learner against itself inside the batched env (:func:`vector_config`, the target
-    ``"self"``); else multi-agent over the PettingZoo env, :func:`ppo_config` with the module
-    ``main`` (:func:`module_spec`) and the league's callback, the env options from the
+    ``"self"``), or with ``cfg.self_play="both"`` both seats learning on it
+    (:func:`both_config`); else multi-agent over the PettingZoo env, :func:`ppo_config` with
+    the module ``main`` (:func:`module_spec`) and the league's callback, the env options from the
     settings (:func:`env_config_of`)."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from piquet_training.rllib.vector_env import SELF
 
+    if cfg.vector_env and cfg.self_play == "both":
+        return both_config(cfg)
     if cfg.vector_env:
         return vector_config(cfg, SELF)
 

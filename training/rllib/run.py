@@ -301,13 +301,15 @@ def train(
             refresh_self(algorithm)
         if ckpt is not None:
             counters = dict(restore_run_checkpoint(algorithm, ckpt))
-            if cfg.vector_env:  # the opponent inside is the learner as restored
+            if cfg.vector_env and cfg.self_play == "inside":  # the opponent: the learner restored
                 refresh_self(algorithm)
 
         def after(row: dict[str, Any], c: dict[str, Any]) -> None:
             if log:
                 opponents = (
-                    "opponent: itself as of the last update"
+                    "both seats learning"
+                    if cfg.vector_env and cfg.self_play == "both"
+                    else "opponent: itself as of the last update"
                     if cfg.vector_env
                     else f"snapshots {row['snapshots']}, win rate vs newest "
                     f"{row['win_rate_vs_latest']:.2f}"
