@@ -34,16 +34,35 @@ and a ``multi_agent`` mapping of both agents (``piquet_training.rllib.algo.both_
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
 import gymnasium
 import numpy as np
+from ray.rllib.connectors.module_to_env.listify_data_for_vector_env import (
+    ListifyDataForVectorEnv,
+)
+from ray.rllib.connectors.module_to_env.unbatch_to_individual_items import (
+    UnBatchToIndividualItems,
+)
 from ray.rllib.env.env_context import EnvContext
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
+from ray.rllib.utils.metrics import (
+    NUM_AGENT_STEPS_SAMPLED,
+    NUM_AGENT_STEPS_SAMPLED_LIFETIME,
+    NUM_ENV_STEPS_SAMPLED,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_EPISODES,
+    NUM_EPISODES_LIFETIME,
+    NUM_MODULE_STEPS_SAMPLED,
+    NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+)
+from ray.rllib.utils.spaces.space_utils import unbatch as unbatch_fn
 
 from piquet_env.vector import NO_ACTION, BatchGame
 
@@ -267,10 +286,128 @@ def register(name: str = BOTH_ENV_NAME) -> str:
     return name
 
 
+class ListifyByIndex(ListifyDataForVectorEnv):
+    """RLlib's ``ListifyDataForVectorEnv``, the multi-agent case, finding each episode's index
+    in a dict (RLlib searches the list of episodes for every game: quadratic in the games)."""
+
+    def __call__(
+        self,
+        *,
+        batch: dict[str, Any],
+        episodes: list[Any],
+        shared_data: dict | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Each column as one dict of agents' items per episode, in the episodes' order."""
+        if not episodes or not isinstance(episodes[0], MultiAgentEpisode):
+            return super().__call__(
+                batch=batch, episodes=episodes, shared_data=shared_data, **kwargs
+            )
+        index = {eps.id_: i for i, eps in enumerate(episodes)}
+        old = (shared_data or {}).get("old_episode_ids", {})
+        for column, data in batch.copy().items():
+            items: list[dict] = [{} for _ in episodes]
+            for (eps_id, agent_id, _), value in data.items():
+                assert len(value) == 1
+                items[index.get(old.get(eps_id, eps_id), 0)][agent_id] = value[0]
+            batch[column] = items
+        return batch
+
+
+class UnBatchByIndex(UnBatchToIndividualItems):
+    """RLlib's ``UnBatchToIndividualItems``, the multi-agent case, finding each episode in a
+    dict (RLlib searches the list of episodes for every game: quadratic in the games)."""
+
+    def __call__(
+        self,
+        *,
+        batch: dict[str, Any],
+        episodes: list[Any],
+        shared_data: dict | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Each module's columns as one item per (episode, agent, module) key."""
+        memorized = (shared_data or {}).get("memorized_map_structure")
+        if not isinstance(memorized, dict):
+            return super().__call__(
+                batch=batch, episodes=episodes, shared_data=shared_data, **kwargs
+            )
+        renamed = (shared_data or {}).get("vector_env_episodes_map", {})
+        by_id = {eps.id_: eps for eps in episodes}
+        for module_id, module_data in batch.copy().items():
+            if module_id not in memorized:
+                raise KeyError(f"ModuleID={module_id} not found in `memorized_map_structure`!")
+            keys = []
+            for eps_id, agent_id in memorized[module_id]:
+                episode = by_id.get(renamed.get(eps_id, eps_id))
+                if episode is None:
+                    raise ValueError(f"No episode found that matches the ID={eps_id}.")
+                keys.append((eps_id, agent_id, module_id))
+            for column, column_data in module_data.items():
+                module_data[column] = {
+                    key: [item] for key, item in zip(keys, unbatch_fn(column_data))
+                }
+        return batch
+
+
 class BothSeatsEnvRunner(MultiAgentEnvRunner):
     """RLlib's multi-agent env runner building one :class:`BothSeatsVectorEnv` (the registered
     factory of ``config.env``, ``num_envs_per_env_runner`` games) instead of its sync vector of
-    sub-envs; the rest is RLlib's."""
+    sub-envs; the rest is RLlib's, but for what costs it per game and step and need not:
+
+    - the sampled steps' metrics (RLlib logs five values a game a step) are counted in plain
+      counters and logged once a :meth:`sample`, the same sums;
+    - two module-to-env connector pieces, ``UnBatchToIndividualItems`` and
+      ``ListifyDataForVectorEnv``, search the episodes by id in a dict (:class:`UnBatchByIndex`,
+      :class:`ListifyByIndex`) where RLlib's search the list for each game."""
+
+    def __init__(self, config: Any, **kwargs: Any) -> None:
+        self._counted: Counter = Counter()
+        super().__init__(config=config, **kwargs)
+        pieces = self._module_to_env.connectors
+        faster = {ListifyDataForVectorEnv: ListifyByIndex, UnBatchToIndividualItems: UnBatchByIndex}
+        for i, piece in enumerate(pieces):
+            cls = faster.get(type(piece))
+            if cls is not None:
+                pieces[i] = cls(
+                    input_observation_space=piece.input_observation_space,
+                    input_action_space=piece.input_action_space,
+                )
+
+    def sample(self, **kwargs: Any) -> list[Any]:
+        """RLlib's ``sample``, then the steps it counted logged to the metrics."""
+        episodes = super().sample(**kwargs)
+        self._log_counted()
+        return episodes
+
+    def _increase_sampled_metrics(self, num_steps: int, next_obs: Any, episode: Any) -> int:
+        """Count what RLlib's runner logs for one game's step (logged by :meth:`sample`)."""
+        counted = self._counted
+        counted[None] += num_steps
+        if episode.is_done:
+            counted[()] += 1
+        for aid in next_obs:
+            counted[str(aid)] += 1
+            counted[(episode.module_for(aid),)] += 1
+        return num_steps
+
+    def _log_counted(self) -> None:
+        counted, self._counted = self._counted, Counter()
+        log = self.metrics.log_value
+        steps = counted.pop(None, 0)
+        log(NUM_ENV_STEPS_SAMPLED, steps, reduce="sum")
+        log(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps, reduce="lifetime_sum", with_throughput=True)
+        episodes = counted.pop((), 0)
+        if episodes:
+            log(NUM_EPISODES, episodes, reduce="sum")
+            log(NUM_EPISODES_LIFETIME, episodes, reduce="lifetime_sum")
+        for key, count in counted.items():
+            if isinstance(key, tuple):
+                log((NUM_MODULE_STEPS_SAMPLED, key[0]), count, reduce="sum")
+                log((NUM_MODULE_STEPS_SAMPLED_LIFETIME, key[0]), count, reduce="lifetime_sum")
+            else:
+                log((NUM_AGENT_STEPS_SAMPLED, key), count, reduce="sum")
+                log((NUM_AGENT_STEPS_SAMPLED_LIFETIME, key), count, reduce="lifetime_sum")
 
     def make_env(self) -> None:
         """Build the env, as ``MultiAgentEnvRunner.make_env`` does its sync vector."""
