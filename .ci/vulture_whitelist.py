@@ -30,6 +30,10 @@ _._forward
 _._forward_train
 _.on_episode_step  # RLlibCallback hook (training/rllib/exploit.py)
 _.on_sample_end  # RLlibCallback hook (training/rllib/exploit.py)
+_.get_observation_space  # MultiAgentEnv API RLlib's runner calls (training/rllib/both_seats.py)
+_.get_action_space  # MultiAgentEnv API RLlib's runner calls (training/rllib/both_seats.py)
+_._increase_sampled_metrics  # MultiAgentEnvRunner hook overridden (training/rllib/both_seats.py)
+_._needs_initial_reset  # MultiAgentEnvRunner's flag, read by its sample (rllib/both_seats.py)
 # The narrator's event handlers, dispatched by event name (training/table/narrate.py)
 _._partie
 _._deal_end

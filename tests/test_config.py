@@ -112,6 +112,7 @@ RLLIB_BAD: dict[str, list[str]] = {
     "num_env_runners": ["-1"],
     "num_envs_per_env_runner": ["0"],
     "vector_env": ["maybe"],
+    "self_play": ["league"],
     "torch_threads": ["0"],
     "num_cpus": ["0"],
     "rules": ["bezique"],

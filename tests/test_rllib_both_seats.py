@@ -247,3 +247,18 @@ def test_the_runner_samples_both_seats_as_rllib_does(ray_local) -> None:
     assert {m for e in fast for _, _, m in e.values()} == {"main"}
     assert all(set(e) == {"player_0", "player_1"} for e in fast if len(e) == 2)
     assert sum(len(e) == 2 for e in fast) > len(fast) // 2
+
+
+def test_the_speed_study_builds_each_path() -> None:
+    """``studies.rllib_both_speed``: RLlib's sync vector of PettingZoo envs on its own runner,
+    the batched engine on the runner subclass, the opponent inside on the single-agent runner."""
+    from piquet_training.rllib.both_seats import BothSeatsEnvRunner
+    from piquet_training.studies.rllib_both_speed import PATHS, path_config
+
+    configs = {path: path_config(path, TINY, 4, 64) for path in PATHS}
+    assert configs["sync"].env == "piquet" and configs["sync"].env_runner_cls is None
+    assert configs["sync"].is_multi_agent and configs["both"].is_multi_agent
+    assert configs["both"].env_runner_cls is BothSeatsEnvRunner
+    assert not configs["inside"].is_multi_agent
+    with pytest.raises(ValueError, match="path must be one of"):
+        path_config("async", TINY, 4, 64)
