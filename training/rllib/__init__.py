@@ -10,7 +10,9 @@
 - :mod:`piquet_training.rllib.exploit`: the exploiter (``piquet exploit --backend rllib``), a
   best response to a target played inside each env;
 - :mod:`piquet_training.rllib.vector_env`: the exploiter's env on the batched engine, N games
-  as arrays with the target inside, for RLlib's single-agent env runners.
+  as arrays with the target inside, for RLlib's single-agent env runners;
+- :mod:`piquet_training.rllib.both_seats`: both seats learning on the batched engine, N games
+  as arrays for RLlib's multi-agent env runners (``self_play="both"``).
 
 ``piquet train --backend rllib``'s command line is :mod:`piquet_cli.train_rllib`.
 

@@ -4,5 +4,7 @@
 - :mod:`.exact_coverage`: how often a match's 95% interval holds the exact truth on `mini`;
 - :mod:`.fanout_speed`: a match's time here, in worker processes and on a local Ray instance;
 - :mod:`.rllib_exploit_speed`: the RLlib exploiter's env steps/s on one env runner, on the
-  batched engine and on the PettingZoo env, beside the built-in collector, and its profile.
+  batched engine and on the PettingZoo env, beside the built-in collector, and its profile;
+- :mod:`.rllib_both_speed`: RLlib self-play with both seats learning on one env runner, RLlib's
+  sync vector of PettingZoo envs against the batched engine, beside the built-in collector.
 """
