@@ -307,7 +307,7 @@ def train(
         def after(row: dict[str, Any], c: dict[str, Any]) -> None:
             if log:
                 opponents = (
-                    "both seats learning"
+                    "both seats learning (main's return is both seats', zero)"
                     if cfg.vector_env and cfg.self_play == "both"
                     else "opponent: itself as of the last update"
                     if cfg.vector_env
