@@ -163,9 +163,9 @@ def ray_local():
 
 
 def test_one_rllib_iteration_learns_on_both_seats(ray_local, tmp_path) -> None:
-    """One iteration of ``piquet train --backend rllib --set self_play=both`` (RLlib's run loop,
-    env runner on the driver): every move applied is an env step, and the run's checkpoint and
-    policy are written."""
+    """One iteration of ``piquet train --backend rllib --set self_play=both`` with the
+    asymmetric critic (RLlib's run loop, env runner on the driver): every move applied is an env
+    step, and the run's checkpoint and policy are written."""
     import torch
 
     from piquet_agents import checkpoint as ck
@@ -183,6 +183,7 @@ def test_one_rllib_iteration_learns_on_both_seats(ray_local, tmp_path) -> None:
         seed=2,
         rules=TINY,
         self_play="both",
+        critic="state",  # the env gives each game's full-information state
     )
     result = train(cfg, log=None)
     (row,) = result.history
