@@ -254,10 +254,12 @@ def test_the_speed_study_builds_each_path() -> None:
     """``studies.rllib_both_speed``: RLlib's sync vector of PettingZoo envs on its own runner,
     the batched engine on the runner subclass, the opponent inside on the single-agent runner."""
     from piquet_training.rllib.both_seats import BothSeatsEnvRunner
+    from piquet_training.rllib.env import ENV_OPTIONS
     from piquet_training.studies.rllib_both_speed import PATHS, path_config
 
     configs = {path: path_config(path, TINY, 4, 64) for path in PATHS}
     assert configs["sync"].env == "piquet" and configs["sync"].env_runner_cls is None
+    assert set(configs["sync"].env_config) <= set(ENV_OPTIONS)  # the PettingZoo env's only
     assert configs["sync"].is_multi_agent and configs["both"].is_multi_agent
     assert configs["both"].env_runner_cls is BothSeatsEnvRunner
     assert not configs["inside"].is_multi_agent

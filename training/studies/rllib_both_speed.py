@@ -88,8 +88,9 @@ def path_config(path: str, rules: str, envs: int, batch: int) -> Any:
     if path == "inside":
         return algo_config(cfg)
     config = both_config(cfg)
-    if path == "sync":
-        config.environment(register(), env_config=env_config_of(cfg))
+    if path == "sync":  # (environment() would merge env_config: the batched env's keys stay)
+        config.environment(register())
+        config.env_config = env_config_of(cfg)
         config.env_runners(env_runner_cls=None)
     return config
 
