@@ -297,7 +297,7 @@ def train(
         algorithm = build_algorithm(algo_config, cfg, done)
         counters: dict[str, Any] = {}
         set_start(algorithm, start)
-        if cfg.vector_env and start:  # the opponent inside starts as the learner
+        if cfg.vector_env and cfg.self_play == "inside" and start:  # the opponent, as the learner
             refresh_self(algorithm)
         if ckpt is not None:
             counters = dict(restore_run_checkpoint(algorithm, ckpt))
