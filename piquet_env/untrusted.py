@@ -33,6 +33,7 @@ b'{"a":[2,"\\\\u00e9"],"b":1}'
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
@@ -138,7 +139,11 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> byt
     :func:`open_regular_file` checks it; ``what`` says what it should be, for the messages."""
     try:
         with open_regular_file(path, max_bytes, what) as f:
-            data = f.read(max_bytes + 1)
+            # read what the file holds (read(max_bytes) would first take max_bytes of memory)
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(min(size, max_bytes) + 1)
+            if len(data) > size:  # it grew since: read on, up to the cap
+                data += f.read(max_bytes + 1 - len(data))
     except OSError as err:
         raise UntrustedError(f"{path}: cannot be read ({err.strerror or err})") from None
     if len(data) > max_bytes:  # it grew while being read
@@ -168,6 +173,23 @@ def read_lines(f: BinaryIO, max_line: int, where: str, max_bytes: int) -> Iterat
         if total > max_bytes:
             raise UntrustedError(f"{where}: over the {_size_text(max_bytes)} it may take")
         yield line
+
+
+def is_utf8(data: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether ``data`` is UTF-8 text, decoded ``chunk`` bytes at a time (no copy of the whole
+    is made).
+
+    >>> is_utf8("é".encode()), is_utf8(b"\\xe9")
+    (True, False)
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(data), chunk):
+            decoder.decode(data[start : start + chunk])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _no_constant(name: str) -> object:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -389,7 +390,18 @@ def test_eval_compare_pairs_two_reports_on_their_deals(tmp_path, capsys):
         (lambda d: d["games"][0].pop("points"), "games[0]: missing points"),
         (lambda d: d["games"][0].update(extra=1), 'games[0]: unknown "extra"'),
         (lambda d: d["games"][0].update(pair=0.5), "games[0].pair: expected an integer (at most"),
-        (lambda d: d["games"][1].update(points=10**400), "games[1].points: expected an integer"),
+        (
+            lambda d: d["games"][1].update(points=10**400),
+            "not JSON (parse error: integer overflow)",
+        ),
+        (lambda d: d["games"][1].update(points=2**60), "games[1].points: expected an integer"),
+        (lambda d: d["games"][1].update(points=[1]), "games[1].points: expected a number, got arr"),
+        (
+            lambda d: d.update(seed={"a": [1]}),
+            "seed: expected an integer (at most 2^53 in size), got o",
+        ),
+        (lambda d: d.update(games=5), "games: missing or empty"),
+        (lambda d: d["games"].append(7), "games[4]: expected an object, got number"),
         (
             lambda d: d["games"][2].update(deals=True),
             "games[2].deals: expected an integer (at most 2^53 in size), got true",
@@ -416,6 +428,37 @@ def test_eval_compare_refuses_reports_that_do_not_pair(change, message, tmp_path
     assert main(["eval", "--compare", str(a), str(b)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("piquet eval: ") and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" + b"1," * 3_000_000 + b"1]", "expected an object (an eval report), got array"),
+        (
+            b'{"junk": [' + b"[1]," * 1_500_000 + b'1], "games": [7]}',
+            "games[0]: expected an object",
+        ),
+    ],
+)
+def test_a_large_report_out_of_place_costs_about_its_size(content, message, tmp_path):
+    """Issue 57, point 11: a 200 MB JSON array cost 1.4 GiB before it was refused. Read as a
+    stream, a 6 MB array is refused at its first byte, and 6 MB passed over unbuilt under a key
+    no report has cost nothing beyond the file's own bytes (parsed whole, the first took 25 MB
+    of Python objects, the second 60)."""
+    import tracemalloc
+
+    from piquet_training.evaluation.paired import ReportError, read_report
+
+    path = tmp_path / "big.json"
+    path.write_bytes(content)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ReportError, match=re.escape(message)):
+            read_report(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(content) + (8 << 20), peak  # the bytes, and a few MB whatever the size
 
 
 def test_eval_compare_refuses_what_is_not_a_report(tmp_path, capsys):

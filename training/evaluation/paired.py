@@ -19,16 +19,20 @@ luck of the cards, most of the variance, is the same in both and cancels.
 
 from __future__ import annotations
 
+import io
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from piquet_env.errors import Message, Setting
 from piquet_env.untrusted import (
+    MAX_DEPTH,
     UntrustedError,
+    is_utf8,
     json_kind,
-    read_json_file,
+    read_regular_file,
     short_json,
 )
 from piquet_training.evaluation.duplicate import (
@@ -178,38 +182,137 @@ class Report:
         return Edge.of_pairs(self.points)
 
 
+HEADER_KINDS: dict[str, type] = {
+    "agent_a": str,
+    "agent_b": str,
+    "rules": str,
+    "mode": str,
+    "seed": int,
+    "n_pairs": int,
+    "variance_reduction": str,
+}
+"""The report's fields that :func:`read_report` reads besides its games, and their kinds."""
+_CONTAINERS = {"start_map": "object", "start_array": "array"}
+
+
 def read_report(path: str | Path) -> Report:
     """The report ``path`` wrote by ``piquet eval --json``, read as untrusted input; a
     :class:`ReportError` naming the file and the field for anything else (a report without its
-    games included, a file cut short, a game out of place)."""
+    games included, a file cut short, a game out of place).
+
+    The JSON is parsed as a stream of events (``ijson``), so a file costs about its size and
+    what it is made into: its header, and its games one at a time, each checked as it comes and
+    kept as a :class:`GameResult`; whatever else it holds is passed over unbuilt, and the first
+    thing out of place stops the read (a 200 MB array is refused at its first byte)."""
     try:
-        d = read_json_file(path, REPORT_MAX_BYTES, "an eval report")
+        data = read_regular_file(path, REPORT_MAX_BYTES, "an eval report")
     except UntrustedError as exc:
         raise ReportError(str(exc)) from None
-    if not isinstance(d, dict):
-        raise ReportError(f"{path}: expected an object (an eval report), got {json_kind(d)}")
-    header: dict[str, Any] = {}
-    kinds = {"agent_a": str, "agent_b": str, "rules": str, "mode": str, "seed": int}
-    for key, kind in {**kinds, "n_pairs": int}.items():
-        if key not in d:
+    if not is_utf8(data):
+        raise ReportError(f"{path}: not UTF-8 text")
+    header, games = _read_stream(_events(data, path), path)
+    for key, kind in HEADER_KINDS.items():
+        if key not in header and key != "variance_reduction":
             raise ReportError(f"{path}: {key}: missing (not an eval report)")
-        header[key] = _field(d[key], kind, f"{path}: {key}")
-    vr = _field(d.get("variance_reduction", ""), str, f"{path}: variance_reduction")
-    games = d.get("games")
-    if not isinstance(games, list) or not games:
+        header[key] = _field(header.get(key, ""), kind, f"{path}: {key}")
+    if not games:
         raise ReportError(f"{path}: games: missing or empty (an eval report holds its games)")
     n = header["n_pairs"]
     if len(games) != 2 * n:
         raise ReportError(f"{path}: games: {len(games)}, where its {n} pairs make {2 * n}")
-    by_pair = games_by_pair(_game(g, f"{path}: games[{i}]") for i, g in enumerate(games))
+    by_pair = games_by_pair(games)
     both = all({g.game for g in v} == {0, 1} for v in by_pair.values())
     if set(by_pair) != set(range(n)) or not both:
         raise ReportError(f"{path}: games: expected games 0 and 1 of each pair 0 to {n - 1}")
     pairs = [by_pair[k] for k in range(n)]
+    vr = header.pop("variance_reduction")
     values = corrected_pairs(pairs) if vr else [pair_points(v) for v in pairs]
     if not all(math.isfinite(v) for v in values):
         raise ReportError(f"{path}: games: points per deal beyond a float's range")
     return Report(**header, variance_reduction=vr, points=dict(enumerate(values)))
+
+
+def _events(data: bytes, path: str | Path) -> Iterator[tuple[str, Any]]:
+    """The JSON ``data``'s parse events ``(event, value)``, numbers as ``int`` or ``float``;
+    :class:`ReportError` naming the file where it stops being JSON (``NaN`` and ``Infinity``
+    are not)."""
+    import ijson
+
+    try:
+        for _, event, value in ijson.parse(io.BytesIO(data), use_float=True):
+            yield event, value
+    except ijson.JSONError as exc:  # its first line says what (the rest draws where)
+        raise ReportError(f"{path}: not JSON ({str(exc).splitlines()[0].strip()})") from None
+
+
+def _read_stream(
+    events: Iterator[tuple[str, Any]], path: str | Path
+) -> tuple[dict[str, Any], list[GameResult]]:
+    """A report's header fields (:data:`HEADER_KINDS`, scalars as they are) and its games, from
+    its parse events; anything else passed over."""
+    event, value = next(events, ("end", None))
+    if event != "start_map":
+        kind = _CONTAINERS.get(event) or json_kind(value)
+        raise ReportError(f"{path}: expected an object (an eval report), got {kind}")
+    header: dict[str, Any] = {}
+    games: list[GameResult] = []
+    for event, key in events:
+        if event == "end_map":
+            break
+        event, value = next(events)
+        if key == "games" and event == "start_array":
+            games = list(_games(events, path))
+        elif key in HEADER_KINDS and event in _CONTAINERS:
+            header[key] = _Unbuilt(_CONTAINERS[event])
+            _pass_over(events)
+        elif key in HEADER_KINDS:
+            header[key] = value
+        elif event in _CONTAINERS:
+            _pass_over(events)
+    return header, games
+
+
+def _games(events: Iterator[tuple[str, Any]], path: str | Path) -> Iterator[GameResult]:
+    """The games of a report's ``games`` array, each checked as it ends (:func:`_game`)."""
+    for i, (event, value) in enumerate(events):
+        if event == "end_array":
+            return
+        where = f"{path}: games[{i}]"
+        if event != "start_map":
+            raise ReportError(
+                f"{where}: expected an object, got {_CONTAINERS.get(event) or json_kind(value)}"
+            )
+        game: dict[str, Any] = {}
+        for inner, key in events:
+            if inner == "end_map":
+                break
+            inner, value = next(events)
+            if inner in _CONTAINERS:
+                raise ReportError(f"{where}.{key}: expected a number, got {_CONTAINERS[inner]}")
+            game[key] = value
+        yield _game(game, where)
+
+
+def _pass_over(events: Iterator[tuple[str, Any]]) -> None:
+    """Consume the rest of an object or array whose start was just read, building nothing;
+    :class:`ReportError` past :data:`~piquet_env.untrusted.MAX_DEPTH` levels."""
+    depth = 1
+    for event, _ in events:
+        if event in _CONTAINERS:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ReportError(f"nested too deeply (more than {MAX_DEPTH} deep)")
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+            if not depth:
+                return
+
+
+class _Unbuilt:
+    """An object or array the header holds where a scalar belongs (never built)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
 
 
 GAME_KEYS = frozenset(f.name for f in fields(GameResult))
@@ -228,7 +331,8 @@ def _field(v: object, kind: type, where: str) -> Any:
         ok = isinstance(v, kind)
     if not ok:
         want = {str: "a string", int: "an integer (at most 2^53 in size)", float: "a number"}[kind]
-        raise ReportError(f"{where}: expected {want}, got {short_json(v)}")
+        got = v.kind if isinstance(v, _Unbuilt) else short_json(v)
+        raise ReportError(f"{where}: expected {want}, got {got}")
     return v
 
 
