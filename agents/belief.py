@@ -79,12 +79,16 @@ def reach_weights(worlds: Sequence[Game], seat: int, agent: Any) -> np.ndarray:
     history that does not replay there (a move illegal in that world), gives 0. ``agent`` needs
     ``batch_probabilities(obs, mask)`` (a policy: one batched pass for every world) or
     ``action_probabilities(turn)``."""
+    first: dict[tuple, int] = {}  # a history met before is weighed once
+    same = [first.setdefault((w.deal_cards, tuple(w.deal_moves)), i) for i, w in enumerate(worlds)]
     weights = np.ones(len(worlds))
     batched = hasattr(agent, "batch_probabilities")
     rows: list[tuple[int, int]] = []  # (world, action) of every move of ``seat`` to weigh
     obs: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     for w, world in enumerate(worlds):
+        if same[w] != w:
+            continue
         enc = encoder_for(world.rules)
         n, replayed = world.rules.n_cards, 0
         for game, action in replay_deal(world):
@@ -104,7 +108,7 @@ def reach_weights(worlds: Sequence[Game], seat: int, agent: Any) -> np.ndarray:
         taken = probs[np.arange(len(rows)), [a for _, a in rows]]
         for (w, _), p in zip(rows, taken.tolist()):
             weights[w] *= p
-    return weights
+    return weights[same]
 
 
 def resample(weights: np.ndarray, k: int, rng: random.Random) -> list[int]:
