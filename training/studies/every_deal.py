@@ -101,8 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.exact:
             row["fraction"] = row["value"] / args.exact
         row["minutes"] = round((time.perf_counter() - t0) / 60, 2)
-        found["agents"][spec] = row
         print(json.dumps({spec: row}), flush=True)
+        row["points"] = points  # deal by deal, for pairing with another run
+        found["agents"][spec] = row
     if args.json:
         args.json.write_text(json.dumps(found, indent=2) + "\n")
     return 0
