@@ -30,15 +30,18 @@ network in the same batched passes, greedy or sampled as its agent is; any other
 own observation of the determinized deal, one game at a time), so each action is weighed by what
 it wins against that opponent, and the policy is a learned best response to it (``piquet exploit
 --search N``: a search in the manner of Timbers et al.'s ISMCTS-BR, 2022, whose leaves are the
-exploiter's own playouts; the hidden cards are dealt uniformly among those consistent with what
-the searcher knows, not weighed by the opponent's reach). The playouts alone value a leaf then
-(``mix`` 1 by default): the exploiter's critic was trained on its own decisions, not the
-opponent's.
+exploiter's own playouts). The playouts alone value a leaf then (``mix`` 1 by default): the
+exploiter's critic was trained on its own decisions, not the opponent's. By default the hidden
+cards are dealt uniformly among those consistent with what the searcher knows; with
+``belief="reach"`` (the spec option ``belief=reach``) the worlds are drawn in proportion to the
+opponent's reach, how likely he was to play as he did in each (:mod:`piquet_agents.belief`), as a
+best response weighs them.
 
-Spec: ``mcts:N:policy=PATH`` with the ``batch``, ``mix``, ``margin`` and ``against`` options (see
-:mod:`piquet_agents.registry`). The docs' Results (the guided search) has the measurements behind
-this form, and behind the removal of the others tried (a tree search with the policy's priors,
-heuristic playouts, exchanges planned as whole discards): none gained on its policy.
+Spec: ``mcts:N:policy=PATH`` with the ``batch``, ``mix``, ``margin``, ``belief`` and ``against``
+options (see :mod:`piquet_agents.registry`). The docs' Results (the guided search) has the
+measurements behind this form, and behind the removal of the others tried (a tree search with the
+policy's priors, heuristic playouts, exchanges planned as whole discards): none gained on its
+policy.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from piquet_agents.belief import BELIEFS, reach_weights, resample
 from piquet_agents.checkpoint import load_policy, read_checkpoint
 from piquet_agents.network import ActorCritic
 from piquet_env.agent import Agent, Turn
@@ -57,13 +61,16 @@ from piquet_env.game import Game, determinize
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 
-__all__ = ["FLAT_PRIOR", "UNIT", "GuidedSearchAgent", "overrule"]
+__all__ = ["FLAT_PRIOR", "REACH_POOL", "UNIT", "GuidedSearchAgent", "overrule"]
 
 FLAT_PRIOR = 0.01
 """The search weighs the actions of at least this prior probability (at least two)."""
 UNIT = 30.0
 """Deal points per unit of a leaf's value. Values are only compared with each other, so the unit
 changes no choice but by rounding: it is the one the search was measured in."""
+REACH_POOL = 64
+"""The fewest uniform determinizations a decision draws, under ``belief="reach"``, to resample
+its worlds from by the opponent's reach (at least four times the worlds it needs)."""
 
 
 class GuidedSearchAgent:
@@ -73,7 +80,9 @@ class GuidedSearchAgent:
     per decision; ``reward_scale``: reward per deal point in training (the critic's unit);
     ``batch``: leaves evaluated per forward pass; ``mix``: the playouts' weight in a leaf's value,
     in [0, 1]; ``margin``: how many standard errors another action needs to overrule the policy;
-    ``seed``: randomness of the determinizations.
+    ``seed``: randomness of the determinizations; ``opponent``: the agent that plays the other
+    seat of the playouts; ``belief``: how the determinizations are weighed (:data:`BELIEFS`:
+    ``uniform``, or ``reach``, by ``opponent``'s reach).
     """
 
     def __init__(
@@ -89,6 +98,7 @@ class GuidedSearchAgent:
         seed: int | None = None,
         name: str | None = None,
         opponent: Agent | None = None,
+        belief: str = "uniform",
     ) -> None:
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive int, got {iterations!r}")
@@ -103,6 +113,10 @@ class GuidedSearchAgent:
             math.isfinite(margin) and margin >= 0
         ):
             raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+        if belief not in BELIEFS:
+            raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, got {belief!r}")
+        if belief == "reach" and opponent is None:
+            raise ValueError("belief reach weighs worlds by an opponent's play: give the opponent")
         enc = encoder_for(rules)
         if (model.obs_size, model.n_actions) != (enc.size, enc.n_actions):
             raise ValueError(
@@ -118,6 +132,9 @@ class GuidedSearchAgent:
         self._rng = random.Random(seed)
         self.opponent = opponent
         """The agent that plays the other seat of every playout (``None``: the policy itself)."""
+        self.belief = belief
+        """How the worlds are weighed: ``uniform``, or ``reach`` (by the opponent's reach:
+        :mod:`piquet_agents.belief`)."""
         self._opponent_net: ActorCritic | None = None
         self._opponent_greedy = True
         self._gen = torch.Generator()
@@ -175,11 +192,12 @@ class GuidedSearchAgent:
         worlds = max(2, self.iterations // len(cands))
         per_wave = max(1, self.batch // len(cands))
         values = np.empty((worlds, len(cands)))
+        drawn = self._reach_worlds(game, player, worlds) if self.belief == "reach" else None
         for done in range(0, worlds, per_wave):
             wave = min(per_wave, worlds - done)
             games = []
-            for _ in range(wave):
-                world = determinize(game, player, rng)
+            for j in range(wave):
+                world = determinize(game, player, rng) if drawn is None else drawn[done + j]
                 # a draw that once seeded heuristic playouts, kept so that a seeded search makes
                 # the very choices it made when it was measured
                 rng.getrandbits(32)
@@ -190,6 +208,14 @@ class GuidedSearchAgent:
             vals = self._values(games, player, deal_index, base)
             values[done : done + wave] = np.asarray(vals).reshape(wave, len(cands))
         return cands[overrule(values, self.margin)]
+
+    def _reach_worlds(self, game: Game, player: int, k: int) -> list[Game]:
+        """``k`` worlds drawn in proportion to the opponent's reach among
+        ``max(REACH_POOL, 4 k)`` uniform determinizations (:mod:`piquet_agents.belief`)."""
+        rng = self._rng
+        pool = [determinize(game, player, rng) for _ in range(max(REACH_POOL, 4 * k))]
+        weights = reach_weights(pool, 1 - player, self.opponent)
+        return [pool[i] for i in resample(weights, k, rng)]
 
     def _values(self, games: list[Game], player: int, deal_index: int, base: int) -> list[float]:
         """Each game's value for ``player`` in units of :data:`UNIT` points: the points he has
@@ -286,6 +312,7 @@ class GuidedSearchAgent:
 
     def __repr__(self) -> str:
         against = f", opponent={self.opponent.name!r}" if self.opponent is not None else ""
+        against += f", belief={self.belief!r}" if self.belief != "uniform" else ""
         return (
             f"GuidedSearchAgent(iterations={self.iterations}, batch={self.batch}, "
             f"mix={self.mix}, margin={self.margin}, seed={self.seed!r}{against})"

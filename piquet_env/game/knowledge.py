@@ -12,7 +12,10 @@ face down, so afterwards the opponent knows each card of it is in the holder's h
 :func:`determinize` deals the hidden cards afresh among those hidden places, keeping everything the
 player knows: the counts, the opponent's known cards, the carte blanche cards out of the talon, the
 suits the opponent showed void in, and his declared and scored combinations (a declared best stays
-his best; a won category scores the same).
+his best; a won category scores the same). The copy's history of the deal (``deal_cards`` and
+``deal_moves``) is the one that dealing implies: the opponent's hidden cards dealt, taken from the
+talon and discarded where the sample put them, so that replaying it reaches the copy (what a
+search replays to weigh the copy by how likely the opponent was to play as he did in it).
 """
 
 from __future__ import annotations
@@ -190,6 +193,11 @@ def _apply(game: Game, o: int, sample: _Sample) -> Game:
     g.talon = talon
     g.seen_talon[o] = _remap(g.seen_talon[o], sample.mapping)
     g.dealt[o] = _remap(g.dealt[o], sample.mapping)
+    # the deal's history as it went in this dealing: the hidden cards dealt, taken and discarded
+    # where the sample put them (played cards and every other id are not hidden: kept)
+    mapping, n = sample.mapping, g.rules.n_cards
+    g.deal_cards = tuple(tuple(mapping.get(c, c) for c in part) for part in g.deal_cards)
+    g.deal_moves = [mapping.get(a, a) if a < n else a for a in g.deal_moves]
     if g.phase != Phase.EXCHANGE:
         post = g.hands[o] | g.played[o]
         g.best[o] = [combos.best(cat, post) for cat in combos.CATEGORIES]

@@ -44,6 +44,7 @@ COMMAND_FLAGS: dict[str, dict[str, str]] = {
         "reference": "--reference",
         "start": "--start",
         "search": "--search",
+        "belief": "--belief",
         "pairs": "--eval-deals",
         "out_dir": "--out",
     },
