@@ -60,6 +60,73 @@ def test_a_wrong_address_is_one_line_and_exit_2_within_seconds(how: str, tmp_pat
     assert took < 60  # the interpreter's start included; the join itself fails at once
 
 
+class _Head:
+    """A stand-in for Ray whose ``ray://`` joins fail as a busy head's proxier fails them, the
+    given number of times, and then succeed; behind a port that answers the knock."""
+
+    def __init__(self, failures: int, why: str = "Starting Ray client server failed.") -> None:
+        self.failures, self.why, self.inits = failures, why, 0
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, address: str, **_: object) -> None:
+        self.inits += 1
+        if self.inits <= self.failures:
+            raise ConnectionError(f"Initialization failure from server: RuntimeError: {self.why}")
+
+    def nodes(self) -> list[dict]:
+        return [{"Alive": True, "Resources": {"CPU": 2.0}}]
+
+
+@pytest.fixture
+def listening() -> str:
+    """A port on this machine that accepts connections: the knock before a join succeeds."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        yield f"ray://127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("failures", [1, 2])
+def test_a_client_server_that_failed_to_start_is_joined_again(monkeypatch, listening, failures):
+    from training.evaluation import ray_cluster
+
+    head = _Head(failures)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: head)
+    monkeypatch.setattr(ray_cluster, "quiet_ray", lambda: None)
+    joined = ray_cluster.join_ray(2, listening)
+    assert head.inits == failures + 1 and (joined.nodes, joined.cpus) == (1, 2.0)
+
+
+@pytest.mark.parametrize(
+    ("failures", "why", "inits"),
+    [
+        (3, "Starting Ray client server failed.", 3),  # CLIENT_SERVER_TRIES, and no more
+        (1, "Authentication failed: invalid token", 1),  # not the head's server: not again
+    ],
+)
+def test_a_join_is_tried_again_only_for_the_heads_client_server(
+    monkeypatch, listening, failures, why, inits
+):
+    from training.evaluation import ray_cluster
+
+    head = _Head(failures, why)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: head)
+    with pytest.raises(ray_cluster.ClusterError, match=why.rstrip(".")):
+        ray_cluster.join_ray(2, listening)
+    assert head.inits == inits
+
+
+def test_a_proxy_that_did_not_reach_its_server_is_joined_again(monkeypatch, listening):
+    from training.evaluation import ray_cluster
+
+    head = _Head(1, "Proxy failed to Connect to backend! Check `ray_client_server.err`")
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: head)
+    monkeypatch.setattr(ray_cluster, "quiet_ray", lambda: None)
+    assert ray_cluster.join_ray(2, listening) is not None and head.inits == 2
+
+
 def test_a_bad_deadline_setting_is_one_line(tmp_path: Path):
     env = _clean_env(HOME=str(tmp_path), PIQUET_RAY_TIMEOUT="soon", RAY_ADDRESS="127.0.0.1:1")
     done = _piquet(*EVAL, "--ray", "auto", env=env)
@@ -94,7 +161,8 @@ def token_cluster():
     started = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
     try:
         assert started.returncode == 0, started.stderr[-3000:]
-        yield {"home": home, "address": f"127.0.0.1:{port}", "client": f"127.0.0.1:{client}"}
+        address, client_address = f"127.0.0.1:{port}", f"127.0.0.1:{client}"
+        yield {"home": home, "address": address, "client": client_address, "temp": root / "t"}
     finally:
         stop = [str(ray_bin), "stop", "--force", "--temp-dir", str(root / "t")]
         subprocess.run(stop, capture_output=True, env=env, timeout=120)
@@ -114,6 +182,12 @@ def test_a_token_cluster_without_ray_auth_mode_is_refused_naming_it(token_cluste
     assert "RAY_AUTH_MODE=token" in last and "this machine has a token" in last
 
 
+def _client_server_logs(temp: Path) -> str:
+    """The ends of the head's Ray client server logs: what a failed ``ray://`` join leaves."""
+    logs = sorted(temp.glob("session_latest/logs/ray_client_server*"))
+    return "".join(f"\n--- {log.name}:\n{log.read_text(errors='replace')[-1500:]}" for log in logs)
+
+
 @pytest.mark.parametrize("how", ["auto", "ray://"])
 def test_a_token_cluster_is_joined_with_ray_auth_mode_token(token_cluster, how: str, tmp_path):
     """Joined, the one line before any work names the address, the nodes and the CPUs; the
@@ -127,7 +201,7 @@ def test_a_token_cluster_is_joined_with_ray_auth_mode_token(token_cluster, how: 
         where = flag
     there, here = tmp_path / "there.json", tmp_path / "here.json"
     done = _piquet(*EVAL, "--ray", flag, "--workers", "2", "--json", str(there), env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, done.stderr[-3000:] + _client_server_logs(token_cluster["temp"])
     joined = [line for line in done.stderr.splitlines() if line.startswith("joined the Ray")]
     assert len(joined) == 1 and where in joined[0] and joined[0].endswith(": 1 node, 2 CPUs")
     assert "INFO" not in done.stderr

@@ -9,6 +9,10 @@ seconds (:data:`TIMEOUT_ENV`, default :data:`JOIN_TIMEOUT_S`), so a wrong addres
 for the cluster's control store is bounded by the same deadline; only Ray Client's own handshake
 (``ray://`` to a port that answers) keeps Ray's limit of about 30 s.
 
+A ``ray://`` join that the head accepts but whose own Ray Client server (the one process the head
+starts for each driver) fails to start or to answer, as it does on a busy head, is tried again
+(:data:`CLIENT_SERVER_TRIES` in all) before it is a :class:`ClusterError`.
+
 A cluster with Ray's token authentication (Ray 2.60 turns it on wherever ``~/.ray/auth_token``
 exists, and any local ``ray.init()`` writes that file) needs ``RAY_AUTH_MODE=token`` and the
 cluster's token here: a join that fails says so (:data:`TOKEN_HINT`).
@@ -48,6 +52,14 @@ TOKEN_HINT = (
     "ray get-auth-token on the head prints it)"
 )
 """What a failed join says about Ray's token authentication."""
+
+
+CLIENT_SERVER_TRIES = 3
+"""How many times a ``ray://`` join is tried when the head could not start this driver's own Ray
+Client server: Ray's proxier gives up on it after 30 s, and a busy head takes longer."""
+
+CLIENT_SERVER_FAILURES = ("Starting Ray client server failed", "Proxy failed to Connect to backend")
+"""What Ray's proxier answers when the server it started for this driver died or did not answer."""
 
 
 class ClusterError(ConnectionError, ValueError):
@@ -195,11 +207,21 @@ def join_ray(workers: int, address: str) -> Joined | None:
     given = os.environ.get(bound)
     if given is None:
         os.environ[bound] = str(left)
+    tries = CLIENT_SERVER_TRIES if address.startswith("ray://") else 1
     try:
-        ray.init(address=address, **quiet)
-    except (ConnectionError, RuntimeError) as exc:
-        why = " ".join(str(exc).split())[:300] or type(exc).__name__
-        raise _failed(address, f"{host}:{port}", why) from None
+        for tried in range(1, tries + 1):
+            try:
+                ray.init(address=address, **quiet)
+                break
+            except (ConnectionError, RuntimeError) as exc:
+                text = str(exc)
+                if tried < tries and any(failure in text for failure in CLIENT_SERVER_FAILURES):
+                    logging.getLogger(__name__).warning(
+                        "the head's Ray Client server for this driver failed; joining again"
+                    )
+                    continue
+                why = " ".join(text.split())[:300] or type(exc).__name__
+                raise _failed(address, f"{host}:{port}", why) from None
     finally:
         if given is None:
             os.environ.pop(bound, None)
