@@ -27,7 +27,9 @@ cluster, an RLlib run, a trained policy) is put in its module's ``xdist_group`` 
 each worker building its own when the module's tests are split between them (as plain ``-n 2``,
 pytest-xdist's ``load``, splits them: the suite passes that way too, slower). pytest-xdist sends
 the largest groups first; every other test is a group of its own, sent in the order collected,
-where the tests marked ``slow`` come first.
+where the groups that hold a test marked ``slow`` come first. A run refuses to start where
+pytest-xdist would lose the groups (:func:`pytest_configure`: pytest 9.2 with pytest-xdist
+3.8 does).
 
 The browser tests (``tests/test_web_browser.py``) need Chromium and skip without it; so that
 the skip is not missed among the others, :func:`pytest_terminal_summary` ends the run with one
@@ -86,14 +88,44 @@ def _shared_fixture_module(item: pytest.Item) -> str | None:
     return None
 
 
+def _group(item: pytest.Item) -> str:
+    """The ``xdist_group`` of ``item``, or its own node id if it has none."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None:
+        return item.nodeid
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", item.nodeid))
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the marks
 def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
     """Put each test that uses a module-scoped fixture of its module in that module's
-    ``xdist_group``, unless it names a group of its own; and the tests marked ``slow`` first,
-    so that no long test starts on one worker while the other has nothing left to run."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+    ``xdist_group``, unless it names a group of its own; and the groups that hold a test marked
+    ``slow`` first, so that no long test starts on one worker while the other has nothing left
+    to run. A group's tests stay together, in the order collected: a module's fixture is built
+    once (pytest tears it down when a test of another module comes between)."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             module = _shared_fixture_module(item)
             if module is not None:
                 item.add_marker(pytest.mark.xdist_group(module))
+    slow = {_group(item) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: _group(item) not in slow)  # stable
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--dist loadgroup`` with pytest 9.2 or later and pytest-xdist 3.8 or earlier:
+    pytest-xdist writes each test's group where pytest 9.2 no longer reads it, so the groups are
+    lost (each module's shared fixture built on both workers, or twice on one) and the suite
+    passes minutes slower."""
+    if getattr(config.option, "dist", None) != "loadgroup" or hasattr(config, "workerinput"):
+        return
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    pytest_version, xdist_version = Version(pytest.__version__), Version(version("pytest-xdist"))
+    if pytest_version >= Version("9.2") and xdist_version <= Version("3.8.0"):
+        raise pytest.UsageError(
+            f"--dist loadgroup loses its groups with pytest {pytest_version} and pytest-xdist "
+            f"{xdist_version}: pip install 'pytest<9.2' (the test extra pins it)"
+        )

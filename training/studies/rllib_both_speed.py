@@ -18,17 +18,15 @@ a step; the moves the env reports with ``--inside``).
 from __future__ import annotations
 
 import argparse
-import cProfile
+import functools
 import os
-import pstats
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from piquet_training.studies.rllib_exploit_speed import builtin
+from piquet_training.studies.rllib_exploit_speed import builtin, profile, rllib_rates
 
 PATHS = ("sync", "both", "inside")
 """The RLlib paths measured: the sync vector of PettingZoo envs, the batched engine with both
@@ -108,45 +106,6 @@ def sampled(result: dict[str, Any], path: str) -> int:
     return int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
 
 
-def rates(algorithm: Any, path: str, iterations: int) -> dict[str, float]:
-    """Env steps/s of ``iterations`` training iterations (sampling and learning) and of sampling
-    alone (the env runner's ``sample`` for as many env steps as an iteration), after two
-    warm-ups."""
-    algorithm.train()
-    before = sampled(algorithm.train(), path)
-    t0 = time.perf_counter()
-    for _ in range(iterations):
-        result = algorithm.train()
-    train_s = time.perf_counter() - t0
-    steps = sampled(result, path) - before
-    runner = algorithm.env_runner_group.local_env_runner
-    env = runner.env.unwrapped
-    moves = getattr(env, "moves", None)
-    t0 = time.perf_counter()
-    episodes = runner.sample(num_timesteps=algorithm.config.train_batch_size_per_learner)
-    sample_s = time.perf_counter() - t0
-    # the sync vector reports no moves: each env step of its episode chunks is one
-    taken = sum(len(e) for e in episodes) if moves is None else env.moves - moves
-    return {"train": steps / train_s, "sample": taken / sample_s}
-
-
-def profile(algorithm: Any) -> dict[str, float]:
-    """Seconds of one iteration in each of :data:`PROFILE_PARTS` (``cProfile``)."""
-    prof = cProfile.Profile()
-    prof.enable()
-    algorithm.train()
-    prof.disable()
-    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
-    return {
-        part: sum(
-            ct
-            for (file, _, name), (_, _, _, ct, _) in stats.items()
-            if any(file.endswith(f) and name == n for f, n in funcs)
-        )
-        for part, funcs in PROFILE_PARTS.items()
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Print each path's rates beside the built-in collector's, and the profiles."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -167,8 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.paths.split(","):
             algorithm = path_config(path, args.rules, args.envs, args.batch).build_algo()
             try:
-                got = rates(algorithm, path, args.iterations)
-                parts = {} if args.no_profile else profile(algorithm)
+                got = rllib_rates(
+                    algorithm,
+                    args.iterations,
+                    functools.partial(sampled, path=path),
+                    episode_steps=True,
+                )
+                parts = {} if args.no_profile else profile(algorithm, PROFILE_PARTS)
             finally:
                 algorithm.stop()
             here = builtin("self", args.rules, args.envs, args.seconds)
