@@ -78,6 +78,16 @@ class Rules:
     tie_break_deals: bool = False
     """``classic``: equal totals after the partie are played off with two more deals."""
 
+    def __copy__(self) -> Rules:
+        """The rules themselves: they are immutable (frozen; the cached properties are derived
+        from the fields), so a copy, as of an int, is the object itself."""
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Rules:
+        """The rules themselves (see :meth:`__copy__`): a deep copy of a game's state, as a
+        search makes at every node (OpenSpiel's ``child``), leaves them shared."""
+        return self
+
     def __post_init__(self) -> None:
         for f in fields(self):
             _check_type(f.name, getattr(self, f.name), _FIELD_TYPES[f.name])

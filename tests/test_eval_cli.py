@@ -439,6 +439,7 @@ def test_eval_compare_refuses_reports_that_do_not_pair(change, message, tmp_path
             "games[0]: expected an object",
         ),
     ],
+    ids=["a 6 MB array", "a 6 MB unknown field"],  # not the contents: megabytes of test ids
 )
 def test_a_large_report_out_of_place_costs_about_its_size(content, message, tmp_path):
     """Issue 57, point 11: a 200 MB JSON array cost 1.4 GiB before it was refused. Read as a

@@ -244,6 +244,25 @@ def test_clone_copies_every_slot(rules, seed, steps):
     assert g._random().random() == c._random().random()
 
 
+def test_a_deep_copy_of_a_game_is_its_clone_and_shares_only_the_rules():
+    """``copy.deepcopy`` (as OpenSpiel's ``child`` copies a state holding a game) is
+    :meth:`Game.clone`: equal, independent, the same future; the frozen rules are shared."""
+    import copy
+
+    g = Game(STANDARD, seed=5)
+    rng = random.Random(5)
+    for _ in range(30):
+        g.apply(rng.choice(g.legal_actions()))
+    c = copy.deepcopy({"game": g})["game"]
+    assert c.rules is g.rules and copy.copy(g.rules) is g.rules
+    for name in _slot_names():
+        if name not in ("_rng", "_rng_state"):
+            assert getattr(c, name) == getattr(g, name), name
+    c.apply(c.legal_actions()[0])
+    assert c.deal_moves != g.deal_moves  # independent
+    assert g._random().random() == c._random().random()
+
+
 # ---------------------------------------------------------------------------- fuzzing
 
 _values = st.recursive(

@@ -33,6 +33,24 @@ def play_randomly(state, rng: np.random.Generator, stop=lambda s: False):
     return state
 
 
+def test_a_child_is_independent_and_resamples_as_its_parent_would():
+    """``state.child`` (a deep copy: the game by its clone, the sampler by its state) leaves the
+    parent as it was, and the copy's sampler continues the parent's stream."""
+    game = pyspiel.load_game("python_piquet", {"mode": "deal"})
+    state = play_randomly(
+        game.new_initial_state(),
+        np.random.default_rng(3),
+        lambda s: s.move_number() > 45 and not s.is_chance_node(),
+    )
+    before = str(state)
+    action = state.legal_actions()[0]
+    child = state.child(action)
+    assert str(state) == before and child.history() == [*state.history(), action]
+    assert child._rules is state._rules and child.game is not state.game
+    assert child._rng.getstate() == state._rng.getstate()
+    assert child._rng.random() == state._rng.random()
+
+
 @pytest.mark.parametrize(
     "params",
     [

@@ -153,6 +153,17 @@ class PiquetGame(pyspiel.Game):
         return PiquetObserver(self, iig_obs_type, params)
 
 
+class _Random(random.Random):
+    """A ``random.Random`` whose deep copy shares its (immutable) state tuple: OpenSpiel's
+    ``child`` deep-copies the state, and ``copy.deepcopy`` would walk the generator's 625
+    integers one by one."""
+
+    def __deepcopy__(self, memo: dict) -> _Random:
+        copied = _Random(0)
+        copied.setstate(self.getstate())
+        return copied
+
+
 class PiquetState(pyspiel.State):
     """A Piquet state: chance nodes for the cut and the deals, then the engine's game."""
 
@@ -170,7 +181,7 @@ class PiquetState(pyspiel.State):
         """Per action: (player, category) for a declaration decision, else None."""
         self._deal_start = 0  # index in _actions of the current deal's first card
         self._log: tuple[list[str], list[str]] = ([], [])
-        self._rng = random.Random(game.seed)
+        self._rng = _Random(game.seed)
 
     # ------------------------------------------------------------------ OpenSpiel API
 
@@ -257,7 +268,7 @@ class PiquetState(pyspiel.State):
             sample = determinize(self.game, player_id, self._rng)
             state = self._replay(sample, player_id)
             if state is not None and state.information_state_string(player_id) == target:
-                state._rng = random.Random(self._rng.getrandbits(64))
+                state._rng = _Random(self._rng.getrandbits(64))
                 return state
         return self.clone()
 

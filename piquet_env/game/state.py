@@ -830,6 +830,11 @@ class Game:
         g._rng_state = self._rng.getstate() if self._rng is not None else self._rng_state
         return g
 
+    def __deepcopy__(self, memo: dict) -> Game:
+        """:meth:`clone`: ``copy.deepcopy`` of a game (or of anything holding one, as OpenSpiel's
+        ``child`` copies its state) costs a clone, not a walk through every object it holds."""
+        return self.clone()
+
     def __repr__(self) -> str:
         return (
             f"Game({self.rules.name}, deal {self.deal_number + 1}/{self.planned_deals}, "
