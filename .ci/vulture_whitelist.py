@@ -43,7 +43,7 @@ on_page_markdown
 RestructuredText
 _.on_package
 pytest_collection_modifyitems  # pytest's hook (tests/conftest.py: the xdist groups)
-pytest_configure  # pytest's hook (tests/conftest.py: refuses --dist loadgroup where it loses its groups)
+pytest_configure  # pytest's hook (tests/conftest.py: refuses a loadgroup that loses its groups)
 _.should_exit  # uvicorn.Server: set to stop the test server (tests/web_helpers.py)
 _.close_timeout  # read by uvicorn's WebSocket protocol (training/table/web/server.py)
 # pexpect's settings (tests/pty_helpers.py) and optional imports probed by the tests
