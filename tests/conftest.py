@@ -39,12 +39,16 @@ line saying so and how to enable them.
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any
 
 import pytest
 
 os.environ.setdefault("MKL_CBWR", "AVX2")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# SB3 makes a folder of its own in the temporary folder at every learn() that logs nowhere: one
+# shared folder (it stays empty), not one per call
+os.environ.setdefault("SB3_LOGDIR", os.path.join(tempfile.gettempdir(), "piquet-tests-sb3"))
 
 NO_CHROMIUM = "no Chromium"
 """The start of the browser tests' skip reason when Chromium is missing."""
