@@ -385,6 +385,33 @@ def _args(*argv: str) -> argparse.Namespace:
     return cli.build_parser().parse_args(list(argv))
 
 
+def test_rllibs_ppo_loss_is_the_built_in_trainers():
+    """No adaptive KL penalty, no clip of the critic's error, and the critic's term at half
+    ``vf_coef`` (RLlib's squared error has no half); the other names translate one to one."""
+    from piquet_training.rllib.algo import ppo_config
+
+    cfg = RLlibConfig(vf_coef=0.6, ent_coef=0.003, max_grad_norm=0.7, learning_rate=2e-4)
+    ppo = ppo_config(cfg)
+    assert ppo.use_kl_loss is False and ppo.vf_clip_param == float("inf")
+    assert ppo.vf_loss_coeff == pytest.approx(0.3)
+    assert (ppo.entropy_coeff, ppo.grad_clip, ppo.lr) == (0.003, 0.7, 2e-4)
+
+
+def test_a_learner_row_takes_the_learned_modules_figures():
+    from piquet_training.rllib.run import learner_row
+
+    stats = {"policy_loss": -0.1, "vf_loss": 0.5, "entropy": 1.2, "vf_explained_var": 0.4}
+    row = learner_row({"learners": {"default_policy": stats, "__all_modules__": {}}})
+    assert row == {
+        "policy_loss": -0.1,
+        "value_loss": 0.25,
+        "entropy": 1.2,
+        "explained_variance": 0.4,
+    }
+    assert learner_row({"learners": {"main": {"entropy": 0.9}}}) == {"entropy": 0.9}
+    assert learner_row({}) == {}
+
+
 def test_cli_settings_and_flags():
     cfg = cli.build_config(
         _args(
@@ -573,6 +600,9 @@ def _check_self_play_on_the_batched_engine(out, first, second, first_ckpt):
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2]
     assert all(np.isfinite(r["main_return_mean"]) for r in rows)  # the learner's games' returns
+    # the learner's figures under the built-in train.csv's names
+    assert all(r["entropy"] > 0 and np.isfinite(r["value_loss"]) for r in rows), rows
+    assert all({"policy_loss", "explained_variance"} <= set(r) for r in rows)
     assert all(1.6 * 200 <= r["env_steps"] <= 2.4 * 200 + 8 * 40 for r in rows), rows
     assert second.iterations == 2
     assert second.env_steps == first.env_steps + rows[1]["env_steps"]

@@ -17,6 +17,7 @@ with the action-masking module (:mod:`piquet_training.rllib.module`) and the sel
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -51,13 +52,21 @@ RLLIB_TRAINING = {
     "gae_lambda": "lambda_",
     "clip_coef": "clip_param",
     "ent_coef": "entropy_coeff",
-    "vf_coef": "vf_loss_coeff",
     "max_grad_norm": "grad_clip",
     "train_batch_size": "train_batch_size_per_learner",
     "minibatch_size": "minibatch_size",
     "update_epochs": "num_epochs",
 }
-"""Each PPO setting's name in RLlib's ``PPOConfig.training``: the one translation table."""
+"""Each PPO setting's name in RLlib's ``PPOConfig.training``: the one translation table (and
+``vf_coef``, whose loss RLlib writes without the half: :data:`RLLIB_LOSS`)."""
+
+RLLIB_LOSS: dict[str, Any] = {"use_kl_loss": False, "vf_clip_param": math.inf}
+"""RLlib's PPO loss made the built-in trainer's (:mod:`piquet_training.ppo.update`, CleanRL's):
+no adaptive KL penalty (RLlib adds ``kl_coeff * KL(old || new)``, its coefficient growing
+without bound while the KL stays above twice ``kl_target``) and the critic's squared error not
+clipped (RLlib clamps it at ``vf_clip_param``, 10). RLlib's critic loss is ``vf_loss_coeff``
+times the squared error where the built-in's is ``vf_coef`` times half of it, so
+``vf_loss_coeff`` is ``vf_coef / 2``: one loss, and one global gradient norm to clip, in both."""
 
 
 @dataclass
@@ -193,8 +202,8 @@ def ppo_config(cfg: RLlibConfig) -> Any:
     the one place where
     the settings' names become RLlib's (``learning_rate`` -> ``lr``, ``gae_lambda`` ->
     ``lambda_``, ``clip_coef`` -> ``clip_param``, ``ent_coef`` -> ``entropy_coeff``, ``vf_coef``
-    -> ``vf_loss_coeff``, ``max_grad_norm`` -> ``grad_clip``, ``update_epochs`` ->
-    ``num_epochs``)."""
+    -> ``vf_loss_coeff`` halved, ``max_grad_norm`` -> ``grad_clip``, ``update_epochs`` ->
+    ``num_epochs``), and its loss the built-in's (:data:`RLLIB_LOSS`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
     return (
@@ -210,7 +219,11 @@ def ppo_config(cfg: RLlibConfig) -> Any:
             rollout_fragment_length="auto",
         )
         .learners(num_learners=0)
-        .training(**{theirs: getattr(cfg, ours) for ours, theirs in RLLIB_TRAINING.items()})
+        .training(
+            **{theirs: getattr(cfg, ours) for ours, theirs in RLLIB_TRAINING.items()},
+            vf_loss_coeff=cfg.vf_coef / 2,
+            **RLLIB_LOSS,
+        )
         .debugging(seed=cfg.seed)
     )
 

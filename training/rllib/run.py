@@ -176,6 +176,7 @@ def iterate(
             counters["env_steps"] += int(row["env_steps"])
             counters["seconds"] = before + time.perf_counter() - t0
             row.update(iteration=counters["iteration"], env_steps_total=counters["env_steps"])
+            row.update(learner_row(result))
             seconds += it_seconds
             steps += int(row["env_steps"])
             history.append(row)
@@ -189,6 +190,32 @@ def iterate(
     save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
     policy = export_policy(algorithm, out / ck.POLICY_FILE, cfg)
     return Iterations(counters, history, stopped, seconds, steps, policy)
+
+
+LEARNER_STATS = {
+    "policy_loss": "policy_loss",
+    "vf_loss": "value_loss",
+    "entropy": "entropy",
+    "vf_explained_var": "explained_variance",
+}
+"""The learner's figures an iteration's row of ``metrics.jsonl`` gives, RLlib's name to the
+built-in ``train.csv``'s."""
+
+
+def learner_row(result: dict[str, Any]) -> dict[str, float]:
+    """The learned module's figures of one iteration's ``result`` under the built-in trainer's
+    names (:data:`LEARNER_STATS`; its ``value_loss`` half RLlib's squared error, as the
+    built-in's), for ``main`` in the league or RLlib's one module in the vector run; none when
+    the iteration did not update it."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+    from ray.rllib.utils.metrics import LEARNER_RESULTS
+
+    learners = result.get(LEARNER_RESULTS, {})
+    stats = learners.get(MAIN) or learners.get(DEFAULT_MODULE_ID) or {}
+    row = {ours: float(stats[theirs]) for theirs, ours in LEARNER_STATS.items() if theirs in stats}
+    if "value_loss" in row:
+        row["value_loss"] /= 2
+    return row
 
 
 class Summary:
