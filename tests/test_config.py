@@ -138,6 +138,10 @@ RLLIB_BAD: dict[str, list[str]] = {
     "pool_size": ["0"],
     "win_rate_threshold": ["2"],
     "min_games": ["0"],
+    "final_eval_deals": ["-1"],
+    "eval_mode": ["game"],
+    "eval_workers": ["0"],
+    "eval_opponents": ["bogus", ""],
     "extra": [],  # a table; --set cannot write one (tested below)
 }
 
@@ -199,7 +203,7 @@ def test_the_backends_share_one_declaration_of_each_ppo_setting() -> None:
     """Each setting of PPOSettings is declared once: both backends hold the very same rule and
     aliases, in the same place; they differ only in the defaults they state."""
     shared = PPOSettings.field_names()
-    assert len(shared) == 19
+    assert len(shared) == 23
     for cls in (TrainConfig, RLlibConfig):
         assert cls.field_names()[: len(shared)] == shared
         own = {f.name: f for f in dataclasses.fields(cls)}

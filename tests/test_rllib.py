@@ -25,6 +25,8 @@ from piquet_agents import checkpoint as ck
 from piquet_agents.policy import MASKED_LOGIT, ActorCritic, PolicyAgent
 from piquet_cli import train_rllib as cli
 from piquet_env.piquet_v0 import env as piquet_env
+from piquet_training import seeds
+from piquet_training.evaluation.greedy import evaluate_policy
 from piquet_training.rllib.algo import RLlibConfig
 from piquet_training.rllib.env import make_env
 from piquet_training.rllib.league import (
@@ -35,6 +37,7 @@ from piquet_training.rllib.league import (
     snapshot_ids,
 )
 from piquet_training.rllib.module import MaskedActorCriticModule
+from piquet_training.run_log import EVAL_CSV, read_csv
 
 AGENTS = ("player_0", "player_1")
 
@@ -530,6 +533,7 @@ def ray_run(tmp_path_factory):
         latest_weight=1.0,
         win_rate_threshold=0.0,
         min_games=1,
+        final_eval_deals=0,
     )
     ray.init(
         address="local",
@@ -557,6 +561,11 @@ def ray_run(tmp_path_factory):
             update_epochs=2,
             seed=1,
             bc_games=6,
+            # the built-in trainer's final evaluation, in brief
+            final_eval_deals=2,
+            eval_mode="deal",
+            eval_opponents="random",
+            eval_workers=1,
         )
         vector = [train(vector_cfg, log=None)]
         vector_ckpt = ck.read_checkpoint(vector_out / ck.LATEST_FILE)
@@ -606,6 +615,19 @@ def _check_self_play_on_the_batched_engine(out, first, second, first_ckpt):
     assert all(1.6 * 200 <= r["env_steps"] <= 2.4 * 200 + 8 * 40 for r in rows), rows
     assert second.iterations == 2
     assert second.env_steps == first.env_steps + rows[1]["env_steps"]
+    # the built-in trainer's final evaluation after each sitting: eval.csv in its columns, the
+    # policy's greedy play on the final evaluation's deals (the same figure when played again)
+    evals = read_csv(out / EVAL_CSV)
+    assert [(r["update"], r["kind"], r["opponent"], r["n_pairs"]) for r in evals] == [
+        ("1", "final", "random", "2"),
+        ("2", "final", "random", "2"),
+    ]
+    assert [f["mean_diff"] for f in (*first.finals, *second.finals)] == [
+        float(r["mean_diff"]) for r in evals
+    ]
+    cfg = RLlibConfig.from_dict(first_ckpt.meta["config"])
+    (again,) = evaluate_policy(str(out / ck.POLICY_FILE), cfg, 2, seed=seeds.final_eval(cfg.seed))
+    assert again["mean_diff"] == second.finals[0]["mean_diff"]
     # the built-in trainer's warm start (6 games imitated), made in the run's folder, was its start
     assert (out / "warm_start" / "bc.safetensors").is_file()
     main = first_ckpt.section("model")

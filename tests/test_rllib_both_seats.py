@@ -185,6 +185,7 @@ def test_one_rllib_iteration_learns_on_both_seats(ray_local, tmp_path) -> None:
         self_play="both",
         critic="state",  # the env gives each game's full-information state
         bc_games=20,  # the built-in's warm start, briefly: main starts from it (no opponent)
+        final_eval_deals=0,
     )
     result = train(cfg, log=None)
     (row,) = result.history

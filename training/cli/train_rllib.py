@@ -22,7 +22,6 @@ import argparse
 import importlib.util
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from piquet_cli.common import CLIError, add_settings_arguments, build_settings, cli_error
@@ -73,12 +72,12 @@ _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "--out": ("out_dir", {"metavar": "DIR", "help": "output directory (default runs/rllib)"}),
     "--eval-games": (
-        "_eval_games",
+        "final_eval_deals",
         {
             "type": int,
             "metavar": "N",
-            "help": "duplicate deal pairs against random and heuristic "
-            "after training (default 100; 0: none)",
+            "help": "the final evaluation's duplicate pairs against each of eval_opponents, as "
+            "piquet train's (the setting final_eval_deals; default 300; 0: none)",
         },
     ),
 }
@@ -120,19 +119,9 @@ def build_config(args: argparse.Namespace) -> RLlibConfig:
     flags = {}
     for flag, (dest, _) in _FLAGS.items():
         value = getattr(args, _dest(flag, dest), None)
-        if value is not None and not dest.startswith("_") and flag != "--address":
+        if value is not None and flag != "--address":
             flags[dest] = None if (flag == "--ray" and value == "local") else value
     return build_settings(RLlibConfig, args, RLLIB, flags=flags)
-
-
-def _evaluate(policy: Path, cfg: RLlibConfig, n: int) -> None:
-    from piquet_agents.policy import PolicyAgent
-    from piquet_training.evaluation.duplicate import evaluate
-
-    agent = PolicyAgent.load(policy)
-    for opponent in ("random", "heuristic"):
-        report = evaluate(agent, opponent, cfg.rules_obj, n, mode=cfg.mode, seed=cfg.seed)
-        print(report.summary())
 
 
 def run_rllib(args: argparse.Namespace) -> int:
@@ -178,10 +167,6 @@ def run_rllib(args: argparse.Namespace) -> int:
         )
         + f"; policy: {result.policy_path}"
     )
-    eval_games = getattr(args, "rllib_eval_games", None)
-    eval_games = 100 if eval_games is None else eval_games
-    if eval_games > 0:
-        _evaluate(result.policy_path, cfg, eval_games)
     return 0
 
 

@@ -12,11 +12,11 @@ from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_env.rules import make_rules
 from piquet_training.evaluation.duplicate import evaluate
-from piquet_training.settings.train import TrainConfig
+from piquet_training.settings.train import PPOSettings
 
 
 def evaluate_policy(
-    model: ActorCritic | str, cfg: TrainConfig, n_pairs: int, seed: int, workers: int = 1
+    model: ActorCritic | str, cfg: PPOSettings, n_pairs: int, seed: int, workers: int = 1
 ) -> list[dict[str, Any]]:
     """Duplicate-deal matches of the greedy policy against ``cfg.eval_opponents`` (agent specs,
     by default random and heuristic) in ``cfg.eval_mode``, reporting the mean point difference

@@ -21,7 +21,12 @@ Outputs in ``out_dir``:
   :func:`~piquet_training.seeds.resumed`).
 - ``policy.safetensors``: ``main`` exported as a ``PolicyAgent`` checkpoint
   (:func:`export_policy`), for ``piquet eval``, ``ladder`` and ``play``.
-- ``metrics.jsonl``: one line per iteration (env steps, throughput, returns, league).
+- ``metrics.jsonl``: one line per iteration (env steps, throughput, returns, league, the
+  learner's losses).
+- ``eval.csv``: the final evaluation, as the built-in trainer's (``final_eval_deals``
+  duplicate pairs of the greedy policy against each of ``eval_opponents`` in ``eval_mode``,
+  dealt from :func:`~piquet_training.seeds.final_eval`, on ``eval_workers`` processes), in its
+  columns; after Ray is shut down, so the evaluation has the machine's cores.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +55,11 @@ from piquet_training.rllib.export import (
 from piquet_training.rllib.league import MAIN, snapshot_ids
 from piquet_training.rllib.vector_env import refresh_self
 from piquet_training.run_folder import RunFolder
+from piquet_training.run_log import EVAL_CSV, RunLogger
 from piquet_training.settings.backends import check_resume
 from piquet_training.threads import spin_briefly
 
-RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE)
+RUN_FILES = (ck.LATEST_FILE, ck.POLICY_FILE, EVAL_CSV)
 """What an RLlib run leaves in its folder that a new run there must not replace."""
 METRICS_JSONL = "metrics.jsonl"
 """The run's per-iteration rows (one JSON object a line), appended to by a resumed run."""
@@ -80,6 +86,9 @@ class RLlibResult:
     """The league's snapshots at the end, oldest first."""
     history: list[dict[str, Any]]
     """This call's per-iteration rows (as in ``metrics.jsonl``)."""
+    finals: list[dict[str, Any]] = field(default_factory=list)
+    """The final evaluation's rows, one per opponent (as in ``eval.csv``; none when
+    ``final_eval_deals`` is 0)."""
 
     @property
     def steady_steps_per_s(self) -> float:
@@ -371,4 +380,47 @@ def train(
         ran.steps_per_s,
         snaps,
         ran.history,
+        final_evaluation(cfg, ran, log=log),
     )
+
+
+def final_evaluation(
+    cfg: RLlibConfig, ran: Iterations, *, log: Callable[[str], None] | None = _print
+) -> list[dict[str, Any]]:
+    """The built-in trainer's final evaluation of the run's exported policy
+    (:func:`~piquet_training.evaluation.greedy.evaluate_policy`: ``cfg.final_eval_deals`` pairs
+    against each of ``cfg.eval_opponents`` in ``cfg.eval_mode``, dealt from
+    :func:`~piquet_training.seeds.final_eval`), its rows appended to ``eval.csv`` in the built-in
+    trainer's columns (``update``: the iterations done) and logged; none when
+    ``final_eval_deals`` is 0."""
+    if not cfg.final_eval_deals:
+        return []
+    from piquet_training.evaluation.greedy import evaluate_policy
+
+    if log:
+        log(
+            f"final evaluation: {cfg.final_eval_deals} pairs vs {cfg.eval_opponents} "
+            f"({cfg.eval_mode} mode, {cfg.eval_workers} worker(s))..."
+        )
+    c = ran.counters
+    rows = evaluate_policy(
+        str(ran.policy),
+        cfg,
+        cfg.final_eval_deals,
+        seed=seeds.final_eval(cfg.seed),
+        workers=cfg.eval_workers,
+    )
+    logger = RunLogger(cfg.out_dir, tensorboard=False)
+    for row in rows:
+        logger.log_eval(
+            {
+                "update": int(c["iteration"]),
+                "env_steps": int(c["env_steps"]),
+                "minutes": float(c["seconds"]) / 60,
+                "kind": "final",
+                **row,
+            }
+        )
+        if log:
+            log(row["summary"])
+    return [{k: v for k, v in r.items() if k not in ("summary", "worker_memory")} for r in rows]

@@ -106,6 +106,28 @@ RAY_ADDRESS = Rule("'', 'local', 'auto' or 'ray://HOST:PORT'", _ray_address)
 # ------------------------------------------------------------------------------ PPOSettings
 
 
+def _specs_problem(v: Any) -> str:
+    """Why ``v`` is not a list of agent specs ("" if it is one)."""
+    if not isinstance(v, str) or not [s for s in v.split(",") if s.strip()]:
+        return "no agent named"
+    from piquet_agents.registry import make_agent
+
+    try:
+        for spec in v.split(","):
+            if spec.strip():
+                make_agent(spec.strip())
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
+AGENT_SPECS = Rule(
+    "comma-separated agent specs (random, heuristic, mcts:N or a checkpoint path)",
+    lambda v: not _specs_problem(v),
+    _specs_problem,
+)
+
+
 @dataclass
 class PPOSettings(Settings):
     """The settings both training backends share, declared once: the built-in trainer's
@@ -167,23 +189,20 @@ class PPOSettings(Settings):
     max_grad_norm: float = setting(0.5, above(0), aliases=("grad_clip",))
     """The gradient's norm is clipped to this."""
 
+    # --- the final evaluation ----------------------------------------------------------------
+    final_eval_deals: int = setting(300, integer(0))
+    """Duplicate pairs of games in the final evaluation (partie pairs: 12 deals each; 0: none)."""
+    eval_mode: str = setting("partie", MODE)
+    """Mode of the evaluation games: ``"partie"`` (the states the default run trains on) or
+    ``"deal"``; either way the reported number is the mean point difference per deal."""
+    eval_workers: int = setting(2, integer(1, 256))
+    """Processes playing the final evaluation (each loads the saved policy)."""
+    eval_opponents: str = setting("random,heuristic", AGENT_SPECS)
+    """Comma-separated agent specs the policy is evaluated against (the built-in trainer's
+    periodic evaluations too)."""
+
 
 # ------------------------------------------------------------------------------ TrainConfig
-
-
-def _specs_problem(v: Any) -> str:
-    """Why ``v`` is not a list of agent specs ("" if it is one)."""
-    if not isinstance(v, str) or not [s for s in v.split(",") if s.strip()]:
-        return "no agent named"
-    from piquet_agents.registry import make_agent
-
-    try:
-        for spec in v.split(","):
-            if spec.strip():
-                make_agent(spec.strip())
-    except ValueError as exc:
-        return str(exc)
-    return ""
 
 
 def _spec_problem(v: Any) -> str:
@@ -199,13 +218,6 @@ AGENT_SPEC_OR_NONE = Rule(
     "empty or one agent spec (random, heuristic, mcts:N, baseline or a checkpoint path)",
     lambda v: not _spec_problem(v),
     _spec_problem,
-)
-
-
-AGENT_SPECS = Rule(
-    "comma-separated agent specs (random, heuristic, mcts:N or a checkpoint path)",
-    lambda v: not _specs_problem(v),
-    _specs_problem,
 )
 
 
@@ -425,15 +437,6 @@ class TrainConfig(PPOSettings):
     eval_deals: int = setting(30, integer(1, 1_000_000))
     """Duplicate pairs of games (in ``eval_mode``) per periodic evaluation, also run before the
     first update."""
-    final_eval_deals: int = setting(300, integer(0))
-    """Duplicate pairs of games in the final evaluation (partie pairs: 12 deals each; 0: none)."""
-    eval_mode: str = setting("partie", MODE)
-    """Mode of the evaluation games: ``"partie"`` (the states the default run trains on) or
-    ``"deal"``; either way the reported number is the mean point difference per deal."""
-    eval_workers: int = setting(2, integer(1, 256))
-    """Processes playing the final evaluation (each loads the saved policy)."""
-    eval_opponents: str = setting("random,heuristic", AGENT_SPECS)
-    """Comma-separated agent specs the policy is evaluated against."""
     exact_every: int = setting(0, integer(0))
     """Measure the policy's exact NashConv (:mod:`piquet_env.exact`: sampled, as it trains, and
     greedy, as it plays by default) every this many updates, before the first and at the end,
