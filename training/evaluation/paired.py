@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from piquet_env.errors import Message, Setting
 from piquet_env.untrusted import (
@@ -42,22 +42,11 @@ from piquet_training.evaluation.duplicate import (
     games_by_pair,
     pair_points,
 )
+from piquet_training.evaluation.duplicate.report import Deals, MatchHeader
 from piquet_training.evaluation.stats import mean_ci
 
 REPORT_MAX_BYTES = 256 << 20
 """The largest report :func:`read_report` reads (2,000 pairs take about 0.6 MB)."""
-
-
-@dataclass(frozen=True)
-class Deals:
-    """The deals a match was played on, whoever played them: its rules, mode, seed and number
-    of pairs. Two results with equal ``Deals`` compare pair by pair (an eval report, an exploit
-    run's final evaluation); :func:`same_deals` says where two differ."""
-
-    rules: str
-    mode: str
-    seed: int
-    pairs: int
 
 
 def same_deals(a: Deals, b: Deals) -> tuple[str, Any, Any] | None:
@@ -155,25 +144,14 @@ def match_pair_points(rep: MatchReport) -> dict[int, float]:
 
 
 @dataclass
-class Report:
-    """A ``piquet eval --json`` report as :func:`read_report` reads it: who played, on what
-    deals, and agent A's points per deal over B in each pair (``points[pair]``: the
-    variance-reduced value where the report was played with ``--variance-reduction``, so that
-    their mean is the report's own estimate)."""
+class Report(MatchHeader):
+    """A ``piquet eval --json`` report as :func:`read_report` reads it: its match's header (who
+    played, on what deals) and agent A's points per deal over B in each pair (``points[pair]``:
+    the variance-reduced value where the report was played with ``--variance-reduction``, so
+    that their mean is the report's own estimate)."""
 
-    agent_a: str
-    agent_b: str
-    rules: str
-    mode: str
-    seed: int
-    n_pairs: int
     variance_reduction: str
     points: dict[int, float]
-
-    @property
-    def deals(self) -> Deals:
-        """The deals the report was played on."""
-        return Deals(self.rules, self.mode, self.seed, self.n_pairs)
 
     @property
     def edge(self) -> Edge:
@@ -183,15 +161,11 @@ class Report:
 
 
 HEADER_KINDS: dict[str, type] = {
-    "agent_a": str,
-    "agent_b": str,
-    "rules": str,
-    "mode": str,
-    "seed": int,
-    "n_pairs": int,
-    "variance_reduction": str,
+    name: kind for name, kind in get_type_hints(Report).items() if name != "points"
 }
-"""The report's fields that :func:`read_report` reads besides its games, and their kinds."""
+"""The report's fields that :func:`read_report` reads besides its games, and their kinds: the
+match's header (:class:`~piquet_training.evaluation.duplicate.report.MatchHeader`) and
+``variance_reduction``."""
 _CONTAINERS = {"start_map": "object", "start_array": "array"}
 
 

@@ -21,9 +21,41 @@ from piquet_training.evaluation.stats import (
 from piquet_training.memory import ProcessMemory
 
 
+@dataclass(frozen=True)
+class Deals:
+    """The deals a match was played on, whoever played them: its rules, mode, seed and number
+    of pairs. Two results with equal ``Deals`` compare pair by pair (an eval report, an exploit
+    run's final evaluation); :func:`same_deals` says where two differ."""
+
+    rules: str
+    mode: str
+    seed: int
+    pairs: int
+
+
 @dataclass
-class MatchReport:
-    """The outcome of a duplicate-deal match of agent A against agent B.
+class MatchHeader:
+    """Who played a duplicate-deal match, and on what deals: agents A and B (their names), the
+    rules, the mode, the seed and the number of pairs. A match's report and a report read back
+    from its file (:class:`~piquet_training.evaluation.paired.Report`) both begin with it."""
+
+    agent_a: str
+    agent_b: str
+    rules: str
+    mode: str
+    seed: int
+    n_pairs: int
+
+    @property
+    def deals(self) -> Deals:
+        """The deals the match was played on."""
+        return Deals(self.rules, self.mode, self.seed, self.n_pairs)
+
+
+@dataclass
+class MatchReport(MatchHeader):
+    """The outcome of a duplicate-deal match of agent A against agent B (its header, then what
+    it measured).
 
     ``mean_diff``, ``ci_low`` and ``ci_high`` are A's mean result per deal (``deal`` mode) or per
     partie (``partie`` mode, the settled score) and its 95% interval; ``significant`` says whether
@@ -32,12 +64,6 @@ class MatchReport:
     :class:`~piquet_training.evaluation.stats.Estimate` objects.
     """
 
-    agent_a: str
-    agent_b: str
-    rules: str
-    mode: str
-    seed: int
-    n_pairs: int
     points: Estimate
     wins: Estimate
     partie_score: Estimate | None
