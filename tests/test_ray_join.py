@@ -245,3 +245,19 @@ def test_rllib_deprecation_warnings_and_worker_output_stay_off_the_terminal(tmp_
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout == "report\n"
     assert "DeprecationWarning" not in done.stderr and "printed in a worker" not in done.stderr
+
+
+def test_a_join_tried_again_says_so_as_the_commands_own_line(monkeypatch, listening, capsys):
+    """The library's warning reaches the terminal as ``piquet eval: ...`` (it had no prefix)."""
+    from piquet_cli.common import LIBRARY_LOGGER, run_command
+    from piquet_training.evaluation import ray_cluster
+
+    assert ray_cluster.LOGGER == LIBRARY_LOGGER
+    head = _Head(1)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: head)
+    monkeypatch.setattr(ray_cluster, "quiet_ray", lambda: None)
+    rc = run_command("eval", lambda _: ray_cluster.join_ray(2, listening) and 0, None)
+    err = capsys.readouterr().err
+    assert rc == 0 and head.inits == 2
+    said = "the head's Ray Client server for this driver failed; joining again"
+    assert err == f"piquet eval: {said}\n"

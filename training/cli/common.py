@@ -356,13 +356,24 @@ def quiet_ray() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+LIBRARY_LOGGER = "piquet_training"
+"""The library's logger (:data:`piquet_training.evaluation.ray_cluster.LOGGER`: a cluster join
+tried again, ...), whose warnings a command prints as its own lines; named here, so that a
+command that needs no torch imports none."""
+
+
 def run_command(
     command: str | None, func: Callable[[argparse.Namespace], int | None], args: argparse.Namespace
 ) -> int:
     """Run one subcommand's ``func`` (after :func:`quiet_ray`): user errors become ``piquet
-    COMMAND: REASON`` and exit status 2, Ctrl-C exits with 130 without a traceback; anything else
-    is a bug and propagates."""
+    COMMAND: REASON`` and exit status 2, the library's warnings ``piquet COMMAND: WARNING`` on
+    stderr, Ctrl-C exits with 130 without a traceback; anything else is a bug and propagates."""
     quiet_ray()
+    prog = f"piquet {command}" if command else "piquet"
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{prog}: %(message)s"))
+    log = logging.getLogger(LIBRARY_LOGGER)
+    log.addHandler(handler)
     try:
         return int(func(args) or 0)
     except ValueError as err:
@@ -370,8 +381,10 @@ def run_command(
             raise
         return report_user_error(command, err)
     except KeyboardInterrupt:
-        print(f"\npiquet {command}: interrupted", file=sys.stderr)
+        print(f"\n{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        log.removeHandler(handler)
 
 
 TRAIN_MODULES = ("torch", "tqdm", "rich", "matplotlib", "safetensors", "openskill")

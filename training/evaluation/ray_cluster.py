@@ -61,6 +61,10 @@ Client server: Ray's proxier gives up on it after 30 s, and a busy head takes lo
 CLIENT_SERVER_FAILURES = ("Starting Ray client server failed", "Proxy failed to Connect to backend")
 """What Ray's proxier answers when the server it started for this driver died or did not answer."""
 
+LOGGER = "piquet_training"
+"""The logger of the joins' warnings: the library's one logger, which the ``piquet`` commands
+print as their own lines (``piquet eval: ...``)."""
+
 
 class ClusterError(ConnectionError, ValueError):
     """A Ray cluster that cannot be joined: the message names the address and what to check."""
@@ -216,7 +220,7 @@ def join_ray(workers: int, address: str) -> Joined | None:
             except (ConnectionError, RuntimeError) as exc:
                 text = str(exc)
                 if tried < tries and any(failure in text for failure in CLIENT_SERVER_FAILURES):
-                    logging.getLogger(__name__).warning(
+                    logging.getLogger(LOGGER).warning(
                         "the head's Ray Client server for this driver failed; joining again"
                     )
                     continue
