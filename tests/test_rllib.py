@@ -606,9 +606,10 @@ def _check_self_play_on_the_batched_engine(out, first, second, first_ckpt):
     an iteration here, and the opponent's moves lie between them)."""
     assert first.snapshots == [] and first_ckpt.meta["snapshots"] == []
     assert first_ckpt.meta["config"]["vector_env"] is True
-    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    rows = [_strict(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2]
     assert all(np.isfinite(r["main_return_mean"]) for r in rows)  # the learner's games' returns
+    assert all(r["win_rate_vs_latest"] is None for r in rows)  # no league: none measured
     # the learner's figures under the built-in train.csv's names
     assert all(r["entropy"] > 0 and np.isfinite(r["value_loss"]) for r in rows), rows
     assert all({"policy_loss", "explained_variance"} <= set(r) for r in rows)
@@ -634,6 +635,15 @@ def _check_self_play_on_the_batched_engine(out, first, second, first_ckpt):
     after = ck.read_checkpoint(out / ck.LATEST_FILE).section("model")
     assert any(not torch.equal(main[k], after[k]) for k in main)  # the resumed run learned
     _check_exported_policy_plays_legal_moves(out)
+
+
+def _strict(line: str) -> dict:
+    """One line of ``metrics.jsonl``, read as strict JSON (``NaN`` refused, as ``jq`` does)."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not strict JSON: {constant}")
+
+    return json.loads(line, parse_constant=refuse)
 
 
 def _check_checkpoints_and_resume(out, first, first_ckpt, second):
@@ -664,7 +674,7 @@ def _check_checkpoints_and_resume(out, first, first_ckpt, second):
     main2, v2 = ckpt.section("model"), ckpt.section("snapshot.main_v2")
     assert all(torch.equal(main2[k], v2[k]) for k in main2)
     assert any(not torch.equal(main2[k], main[k]) for k in main)
-    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    rows = [_strict(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [1, 2] and all(r["env_steps"] > 0 for r in rows)
     assert [r["snapshot_added"] for r in rows] == ["main_v1", "main_v2"]
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -189,7 +190,7 @@ def iterate(
             seconds += it_seconds
             steps += int(row["env_steps"])
             history.append(row)
-            metrics.write(json.dumps(row) + "\n")
+            metrics.write(json.dumps(strict_json(row), allow_nan=False) + "\n")
             metrics.flush()
             if after is not None:
                 after(row, counters)
@@ -199,6 +200,17 @@ def iterate(
     save_run_checkpoint(algorithm, out / ck.LATEST_FILE, cfg, counters)
     policy = export_policy(algorithm, out / ck.POLICY_FILE, cfg)
     return Iterations(counters, history, stopped, seconds, steps, policy)
+
+
+def strict_json(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with each float that is not finite (a win rate not measured yet, a loss of an
+    iteration without an update) as ``None``: ``metrics.jsonl`` is strict JSON, which ``jq``
+    and other readers take (Python's own writes ``NaN``, which they refuse).
+
+    >>> strict_json({"a": float("nan"), "b": 1.5, "c": "x"})
+    {'a': None, 'b': 1.5, 'c': 'x'}
+    """
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
 
 
 LEARNER_STATS = {
