@@ -261,3 +261,25 @@ def test_a_join_tried_again_says_so_as_the_commands_own_line(monkeypatch, listen
     assert rc == 0 and head.inits == 2
     said = "the head's Ray Client server for this driver failed; joining again"
     assert err == f"piquet eval: {said}\n"
+
+
+def test_a_client_server_that_vanished_while_starting_is_joined_again(monkeypatch, listening):
+    """The head's proxier can fail inside ``start_specific_server`` itself (the process it
+    started gone while it watched it, ``psutil.NoSuchProcess``): its traceback is answered, and
+    the join is tried again (CI met it once in a run of the whole suite)."""
+    from piquet_training.evaluation import ray_cluster
+
+    why = (
+        'Traceback (most recent call last):\n  File "proxier.py", line 765, in Datapath\n'
+        "    if not self.proxy_manager.start_specific_server(\n"
+        "psutil.NoSuchProcess: process no longer exists (pid=5791)"
+    )
+    head = _Head(1, why)
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: head)
+    monkeypatch.setattr(ray_cluster, "quiet_ray", lambda: None)
+    assert ray_cluster.join_ray(2, listening) is not None and head.inits == 2
+    head = _Head(3, why)  # three times: an error that names the exception the head ended with
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: head)
+    with pytest.raises(ray_cluster.ClusterError, match="psutil.NoSuchProcess: process no longer"):
+        ray_cluster.join_ray(2, listening)
+    assert head.inits == 3

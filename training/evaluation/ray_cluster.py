@@ -58,8 +58,14 @@ CLIENT_SERVER_TRIES = 3
 """How many times a ``ray://`` join is tried when the head could not start this driver's own Ray
 Client server: Ray's proxier gives up on it after 30 s, and a busy head takes longer."""
 
-CLIENT_SERVER_FAILURES = ("Starting Ray client server failed", "Proxy failed to Connect to backend")
-"""What Ray's proxier answers when the server it started for this driver died or did not answer."""
+CLIENT_SERVER_FAILURES = (
+    "Starting Ray client server failed",
+    "Proxy failed to Connect to backend",
+    "proxy_manager.start_specific_server",
+)
+"""What Ray's proxier answers when the server it started for this driver died or did not answer
+(its message, or its traceback through ``start_specific_server``: the process it started
+vanished while it was being watched, ``psutil.NoSuchProcess``, on a busy head)."""
 
 LOGGER = "piquet_training"
 """The logger of the joins' warnings: the library's one logger, which the ``piquet`` commands
@@ -157,6 +163,21 @@ def _token_hint() -> str:
     return TOKEN_HINT
 
 
+def _reason(text: str) -> str:
+    """Ray's refusal in one line: its first 300 characters, and where it is a traceback from the
+    head, the exception it ends with.
+
+    >>> _reason("Initialization failure from server:\\nTraceback (most recent call last):\\n"
+    ...         '  File "proxier.py", line 765\\npsutil.NoSuchProcess: process no longer exists')
+    'Initialization failure from server: ... psutil.NoSuchProcess: process no longer exists'
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if "Traceback (most recent call last)" in text and len(lines) > 1:
+        head = lines[0] if not lines[0].startswith("Traceback") else ""
+        return " ".join(f"{head} ... {lines[-1]}".split())[:300].strip(" .")
+    return " ".join(text.split())[:300]
+
+
 def _failed(address: str, where: str, why: str) -> ClusterError:
     return ClusterError(
         Message(
@@ -224,7 +245,7 @@ def join_ray(workers: int, address: str) -> Joined | None:
                         "the head's Ray Client server for this driver failed; joining again"
                     )
                     continue
-                why = " ".join(text.split())[:300] or type(exc).__name__
+                why = _reason(text) or type(exc).__name__
                 raise _failed(address, f"{host}:{port}", why) from None
     finally:
         if given is None:
