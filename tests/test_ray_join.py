@@ -266,7 +266,7 @@ def test_a_join_tried_again_says_so_as_the_commands_own_line(monkeypatch, listen
 def test_a_client_server_that_vanished_while_starting_is_joined_again(monkeypatch, listening):
     """The head's proxier can fail inside ``start_specific_server`` itself (the process it
     started gone while it watched it, ``psutil.NoSuchProcess``): its traceback is answered, and
-    the join is tried again (CI met it once in a run of the whole suite)."""
+    the join is tried again (a fresh clone's run of the whole suite met it once, 2026-12-05)."""
     from piquet_training.evaluation import ray_cluster
 
     why = (
