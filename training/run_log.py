@@ -143,6 +143,16 @@ class RunLogger:
             for key in ("mean_diff", "ci_low", "ci_high", "win_rate"):
                 self._writer.add_scalar(f"{tag}_{opp}/{key}", float(row[key]), step)
 
+    def log_evaluation(
+        self, kind: str, rows: list[dict[str, Any]], *, update: int, env_steps: int, minutes: float
+    ) -> None:
+        """Append one evaluation's rows (one an opponent, as
+        :func:`~piquet_training.evaluation.greedy.evaluate_policy` gives them) of ``kind``
+        (:data:`EVAL_KINDS`) after ``update`` updates and ``env_steps`` env steps."""
+        for row in rows:
+            at = {"update": update, "env_steps": env_steps, "minutes": minutes, "kind": kind}
+            self.log_eval({**at, **row})
+
     def log_exact(self, row: dict[str, Any]) -> None:
         """Append one exact measurement (one policy form) to ``exact.csv`` (and TensorBoard)."""
         _append(self.out_dir / EXACT_CSV, EXACT_COLUMNS, row)

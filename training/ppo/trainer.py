@@ -173,16 +173,13 @@ class Run:
             subject = str(self.out_dir / ck.POLICY_FILE)
         rows = evaluate_policy(subject, self.cfg, n_pairs, seed=seed, workers=workers)
         c = self.counters
-        for r in rows:
-            self.logger.log_eval(
-                {
-                    "update": c["update"],
-                    "env_steps": c["env_steps"],
-                    "minutes": c["train_seconds"] / 60,
-                    "kind": kind,
-                    **r,
-                }
-            )
+        self.logger.log_evaluation(
+            kind,
+            rows,
+            update=c["update"],
+            env_steps=c["env_steps"],
+            minutes=c["train_seconds"] / 60,
+        )
         self.console.evaluation(kind, c["update"], rows, time.perf_counter() - t0)
         release_free_memory()  # the games' garbage, before the next collection's peak
         return rows

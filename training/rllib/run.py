@@ -422,17 +422,14 @@ def final_evaluation(
         seed=seeds.final_eval(cfg.seed),
         workers=cfg.eval_workers,
     )
-    logger = RunLogger(cfg.out_dir, tensorboard=False)
+    RunLogger(cfg.out_dir, tensorboard=False).log_evaluation(
+        "final",
+        rows,
+        update=int(c["iteration"]),
+        env_steps=int(c["env_steps"]),
+        minutes=float(c["seconds"]) / 60,
+    )
     for row in rows:
-        logger.log_eval(
-            {
-                "update": int(c["iteration"]),
-                "env_steps": int(c["env_steps"]),
-                "minutes": float(c["seconds"]) / 60,
-                "kind": "final",
-                **row,
-            }
-        )
         if log:
             log(row["summary"])
     return [{k: v for k, v in r.items() if k not in ("summary", "worker_memory")} for r in rows]

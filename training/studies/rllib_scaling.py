@@ -19,8 +19,10 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -35,36 +37,25 @@ MODES = {
 """Each measured setting: its env runners and its simulated nodes (0: Ray local, 2 CPUs)."""
 
 
-def widths(target: str) -> tuple[int, ...]:
-    """The hidden widths of ``target``'s network where it is a policy, else the default."""
-    from piquet_agents.policy import PolicyAgent
-    from piquet_agents.registry import make_agent
+def exploit_settings(target: str, runners: int) -> Any:
+    """The RLlib exploiter's settings against ``target`` with ``runners`` env runners, as
+    ``piquet exploit TARGET --backend rllib`` makes them (its plan, then its RLlib settings: the
+    start's widths, the built-in's update and settings), one torch thread."""
+    from piquet_training.exploit.plan import plan_exploit
+    from piquet_training.rllib.exploit import exploit_rllib_config
 
-    agent = make_agent(target, make_rules("standard"))
-    return tuple(agent.model.arch()["hidden"]) if isinstance(agent, PolicyAgent) else (256, 256)
+    with tempfile.TemporaryDirectory() as out:
+        plan = plan_exploit(
+            target, make_rules("standard"), Path(out), steps=1, reference="none", echo=False
+        )
+        return exploit_rllib_config(plan, [f"num_env_runners={runners}", "torch_threads=1"])
 
 
 def exploit_config(target: str, runners: int) -> Any:
-    """The RLlib exploiter's ``PPOConfig`` against ``target`` with ``runners`` env runners, its
-    network of the target's widths where the target is a policy (as the CLI's starts from it)."""
-    from piquet_training.rllib.algo import RLlibConfig
-    from piquet_training.rllib.exploit import exploit_algo_config, update_decisions
-    from piquet_training.settings.train import EXPLOIT_LEARNING_RATE
+    """The RLlib exploiter's ``PPOConfig`` of :func:`exploit_settings`."""
+    from piquet_training.rllib.exploit import exploit_algo_config
 
-    rules = make_rules("standard")
-    batch = update_decisions(rules, "deal", 512)
-    cfg = RLlibConfig(
-        mode="deal",
-        hidden=widths(target),
-        num_env_runners=runners,
-        train_batch_size=batch,
-        minibatch_size=batch // 16,
-        update_epochs=1,
-        learning_rate=EXPLOIT_LEARNING_RATE,
-        critic="state",
-        torch_threads=1,
-    ).validate()
-    return exploit_algo_config(cfg, target)
+    return exploit_algo_config(exploit_settings(target, runners), target)
 
 
 def measure(target: str, runners: int, iterations: int) -> dict[str, float]:
@@ -166,7 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ray.shutdown()
             if cluster is not None:
                 cluster.shutdown()
-        here = builtin(args.target, "standard", 512, args.seconds, widths(args.target))
+        hidden = exploit_settings(args.target, 0).hidden
+        here = builtin(args.target, "standard", 512, args.seconds, hidden)
         print(
             f"{label}: {got['rate']:,.0f} env steps/s ({got['steps']:,.0f} an iteration in "
             f"{got['seconds']:.2f} s: sampling {got['sample']:.2f} s, the learner's update "
