@@ -34,6 +34,7 @@ b'{"a":[2,"\\\\u00e9"],"b":1}'
 from __future__ import annotations
 
 import codecs
+import csv
 import hashlib
 import json
 import math
@@ -173,6 +174,30 @@ def read_lines(f: BinaryIO, max_line: int, where: str, max_bytes: int) -> Iterat
         if total > max_bytes:
             raise UntrustedError(f"{where}: over the {_size_text(max_bytes)} it may take")
         yield line
+
+
+def read_csv_rows(
+    path: str | os.PathLike, what: str, max_bytes: int, max_line: int
+) -> Iterator[list[str]]:
+    """The rows of the CSV file ``path`` in turn, read as untrusted input line by line: a
+    regular file (not a FIFO, a device or a link to one) of at most ``max_bytes``, no line over
+    ``max_line`` bytes, UTF-8 text, well-formed CSV; ``what`` says what it should be, for the
+    messages. Raises :class:`UntrustedError` naming the file otherwise. At most a line is held
+    at once, however large the file."""
+    with open_regular_file(path, max_bytes, what) as f:
+        lines = read_lines(f, max_line, str(path), max_bytes)
+        try:
+            yield from csv.reader(_decoded(lines, str(path)))
+        except csv.Error as exc:
+            raise UntrustedError(f"{path}: not a CSV file ({exc})") from None
+
+
+def _decoded(lines: Iterator[bytes], where: str) -> Iterator[str]:
+    for line in lines:
+        try:
+            yield line.decode()
+        except UnicodeDecodeError:
+            raise UntrustedError(f"{where}: not UTF-8 text") from None
 
 
 def is_utf8(data: bytes, chunk: int = 1 << 20) -> bool:

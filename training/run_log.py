@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_env.untrusted import open_regular_file, read_lines, short_json
+from piquet_env.untrusted import read_csv_rows, short_json
 
 TRAIN_CSV = "train.csv"
 EVAL_CSV = "eval.csv"
@@ -210,7 +210,7 @@ def read_run_log(path: str | Path) -> list[list[str]]:
     numbers (or empty). Raises ``ValueError`` naming the file (and the line) otherwise; an empty
     file has no rows."""
     path = Path(path)
-    rows = list(csv_rows(path, "a run's log", LOG_MAX_BYTES, LOG_MAX_LINE))
+    rows = list(read_csv_rows(path, "a run's log", LOG_MAX_BYTES, LOG_MAX_LINE))
     if not rows:
         return rows
     header = rows[0]
@@ -247,37 +247,14 @@ def _number_ok(text: str, *, whole: bool) -> bool:
 
 
 def read_csv(path: str | Path) -> list[dict[str, str]]:
-    """Rows of a run's CSV file as dicts (empty if the file is missing), read as
-    :func:`csv_rows` reads it: a regular file of at most :data:`LOG_MAX_BYTES`, line by line;
-    ``ValueError`` naming the file otherwise."""
+    """Rows of a run's CSV file as dicts (empty if the file is missing), read by
+    :func:`~piquet_env.untrusted.read_csv_rows`: a regular file of at most
+    :data:`LOG_MAX_BYTES`, line by line; ``ValueError`` naming the file otherwise."""
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         return []
-    rows = csv_rows(path, "a run's log", LOG_MAX_BYTES, LOG_MAX_LINE)
+    rows = read_csv_rows(path, "a run's log", LOG_MAX_BYTES, LOG_MAX_LINE)
     header = next(rows, None)
     if header is None:
         return []
     return [dict(zip(header, row)) for row in rows]
-
-
-def csv_rows(path: str | Path, what: str, max_bytes: int, max_line: int) -> Iterator[list[str]]:
-    """The rows of the CSV file ``path`` in turn, read as untrusted input line by line: a
-    regular file (not a FIFO, a device or a link to one) of at most ``max_bytes``, no line over
-    ``max_line`` bytes, UTF-8 text, well-formed CSV; ``what`` says what it should be, for the
-    messages. Raises ``ValueError`` naming the file otherwise. At most a line is held at once,
-    however large the file."""
-    path = Path(path)
-    with open_regular_file(path, max_bytes, what) as f:
-        lines = read_lines(f, max_line, str(path), max_bytes)
-        try:
-            yield from csv.reader(_text(lines, path))
-        except csv.Error as exc:
-            raise ValueError(f"{path}: not a CSV file ({exc})") from None
-
-
-def _text(lines: Iterator[bytes], path: Path) -> Iterator[str]:
-    for line in lines:
-        try:
-            yield line.decode()
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not UTF-8 text") from None
