@@ -213,7 +213,7 @@ def test_the_backends_share_one_declaration_of_each_ppo_setting() -> None:
     differ = {
         name for name in shared if getattr(TrainConfig(), name) != getattr(RLlibConfig(), name)
     }
-    assert differ == set(RLlibConfig.DEFAULTS) and len(differ) == 10
+    assert differ == set(RLlibConfig.DEFAULTS) and len(differ) == 4
     assert TrainConfig.DEFAULTS == {}
     with pytest.raises(TypeError, match="no inherited setting"):
         type("Stray", (PPOSettings,), {"DEFAULTS": {"no_such_setting": 1}})
@@ -281,6 +281,28 @@ def test_cli_refuses_a_bad_setting_before_any_work(tmp_path, capsys) -> None:
     assert "out_dir" in capsys.readouterr().err
     assert main(["train", "--backend", "rllib", "--set", "lr=nan"]) == 2
     assert "lr (learning_rate) must be a number > 0, got nan" in capsys.readouterr().err
+    # the league's PettingZoo env has no full state for the default (asymmetric) critic
+    assert main(["train", "--backend", "rllib", "--set", "vector_env=false", "--show-config"]) == 2
+    err = capsys.readouterr().err
+    assert "critic='state' (the default)" in err and "or critic='obs'" in err
+    argv = ["train", "--backend", "rllib", "--set", "vector_env=false", "--set", "critic=obs"]
+    assert main([*argv, "--show-config"]) == 0
+    assert 'critic = "obs"' in capsys.readouterr().out
+
+
+def test_rllib_trains_with_the_built_in_trainers_recipe() -> None:
+    """``piquet train --backend rllib`` takes the built-in trainer's PPO settings, mode, reward
+    and critic (since 2026-12-05; it had RLlib's PPO defaults, which never beat the heuristic),
+    and the built-in's update: the learner's decisions in 512 parties, in 16 minibatches."""
+    from piquet_training.rllib.exploit import update_decisions
+
+    rllib, built_in = RLlibConfig(), TrainConfig()
+    for name in ("mode", "learning_rate", "update_epochs", "ent_coef", "gae_lambda", "critic"):
+        assert getattr(rllib, name) == getattr(built_in, name), name
+    assert (rllib.reward, rllib.reward_scale) == (built_in.reward, built_in.reward_scale)
+    decisions = update_decisions(rllib.rules_obj, built_in.mode, built_in.games_per_update)
+    assert rllib.train_batch_size == decisions
+    assert rllib.minibatch_size == decisions // built_in.num_minibatches
 
 
 def test_only_the_settings_module_reads_toml() -> None:

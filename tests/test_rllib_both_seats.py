@@ -143,7 +143,7 @@ def test_critic_state_and_options() -> None:
 def test_self_play_both_needs_the_batched_engine() -> None:
     assert RLlibConfig().self_play == "inside"  # the default stays the opponent inside
     with pytest.raises(ConfigError, match="self_play='both' steps the batched engine"):
-        RLlibConfig(self_play="both", vector_env=False).validate()
+        RLlibConfig(self_play="both", vector_env=False, critic="obs").validate()
     with pytest.raises(ConfigError):
         RLlibConfig.from_dict({"self_play": "league"})
 

@@ -72,21 +72,19 @@ times the squared error where the built-in's is ``vf_coef`` times half of it, so
 @dataclass
 class RLlibConfig(PPOSettings):
     """Every setting of an RLlib self-play run (the CLI flags of ``piquet train --backend
-    rllib``): the shared :class:`~piquet_training.settings.train.PPOSettings` at RLlib's defaults,
-    and RLlib's own."""
+    rllib``): the shared :class:`~piquet_training.settings.train.PPOSettings` at the built-in
+    trainer's defaults (its recipe: partie mode, PPO's settings, the reward) but for the run's
+    length, folder, checkpoints and threads, and RLlib's own. Before 2026-12-05 they were
+    RLlib's PPO defaults (deal mode, ``learning_rate`` 3e-4, 4 epochs of 4,000 decisions in
+    minibatches of 256, ``ent_coef`` 0.01, ``gae_lambda`` 0.95, ``reward_scale`` 0.01, the
+    observation's critic, 20 iterations)."""
 
     NAME: ClassVar[str] = "RLlib config"
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        "updates": 20,
+        "updates": 190,
         "out_dir": "runs/rllib",
         "checkpoint_every": 5,
         "torch_threads": 1,
-        "mode": "deal",
-        "reward_scale": 0.01,
-        "learning_rate": 3e-4,
-        "gae_lambda": 0.95,
-        "ent_coef": 0.01,
-        "update_epochs": 4,
     }
 
     # --- Ray ---------------------------------------------------------------------------------
@@ -117,17 +115,22 @@ class RLlibConfig(PPOSettings):
     module ``main`` (:class:`~piquet_training.rllib.both_seats.BothSeatsVectorEnv`, RLlib's
     multi-agent env runners), both seats' moves trajectories."""
 
-    critic: str = setting("obs", one_of("obs", "state"))
-    """``"obs"``: the value head shares the actor's trunk and reads the observation.
-    ``"state"``: an asymmetric critic, a separate MLP over the full-information state (both
-    hands, the talon; the actor never sees it), as the built-in trainer's default; the batched
-    env gives it (``vector_env`` only). The exploiter takes its start checkpoint's."""
+    critic: str = setting("state", one_of("obs", "state"))
+    """``"state"`` (the built-in trainer's default): an asymmetric critic, a separate MLP over
+    the full-information state (both hands, the talon; the actor never sees it), which only the
+    batched env gives (``vector_env``; the PettingZoo league needs ``"obs"``). ``"obs"``: the
+    value head shares the actor's trunk and reads the observation. The exploiter takes its
+    start checkpoint's."""
 
     # --- PPO (besides the shared settings) -----------------------------------------------------
-    train_batch_size: int = setting(4000, integer(1, 100_000_000))
-    """Env steps sampled per iteration."""
-    minibatch_size: int = setting(256, integer(1, 100_000_000))
-    """Env steps per SGD minibatch (at most ``train_batch_size``)."""
+    train_batch_size: int = setting(54_212, integer(1, 100_000_000))
+    """The learner's decisions an iteration (RLlib's env steps of its module): by default the
+    built-in trainer's update, the learner's decisions in 512 parties of the standard rules
+    (:func:`~piquet_training.rllib.exploit.update_decisions`; about twice as many moves are
+    played, the opponent's included)."""
+    minibatch_size: int = setting(3_388, integer(1, 100_000_000))
+    """The learner's decisions in an SGD minibatch (at most ``train_batch_size``): by default a
+    sixteenth of the batch, as the built-in trainer's 16 minibatches."""
 
     # --- warm start --------------------------------------------------------------------------
     bc_games: int = setting(1000, integer(0))
@@ -171,8 +174,8 @@ class RLlibConfig(PPOSettings):
                 )
         if self.critic == "state" and not self.vector_env:
             raise ConfigError(
-                f"{self.NAME}: critic='state' reads the full-information state, which only the "
-                "batched env gives: set vector_env=true, or critic='obs'"
+                f"{self.NAME}: critic='state' (the default) reads the full-information state, "
+                "which only the batched env gives: set vector_env=true, or critic='obs'"
             )
         if self.self_play == "both" and not self.vector_env:
             raise ConfigError(

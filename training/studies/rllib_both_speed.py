@@ -80,7 +80,9 @@ def path_config(path: str, rules: str, envs: int, batch: int) -> Any:
         num_envs_per_env_runner=envs,
         train_batch_size=batch,
         minibatch_size=max(1, batch // 4),
+        mode="deal",  # as the built-in collector beside it, and the figures measured
         reward_scale=0.01,
+        critic="obs",  # the PettingZoo env has no full state to give
         self_play="inside" if path == "inside" else "both",
     )
     if path == "inside":
