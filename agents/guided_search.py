@@ -2,7 +2,8 @@
 it cannot see, each continued by the policy itself.
 
 At each decision :class:`GuidedSearchAgent` takes the actions its policy gives at least
-:data:`FLAT_PRIOR` (at least its two most probable) and applies each in the same
+:data:`FLAT_PRIOR` (``floor``; at least its two most probable; ``floor=0``: every legal action)
+and applies each in the same
 *determinizations*: the cards hidden from the searching player dealt afresh for each, consistently
 with what he knows (:func:`piquet_env.game.determinize`), ``iterations`` positions in all. A
 position reached is valued as a **leaf**: the deal points scored since the decision plus the
@@ -37,11 +38,11 @@ cards are dealt uniformly among those consistent with what the searcher knows; w
 opponent's reach, how likely he was to play as he did in each (:mod:`piquet_agents.belief`), as a
 best response weighs them.
 
-Spec: ``mcts:N:policy=PATH`` with the ``batch``, ``mix``, ``margin``, ``belief`` and ``against``
-options (see :mod:`piquet_agents.registry`). The docs' Results (the guided search) has the
-measurements behind this form, and behind the removal of the others tried (a tree search with the
-policy's priors, heuristic playouts, exchanges planned as whole discards): none gained on its
-policy.
+Spec: ``mcts:N:policy=PATH`` with the ``batch``, ``mix``, ``margin``, ``belief``, ``floor`` and
+``against`` options (see :mod:`piquet_agents.registry`). The docs' Results (the guided search)
+has the measurements behind this form, and behind the removal of the others tried (a tree search
+with the policy's priors, heuristic playouts, exchanges planned as whole discards): none gained on
+its policy.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ class GuidedSearchAgent:
     in [0, 1]; ``margin``: how many standard errors another action needs to overrule the policy;
     ``seed``: randomness of the determinizations; ``opponent``: the agent that plays the other
     seat of the playouts; ``belief``: how the determinizations are weighed (:data:`BELIEFS`:
-    ``uniform``, or ``reach``, by ``opponent``'s reach).
+    ``uniform``, or ``reach``, by ``opponent``'s reach); ``floor``: the prior probability an
+    action needs to be weighed (at least the two likeliest are; 0: every legal action).
     """
 
     def __init__(
@@ -99,6 +101,7 @@ class GuidedSearchAgent:
         name: str | None = None,
         opponent: Agent | None = None,
         belief: str = "uniform",
+        floor: float = FLAT_PRIOR,
     ) -> None:
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive int, got {iterations!r}")
@@ -113,6 +116,9 @@ class GuidedSearchAgent:
             math.isfinite(margin) and margin >= 0
         ):
             raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+        number = isinstance(floor, (int, float)) and not isinstance(floor, bool)
+        if not (number and 0 <= floor <= 1):
+            raise ValueError(f"floor must be a number in [0, 1], got {floor!r}")
         if belief not in BELIEFS:
             raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, got {belief!r}")
         if belief == "reach" and opponent is None:
@@ -126,7 +132,7 @@ class GuidedSearchAgent:
         self.model = model.eval()
         self.rules, self.enc = rules, enc
         self.iterations, self.reward_scale, self.batch = iterations, float(reward_scale), batch
-        self.mix, self.margin = float(mix), float(margin)
+        self.mix, self.margin, self.floor = float(mix), float(margin), float(floor)
         self.name = name or f"mcts:{iterations}:policy"
         self.seed = seed
         self._rng = random.Random(seed)
@@ -188,7 +194,7 @@ class GuidedSearchAgent:
         # the searcher's observation is the same in every determinization (no hidden card is read)
         prior = self._prior(determinize(game, player, rng))
         order = sorted(legal, key=lambda a: -prior[a])
-        cands = order[: max(2, sum(prior[a] >= FLAT_PRIOR for a in order))]
+        cands = order[: max(2, sum(prior[a] >= self.floor for a in order))]
         worlds = max(2, self.iterations // len(cands))
         per_wave = max(1, self.batch // len(cands))
         values = np.empty((worlds, len(cands)))

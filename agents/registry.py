@@ -8,10 +8,10 @@ The spec grammar (case-insensitive names; :data:`SPEC_FORMS` lists it for help t
   ``mcts:0:time=0.2`` (0 iterations only with ``time=``);
 - ``mcts:N:policy=PATH``: the search guided by a trained policy,
   :class:`~piquet_agents.guided_search.GuidedSearchAgent`, with the options of
-  :data:`GUIDED_OPTIONS` (``batch``, ``mix``, ``margin``, ``belief``); ``policy=baseline`` for
-  the shipped one. ``PATH`` may contain ``:`` (a Windows drive, a folder named ``a:b``): it runs
-  up to the next ``:NAME=VALUE`` option, or over it where only the longer text is an existing
-  file or folder;
+  :data:`GUIDED_OPTIONS` (``batch``, ``mix``, ``margin``, ``belief``, ``floor``);
+  ``policy=baseline`` for the shipped one. ``PATH`` may contain ``:`` (a Windows drive, a
+  folder named ``a:b``): it runs up to the next ``:NAME=VALUE`` option, or over it where only
+  the longer text is an existing file or folder;
 - ``baseline``: the policy shipped in the package for the rules in use (one per rule set that
   has one: :mod:`piquet_agents.baseline`); ``baseline@TAG`` a policy it named before, kept in
   the package (:data:`~piquet_agents.baseline.RETIRED`, e.g. ``baseline@2026-11-30``);
@@ -67,7 +67,7 @@ def _listed(items: list[str]) -> str:
 MCTS_OPTIONS = {"c": "c", "time": "time_limit", "rollout": "rollout", "scale": "scale"}
 """Options of an ``mcts`` spec and the :class:`~piquet_agents.mcts.MCTSAgent` argument each
 sets."""
-GUIDED_OPTIONS = ("policy", "batch", "mix", "margin", "belief", "against")
+GUIDED_OPTIONS = ("policy", "batch", "mix", "margin", "belief", "floor", "against")
 """Options of an ``mcts:N:policy=PATH`` spec (the search guided by a trained policy,
 :class:`~piquet_agents.guided_search.GuidedSearchAgent`), each its argument of that name but
 ``against=SPEC`` (the last option: the rest of the spec is the agent's), the ``opponent`` that
@@ -148,8 +148,8 @@ def _number(spec: str, key: str, text: str, low: float, strict: bool) -> float:
 
 
 def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | None) -> Agent:
-    """``mcts:N:policy=PATH`` with options ``batch``, ``mix``, ``margin``, ``belief`` and
-    ``against`` (``:KEY=VALUE`` each): the search guided by a policy."""
+    """``mcts:N:policy=PATH`` with options ``batch``, ``mix``, ``margin``, ``belief``, ``floor``
+    and ``against`` (``:KEY=VALUE`` each): the search guided by a policy."""
     GuidedSearchAgent = _torch_module(spec, "guided_search").GuidedSearchAgent
 
     kwargs: dict[str, object] = {}
@@ -180,10 +180,12 @@ def _parse_guided(spec: str, parts: list[str], rules: Rules | None, seed: int | 
             kwargs[key] = value.strip().lower()
         elif key == "batch":
             kwargs[key] = _count(spec, f"option {key}", value, 1)
-        else:  # mix or margin
+        else:  # mix, margin or floor
             kwargs[key] = _number(spec, key, value, 0.0, strict=False)
-            if key == "mix" and float(kwargs[key]) > 1:  # type: ignore[arg-type]
-                raise AgentSpecError(spec, f"option mix must be a number in [0, 1], got {value!r}")
+            if key in ("mix", "floor") and float(kwargs[key]) > 1:  # type: ignore[arg-type]
+                raise AgentSpecError(
+                    spec, f"option {key} must be a number in [0, 1], got {value!r}"
+                )
     text = parts[1] if len(parts) > 1 else ""
     iterations = _count(spec, "with policy= iterations", text, 1)
     from piquet_agents.baseline import NoBaselineError

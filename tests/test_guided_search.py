@@ -160,6 +160,7 @@ def test_spec_builds_the_guided_search(tmp_path):
     assert (agent.mix, agent.margin) == (0.5, 1.0)
     tuned = make_agent(f"mcts:5:policy={path}:mix=0:margin=0.5", rules)
     assert (tuned.mix, tuned.margin, tuned.batch) == (0.0, 0.5, 16)
+    assert agent.floor == 0.01 and make_agent(f"mcts:5:policy={path}:floor=0", rules).floor == 0
     for bad, words in [
         (f"mcts:0:policy={path}", "iterations"),
         (f"mcts:5:policy={tmp_path}/none.safetensors", "no checkpoint"),
@@ -170,6 +171,7 @@ def test_spec_builds_the_guided_search(tmp_path):
         ),
         (f"mcts:5:policy={path}:batch=0", "batch must be a positive integer"),
         (f"mcts:5:policy={path}:mix=1.5", "mix must be a number in"),
+        (f"mcts:5:policy={path}:floor=2", "floor must be a number in [0, 1]"),
         (f"mcts:5:policy={path}:mix=-0.1", "mix must be a finite number >= 0"),
         (f"mcts:5:policy={path}:margin=-1", "margin must be a finite number >= 0"),
         (f"mcts:5:policy={path}:margin=1:margin=2", "margin given twice"),

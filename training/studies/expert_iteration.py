@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from piquet_agents.guided_search import FLAT_PRIOR
 from piquet_agents.registry import make_agent
 from piquet_env.agent import Turn
 from piquet_env.game import Game
@@ -49,9 +50,10 @@ BATCH = 256
 """Labels a gradient step of the fit."""
 
 
-def search_spec(policy: str | Path, target: str, leaves: int) -> str:
-    """The exploiter's search guided by ``policy``, its worlds weighed by ``target``'s reach."""
-    return f"mcts:{leaves}:policy={policy}:belief=reach:against={target}"
+def search_spec(policy: str | Path, target: str, leaves: int, floor: float = FLAT_PRIOR) -> str:
+    """The exploiter's search guided by ``policy``, its worlds weighed by ``target``'s reach,
+    the moves its policy gives at least ``floor`` weighed (0: every legal move)."""
+    return f"mcts:{leaves}:policy={policy}:belief=reach:floor={floor:g}:against={target}"
 
 
 @dataclass
@@ -157,6 +159,7 @@ def expert_iteration(
     rounds: int = 3,
     leaves: int = 20,
     epochs: int = 20,
+    floor: float = FLAT_PRIOR,
     exact: float | None = None,
     seed: int = 0,
     log: Callable[[str], None] = print,
@@ -174,7 +177,8 @@ def expert_iteration(
     seen: Labels | None = None
     for k in range(1, rounds + 1):
         t0 = time.perf_counter()
-        points, labels = search_labels(search_spec(guide, target, leaves), target, rules, seed + k)
+        spec = search_spec(guide, target, leaves, floor)
+        points, labels = search_labels(spec, target, rules, seed + k)
         seen = labels if seen is None else seen + labels
         accuracy = fit(model, seen, epochs=epochs, seed=seed + k)
         guide = str(save_policy(out_dir / f"round-{k}.safetensors", model, rules))
@@ -202,13 +206,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--leaves", type=int, default=20, help="the search's leaves a decision")
     ap.add_argument("--epochs", type=int, default=20, help="passes over the labels a round")
+    ap.add_argument(
+        "--floor", type=float, default=FLAT_PRIOR,
+        help="the prior a move needs to be searched (0: every legal move; a fitted network is "
+        "sharp, and the search's default then weighs its two likeliest moves only)",
+    )  # fmt: skip
     ap.add_argument("--exact", type=float, default=None, help="the exact best response's value")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     expert_iteration(
         args.target, args.exploiter, make_rules(args.rules), args.out, rounds=args.rounds,
-        leaves=args.leaves, epochs=args.epochs, exact=args.exact, seed=args.seed,
+        leaves=args.leaves, epochs=args.epochs, floor=args.floor, exact=args.exact,
+        seed=args.seed,
     )  # fmt: skip
     return 0
 
