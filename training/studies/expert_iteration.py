@@ -7,7 +7,8 @@ search (``mcts:N:policy=EXPLOITER:belief=reach:against=TARGET``) improves it onl
 a time, each choice valued by the exploiter's own play after it. A round here: the search, guided
 by the current network, plays every deal in both seats against the target; each of its decisions
 (the observation, the legal moves and the move it chose) joins the labels of the rounds before
-(aggregated, as DAgger does); the network is fitted to all of them from its current weights; the
+(aggregated, as DAgger does; an observation labelled again keeps only the latest round's labels,
+the better-guided teacher's); the network is fitted to all of them from its current weights; the
 next round's search is guided by the fitted network. So each round's search starts from a better
 policy, which is policy iteration with the search as the improvement step and the network as its
 memory. The search's own points, and the fitted network's greedy points, are exact expectations
@@ -65,14 +66,25 @@ class Labels:
     action: np.ndarray
 
     def __add__(self, other: Labels) -> Labels:
+        """Both sets of labels, but for the observations ``other`` labels too: those keep only
+        ``other``'s labels (the later teacher's, guided by a better network; all of them, so a
+        teacher that chose differently in two deals of one observation is fitted as a mixture)."""
+        relabelled = set(map(bytes, _rows(other.obs)))
+        kept = np.array([bytes(r) not in relabelled for r in _rows(self.obs)], dtype=bool)
         return Labels(
-            np.concatenate([self.obs, other.obs]),
-            np.concatenate([self.mask, other.mask]),
-            np.concatenate([self.action, other.action]),
+            np.concatenate([self.obs[kept], other.obs]),
+            np.concatenate([self.mask[kept], other.mask]),
+            np.concatenate([self.action[kept], other.action]),
         )
 
     def __len__(self) -> int:
         return len(self.action)
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """Each row of ``a`` as one opaque value (hashable through ``bytes``)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.dtype((np.void, a.shape[1] * a.itemsize))).ravel()
 
 
 def search_labels(agent: str, target: str, rules: Rules, seed: int) -> tuple[list[float], Labels]:
