@@ -67,7 +67,8 @@ _FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "type": int,
             "metavar": "N",
-            "help": "RLlib training iterations (the setting updates; default 20)",
+            "help": "RLlib training iterations (the setting updates; default "
+            f"{RLlibConfig.DEFAULTS['updates']})",
         },
     ),
     "--out": ("out_dir", {"metavar": "DIR", "help": "output directory (default runs/rllib)"}),
