@@ -193,6 +193,17 @@ def test_partie_report_uses_the_settled_score_and_points_per_deal():
     assert rep.partie_score.mean == pytest.approx((20 + 160) / 2)
     assert rep.mean_diff == rep.partie_score.mean
     assert rep.points.mean == pytest.approx(((60 - 30) / 12 + (90 + 30) / 12) / 2)
+    # the verdict names what it judges: the points per deal are printed first, and at 10 pairs
+    # their interval can exclude 0 while the settled score's holds it (a new user's run did)
+    ten = report(
+        [GameResult(p, k, k, 150 - 290 * (p % 2), -6, 6) for p in range(MIN_PAIRS) for k in (0, 1)],
+        "a", "b", STANDARD, "partie", 0,
+    )  # fmt: skip
+    assert ten.points.high < 0 < ten.partie_score.high and ten.partie_score.low < 0
+    assert "verdict: no difference demonstrated on the settled partie score (p = " in ten.summary()
+    deal = report([GameResult(p, k, k, 3, 3, 1) for p in range(10) for k in (0, 1)],
+                  "a", "b", STANDARD, "deal", 0)  # fmt: skip
+    assert "verdict: a is significantly better than b (p " in deal.summary()
 
 
 def test_an_agent_against_itself_is_not_significantly_different():

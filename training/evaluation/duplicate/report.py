@@ -194,11 +194,14 @@ class MatchReport(MatchHeader):
         p_text = f"p = {self.p_value:.2g}" if self.p_value >= 1e-16 else "p < 1e-16"
         if self.too_small:
             verdict = f"too few pairs to judge ({self.n_pairs} < {MIN_PAIRS}; play more pairs)"
-        elif self.significant:
-            better, worse = (a, b) if self.mean_diff > 0 else (b, a)
-            verdict = f"{better} is significantly better than {worse} ({p_text})"
         else:
-            verdict = f"no difference demonstrated ({p_text})"
+            # the figure judged: the settled partie score in partie mode (:attr:`headline`)
+            on = " on the settled partie score" if self.partie_score is not None else ""
+            if self.significant:
+                better, worse = (a, b) if self.mean_diff > 0 else (b, a)
+                verdict = f"{better} is significantly better than {worse}{on} ({p_text})"
+            else:
+                verdict = f"no difference demonstrated{on} ({p_text})"
         lines.append(f"  verdict: {verdict}")
         return "\n".join(lines)
 
