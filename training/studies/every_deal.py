@@ -21,7 +21,7 @@ import itertools
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +46,16 @@ def every_deal(rules: Rules) -> list[tuple[list[int], list[int], list[int]]]:
     return deals
 
 
-def play_every_deal(agent: str, target: str, rules: Rules, seed: int = 0) -> list[float]:
+def play_every_deal(
+    agent: str,
+    target: str,
+    rules: Rules,
+    seed: int = 0,
+    on_move: Callable[[Turn, int], None] | None = None,
+) -> list[float]:
     """``agent``'s deal points over ``target``'s on every deal, averaged over its two seats (the
-    agent elder, then younger), one entry a deal; both reseeded from ``seed`` and the deal."""
+    agent elder, then younger), one entry a deal; both reseeded from ``seed`` and the deal.
+    ``on_move(turn, action)`` is told each of the agent's decisions."""
     me = make_agent(agent, rules, seed=seed)
     them = make_agent(target, rules, seed=seed)
     out = []
@@ -60,7 +67,11 @@ def play_every_deal(agent: str, target: str, rules: Rules, seed: int = 0) -> lis
             game = Game(rules, mode="deal", deals=[deal], first_elder=0, record=False)
             while not game.is_over:
                 p = game.current_player
-                game.apply((me if p == seat else them).act(Turn(game, p)))
+                turn = Turn(game, p)
+                action = (me if p == seat else them).act(turn)
+                if on_move is not None and p == seat:
+                    on_move(turn, action)
+                game.apply(action)
             ds = game.deal_scores[0]
             both += ds[seat].total - ds[1 - seat].total
         out.append(both / 2)

@@ -39,9 +39,7 @@ from typing import Any
 import numpy as np
 
 from piquet_agents.guided_search import FLAT_PRIOR
-from piquet_agents.registry import make_agent
 from piquet_env.agent import Turn
-from piquet_env.game import Game
 from piquet_env.rules import Rules, make_rules
 from piquet_training.studies.every_deal import every_deal, play_every_deal
 
@@ -90,32 +88,16 @@ def _rows(a: np.ndarray) -> np.ndarray:
 def search_labels(agent: str, target: str, rules: Rules, seed: int) -> tuple[list[float], Labels]:
     """``agent``'s points over ``target`` on every deal (both seats, as
     :func:`~piquet_training.studies.every_deal.play_every_deal` plays them) and its decisions."""
-    me = make_agent(agent, rules, seed=seed)
-    them = make_agent(target, rules, seed=seed)
     obs: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
-    points = []
-    for k, deal in enumerate(every_deal(rules)):
-        both = 0.0
-        for seat in (0, 1):
-            me.reset(seed * 1_000_003 + 2 * k + seat)
-            them.reset(seed)
-            game = Game(rules, mode="deal", deals=[deal], first_elder=0, record=False)
-            while not game.is_over:
-                p = game.current_player
-                turn = Turn(game, p)
-                if p == seat:
-                    action = me.act(turn)
-                    obs.append(turn.observation)
-                    masks.append(turn.action_mask)
-                    actions.append(action)
-                else:
-                    action = them.act(turn)
-                game.apply(action)
-            ds = game.deal_scores[0]
-            both += ds[seat].total - ds[1 - seat].total
-        points.append(both / 2)
+
+    def record(turn: Turn, action: int) -> None:
+        obs.append(turn.observation)
+        masks.append(turn.action_mask)
+        actions.append(action)
+
+    points = play_every_deal(agent, target, rules, seed, on_move=record)
     labels = Labels(np.stack(obs), np.stack(masks).astype(np.int8), np.asarray(actions))
     return points, labels
 
