@@ -187,8 +187,10 @@ def _stop_group(pgid: int) -> None:
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        alive = [p for p in psutil.process_iter() if _group_of(p) == pgid]
-        if all(p.status() == psutil.STATUS_ZOMBIE for p in alive):
+        # attrs= reads each status as it lists them, passing over a process that just exited
+        listed = psutil.process_iter(["status"])
+        alive = [p for p in listed if _group_of(p) == pgid and p.info["status"] != "zombie"]
+        if not alive:
             return
         time.sleep(0.2)
 
