@@ -28,6 +28,8 @@ seeds RLlib with ``seed + RESEED * k``; an exploiter's final evaluation deals fr
 
 _COLLECTION = 0x636F6C6C  # "coll": the spawn key's first word, this stream's own
 """The tag of the collection chunks' stream (:func:`chunk_seed`)."""
+_EXPERT = 0x65787074  # "expt"
+"""The tag of expert iteration's deals (:func:`expert_deals`)."""
 
 
 def periodic_eval(update: int) -> int:
@@ -45,6 +47,17 @@ def exploit_final_eval(seed: int) -> int:
     return seed + RESEED
 
 
+def expert_deals(seed: int, round_: int) -> int:
+    """The deals that round ``round_`` of an exploiter's expert iteration samples, in a run
+    seeded ``seed``: a stream of their own (a spawn key of its own, as :func:`chunk_seed`), apart
+    from every evaluation's.
+
+    >>> expert_deals(0, 1) != expert_deals(0, 2) and expert_deals(0, 1) != expert_deals(1, 1)
+    True
+    """
+    return _spawned(_EXPERT, seed, round_)
+
+
 def resumed(seed: int, iterations: int) -> int:
     """The seed an RLlib run resumed after ``iterations`` iterations hands RLlib."""
     return seed + RESEED * iterations
@@ -59,5 +72,13 @@ def chunk_seed(seed: int, *, update: int, chunk: int) -> int:
         raise ValueError(
             f"chunk_seed: seed, update and chunk must be >= 0 ({seed}, {update}, {chunk})"
         )
-    sequence = np.random.SeedSequence(seed, spawn_key=(_COLLECTION, update, chunk))
+    return _spawned(_COLLECTION, seed, update, chunk)
+
+
+def _spawned(tag: int, seed: int, *key: int) -> int:
+    """A 63-bit seed from NumPy's :class:`~numpy.random.SeedSequence` of ``seed`` whose spawn key
+    is ``tag`` (a stream's own) then ``key``."""
+    if seed < 0 or min(key) < 0:
+        raise ValueError(f"a seed and its stream's keys must be >= 0, got {seed}, {key}")
+    sequence = np.random.SeedSequence(seed, spawn_key=(tag, *key))
     return int(sequence.generate_state(1, np.uint64)[0] >> np.uint64(1))

@@ -10,6 +10,8 @@
   --compare``);
 - :mod:`.variance`: the talon corrections that reduce a match's variance;
 - :mod:`.greedy`: a training run's periodic evaluation of its greedy policy;
+- :mod:`.every_deal`: an agent against a target on given deals in both seats (every deal of a
+  small rule set: its value with no luck of the deal), each of its decisions told;
 - :mod:`.stats`: the confidence intervals (Student-t for means, Wilson for rates) and the verdict
   words.
 """

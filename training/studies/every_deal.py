@@ -2,10 +2,8 @@
 
 A match samples its deals, and on ``mini`` the luck of the deal is most of a bound's interval: at
 300 duplicate pairs a bound of 1.5 points per deal holds ±0.7. Here every deal of the pack
-(``mini``: 630) is played once with the agent as elder and once as younger against the target,
-each weighted alike as chance deals them, so the deal's luck is gone: an agent whose play is a
-function of what it knows (a greedy policy against a greedy or fixed target) gets its exact value
-against the target, and a search (random only through its own draws) gets its value up to those.
+(``mini``: 630) is played in both seats
+(:func:`~piquet_training.evaluation.every_deal.play_every_deal`), so the deal's luck is gone.
 Each agent after the first is also reported as its difference from the first, deal by deal; its
 95% interval counts the deals as if sampled, which overstates the search's own noise (the deals
 are all there), so it is a conservative one.
@@ -17,65 +15,17 @@ Command (the results page's): ``python -m piquet_training.studies.every_deal TAR
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from piquet_agents.registry import make_agent
-from piquet_env.agent import Turn
-from piquet_env.game import Game
-from piquet_env.rules import Rules, make_rules
+from piquet_env.rules import make_rules
+from piquet_training.evaluation.every_deal import play_every_deal
 
-__all__ = ["every_deal", "main", "play_every_deal"]
-
-
-def every_deal(rules: Rules) -> list[tuple[list[int], list[int], list[int]]]:
-    """Every deal of ``rules``' pack: elder's hand, younger's, the talon in its order."""
-    pack, h = list(rules.pack), rules.hand_size
-    deals = []
-    for elder in itertools.combinations(pack, h):
-        rest = [c for c in pack if c not in elder]
-        for younger in itertools.combinations(rest, h):
-            left = [c for c in rest if c not in younger]
-            for talon in itertools.permutations(left):
-                deals.append((list(elder), list(younger), list(talon)))
-    return deals
-
-
-def play_every_deal(
-    agent: str,
-    target: str,
-    rules: Rules,
-    seed: int = 0,
-    on_move: Callable[[Turn, int], None] | None = None,
-) -> list[float]:
-    """``agent``'s deal points over ``target``'s on every deal, averaged over its two seats (the
-    agent elder, then younger), one entry a deal; both reseeded from ``seed`` and the deal.
-    ``on_move(turn, action)`` is told each of the agent's decisions."""
-    me = make_agent(agent, rules, seed=seed)
-    them = make_agent(target, rules, seed=seed)
-    out = []
-    for k, deal in enumerate(every_deal(rules)):
-        both = 0.0
-        for seat in (0, 1):
-            me.reset(seed * 1_000_003 + 2 * k + seat)
-            them.reset(seed)
-            game = Game(rules, mode="deal", deals=[deal], first_elder=0, record=False)
-            while not game.is_over:
-                p = game.current_player
-                turn = Turn(game, p)
-                action = (me if p == seat else them).act(turn)
-                if on_move is not None and p == seat:
-                    on_move(turn, action)
-                game.apply(action)
-            ds = game.deal_scores[0]
-            both += ds[seat].total - ds[1 - seat].total
-        out.append(both / 2)
-    return out
+__all__ = ["main"]
 
 
 def _interval(xs: Sequence[float]) -> tuple[float, float]:
