@@ -71,14 +71,16 @@ def play_deals(
     deals: Sequence[Deal],
     seed: int = 0,
     on_move: Callable[[Turn, int], None] | None = None,
+    first: int = 0,
 ) -> list[float]:
     """``agent``'s deal points over ``target``'s on each of ``deals``, averaged over its two
     seats (the agent elder, then younger), one entry a deal; both reseeded from ``seed`` and the
-    deal. ``on_move(turn, action)`` is told each of the agent's decisions."""
+    deal's number (``first`` for the first of ``deals``: a slice of a longer list plays as it
+    would in the whole). ``on_move(turn, action)`` is told each of the agent's decisions."""
     me = make_agent(agent, rules, seed=seed)
     them = make_agent(target, rules, seed=seed)
     out = []
-    for k, deal in enumerate(deals):
+    for k, deal in enumerate(deals, start=first):
         both = 0.0
         for seat in (0, 1):
             me.reset(seed * 1_000_003 + 2 * k + seat)
