@@ -30,6 +30,8 @@ _COLLECTION = 0x636F6C6C  # "coll": the spawn key's first word, this stream's ow
 """The tag of the collection chunks' stream (:func:`chunk_seed`)."""
 _EXPERT = 0x65787074  # "expt"
 """The tag of expert iteration's deals (:func:`expert_deals`)."""
+_EXPERT_HELD_OUT = 0x6578686F  # "exho"
+"""The tag of the deals each round's network is valued on (:func:`expert_deals`, held out)."""
 
 
 def periodic_eval(update: int) -> int:
@@ -47,15 +49,18 @@ def exploit_final_eval(seed: int) -> int:
     return seed + RESEED
 
 
-def expert_deals(seed: int, round_: int) -> int:
+def expert_deals(seed: int, round_: int, *, held_out: bool = False) -> int:
     """The deals that round ``round_`` of an exploiter's expert iteration samples, in a run
     seeded ``seed``: a stream of their own (a spawn key of its own, as :func:`chunk_seed`), apart
-    from every evaluation's.
+    from every evaluation's; ``held_out``: the other deals the round's fitted network is valued
+    on, never those it was fitted to.
 
     >>> expert_deals(0, 1) != expert_deals(0, 2) and expert_deals(0, 1) != expert_deals(1, 1)
     True
+    >>> expert_deals(0, 1) != expert_deals(0, 1, held_out=True)
+    True
     """
-    return _spawned(_EXPERT, seed, round_)
+    return _spawned(_EXPERT_HELD_OUT if held_out else _EXPERT, seed, round_)
 
 
 def resumed(seed: int, iterations: int) -> int:
