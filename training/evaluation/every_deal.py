@@ -13,44 +13,31 @@ decisions (``on_move``): what expert iteration labels
 
 from __future__ import annotations
 
-import itertools
-import math
 import random
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from piquet_agents.registry import make_agent
 from piquet_env.agent import Turn
+from piquet_env.exact.tree import enumerate_deals
 from piquet_env.game import Game
 from piquet_env.rules import Rules
 
-__all__ = ["Deal", "count_deals", "every_deal", "play_deals", "play_every_deal", "sampled_deals"]
+__all__ = ["Deal", "every_deal", "play_deals", "play_every_deal", "sampled_deals"]
 
 Deal = tuple[list[int], list[int], list[int]]
 """A deal's cards: elder's hand, younger's, and the talon in its order."""
 
 
-def count_deals(rules: Rules) -> int:
-    """How many deals ``rules``' pack has (:func:`every_deal`'s length, without listing them).
-
-    >>> from piquet_env.rules import make_rules
-    >>> count_deals(make_rules("mini"))
-    630
-    """
-    n, h = len(rules.pack), rules.hand_size
-    return math.comb(n, h) * math.comb(n - h, h) * math.factorial(n - 2 * h)
-
-
 def every_deal(rules: Rules) -> list[Deal]:
-    """Every deal of ``rules``' pack: elder's hand, younger's, the talon in its order."""
-    pack, h = list(rules.pack), rules.hand_size
-    deals = []
-    for elder in itertools.combinations(pack, h):
-        rest = [c for c in pack if c not in elder]
-        for younger in itertools.combinations(rest, h):
-            left = [c for c in rest if c not in younger]
-            for talon in itertools.permutations(left):
-                deals.append((list(elder), list(younger), list(talon)))
-    return deals
+    """Every deal of ``rules``' pack (:func:`piquet_env.exact.tree.enumerate_deals`'s, in its
+    order): elder's hand, younger's, the talon in its order."""
+    h = rules.hand_size
+    return [
+        (row[:h].tolist(), row[h : 2 * h].tolist(), row[2 * h :].tolist())
+        for row in enumerate_deals(rules).astype(np.int64)
+    ]
 
 
 def sampled_deals(rules: Rules, n: int, seed: int) -> list[Deal]:
