@@ -217,7 +217,11 @@ def latest_model(out: Path) -> dict[str, torch.Tensor]:
 
 def test_tiny_run_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "run"
-    assert run_cli(out) == 0
+    threads = torch.get_num_threads()
+    assert run_cli(out, f"torch_threads={threads + 1}") == 0
+    # the run trained on its own thread count and gave the caller's back
+    assert torch.get_num_threads() == threads
+    assert ck.read_checkpoint(out / ck.LATEST_FILE).meta["config"]["torch_threads"] == threads + 1
     printed = capsys.readouterr().out
     assert "policy vs random" in printed and "peak resident set" in printed and "USS" in printed
     for name in (

@@ -450,19 +450,24 @@ def train(
     refuses a folder that holds one unless ``overwrite``
     (:meth:`~piquet_training.run_folder.RunFolder.check_fresh`); a resumed run's files are
     checked before anything is trained (:func:`check_resume_files`). The worker processes it
-    starts spin their idle threads briefly (:func:`~piquet_training.threads.spin_briefly`)."""
+    starts spin their idle threads briefly (:func:`~piquet_training.threads.spin_briefly`). The
+    run trains on ``torch_threads`` threads; the caller's thread count is restored at the end."""
     spin_briefly()
     if resume is not None:
         check_resume_files(cfg.out_dir, tensorboard=cfg.tensorboard)
     else:
         RunFolder(Path(cfg.out_dir), holds=RUN_FILES).check_fresh(overwrite=overwrite)
         check_tensorboard_dir(cfg.out_dir, tensorboard=cfg.tensorboard)
-    run = setup(cfg, echo=echo)
+    threads = torch.get_num_threads()
     try:
-        return _train(run, resume)
+        run = setup(cfg, echo=echo)
+        try:
+            return _train(run, resume)
+        finally:
+            if run.chunked is not None:
+                run.chunked.close()  # the collectors' processes, a Ray instance started here
     finally:
-        if run.chunked is not None:
-            run.chunked.close()  # the collectors' processes, a Ray instance started here
+        torch.set_num_threads(threads)  # a library call leaves the process as it found it
 
 
 def _train(run: Run, resume: str | Path | None) -> TrainResult:
