@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import torch
-
 from piquet_agents.network import ActorCritic
 from piquet_agents.policy import PolicyAgent
 from piquet_env.rules import make_rules
 from piquet_training.evaluation.duplicate import evaluate
 from piquet_training.settings.train import PPOSettings
+from piquet_training.threads import one_torch_thread
 
 
 def evaluate_policy(
@@ -33,31 +32,30 @@ def evaluate_policy(
     # Worker processes start a fresh torch: give each its share of the run's threads (batch-1
     # inference gains nothing from more, and oversubscribed cores make it many times slower).
     # In this process, one thread: batch-1 inference on two was 12x slower on busy cores.
-    saved, saved_threads = os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads()
+    saved = os.environ.get("OMP_NUM_THREADS")
     os.environ["OMP_NUM_THREADS"] = str(max(1, cfg.torch_threads // workers))
-    torch.set_num_threads(1)
     try:
-        for opponent in [o.strip() for o in cfg.eval_opponents.split(",") if o.strip()]:
-            rep = evaluate(
-                agent, opponent, rules, n_pairs, mode=cfg.eval_mode, seed=seed, workers=workers
-            )
-            pts = rep.points
-            rows.append(
-                {
-                    "opponent": opponent,
-                    "n_pairs": n_pairs,
-                    "n_deals": rep.n_deals,
-                    "mean_diff": pts.mean,
-                    "ci_low": pts.low,
-                    "ci_high": pts.high,
-                    "win_rate": rep.win_rate,
-                    "significant": pts.excludes(0.0),
-                    "summary": rep.summary().replace(rep.agent_a, "policy"),
-                    "worker_memory": rep.worker_memory,
-                }
-            )
+        with one_torch_thread():
+            for opponent in [o.strip() for o in cfg.eval_opponents.split(",") if o.strip()]:
+                rep = evaluate(
+                    agent, opponent, rules, n_pairs, mode=cfg.eval_mode, seed=seed, workers=workers
+                )
+                pts = rep.points
+                rows.append(
+                    {
+                        "opponent": opponent,
+                        "n_pairs": n_pairs,
+                        "n_deals": rep.n_deals,
+                        "mean_diff": pts.mean,
+                        "ci_low": pts.low,
+                        "ci_high": pts.high,
+                        "win_rate": rep.win_rate,
+                        "significant": pts.excludes(0.0),
+                        "summary": rep.summary().replace(rep.agent_a, "policy"),
+                        "worker_memory": rep.worker_memory,
+                    }
+                )
     finally:
-        torch.set_num_threads(saved_threads)
         if saved is None:
             del os.environ["OMP_NUM_THREADS"]
         else:
