@@ -37,7 +37,7 @@ try:
 except ModuleNotFoundError as err:  # the train extra is not installed
     raise ImportError('safetensors is missing: pip install -e ".[train]"') from err
 
-from piquet_env.files import temp_beside
+from piquet_env.files import whole_file
 from piquet_env.observation import encoder_for
 from piquet_env.rules import Rules
 from piquet_env.untrusted import canonical_json
@@ -166,24 +166,9 @@ def save_checkpoint(
     header["sha256"] = _digest(clean, header)  # raises TypeError for metadata that is not JSON
     path.parent.mkdir(parents=True, exist_ok=True)
     data = safetensors_bytes(clean, metadata={"piquet": json.dumps(header)})
-    fd, tmp = temp_beside(path, prefix=path.name + ".")  # named as resume's cleanup expects
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:  # pragma: no cover - platforms without directory fsync
-        pass
+    # the temporary named as resume's cleanup expects; synced: a checkpoint survives a crash
+    with whole_file(path, prefix=path.name + ".", durable=True) as f:
+        f.write(data)
     return path
 
 

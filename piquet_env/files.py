@@ -5,9 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
-__all__ = ["temp_beside", "write_text"]
+__all__ = ["file_sha256", "temp_beside", "whole_file", "write_bytes", "write_text"]
 
 
 def temp_beside(path: str | Path, prefix: str | None = None) -> tuple[int, str]:
@@ -28,20 +31,54 @@ def temp_beside(path: str | Path, prefix: str | None = None) -> tuple[int, str]:
     return fd, tmp
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` whole or not at all: into :func:`temp_beside`, then
-    renamed onto ``path``; on any error the temporary is removed and the error raised, and an
-    earlier ``path`` is left as it was. Return the path."""
+@contextmanager
+def whole_file(
+    path: str | Path, mode: str = "wb", *, prefix: str | None = None, durable: bool = False
+) -> Iterator[IO[Any]]:
+    """A file to write ``path`` through, whole or not at all: the writes go to a
+    :func:`temp_beside` (``prefix`` its name's start), renamed onto ``path`` when the block ends;
+    on any error the temporary is removed and the error raised, and an earlier ``path`` is left
+    as it was. ``mode`` is ``"wb"`` or ``"w"`` (UTF-8 text). ``durable``: the data, then the
+    rename, synced to the disk before the block returns (a checkpoint that must survive a
+    crash)."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"whole_file: mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
-    fd, tmp = temp_beside(path)
+    fd, tmp = temp_beside(path, prefix)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as f:
+            yield f
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
+    if durable:
+        try:  # make the rename itself durable
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError:  # pragma: no cover - platforms without directory fsync
+            pass
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all (:func:`whole_file`). Return the
+    path."""
+    with whole_file(path, "w") as f:
+        f.write(text)
+    return Path(path)
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` whole or not at all (:func:`whole_file`). Return the path."""
+    with whole_file(path) as f:
+        f.write(data)
+    return Path(path)
 
 
 def file_sha256(path: str | Path) -> str:

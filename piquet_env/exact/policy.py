@@ -38,7 +38,7 @@ from piquet_env.agent import RandomAgent, Turn
 from piquet_env.exact.keys import info_key
 from piquet_env.exact.solve import CFRPlus, uniform_policy
 from piquet_env.exact.tree import GameTree, TreeError, check_size, legal_bits, node_states
-from piquet_env.files import temp_beside
+from piquet_env.files import whole_file
 from piquet_env.game import Game
 from piquet_env.rules import Rules, make_rules
 from piquet_env.untrusted import UntrustedError, file_kind, parse_json, short_json
@@ -412,23 +412,17 @@ class TabularPolicy:
             "rules_fields": self.rules.to_dict(),
             **self.meta,
         }
-        fd, tmp = temp_beside(path)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez_compressed(
-                    f,
-                    key=self.key,
-                    player=self.player,
-                    legal=self.legal,
-                    slot_start=self.slot_start,
-                    slot_action=self.slot_action,
-                    probs=self.probs.astype(np.float32),
-                    meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                )
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with whole_file(path) as f:
+            np.savez_compressed(
+                f,
+                key=self.key,
+                player=self.player,
+                legal=self.legal,
+                slot_start=self.slot_start,
+                slot_action=self.slot_action,
+                probs=self.probs.astype(np.float32),
+                meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            )
         return path
 
     @classmethod
@@ -806,19 +800,13 @@ def save_cfr_checkpoint(solver: CFRPlus, path: str | Path, **meta: Any) -> Path:
         "iterations": solver.iterations,
         "seconds": solver.seconds,
     }
-    fd, tmp = temp_beside(path)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(
-                f,
-                regrets=np.asarray(solver.regrets, dtype=np.float64),
-                strategy_sum=np.asarray(solver.strategy_sum, dtype=np.float64),
-                meta=np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8),
-            )
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with whole_file(path) as f:
+        np.savez(
+            f,
+            regrets=np.asarray(solver.regrets, dtype=np.float64),
+            strategy_sum=np.asarray(solver.strategy_sum, dtype=np.float64),
+            meta=np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8),
+        )
     return path
 
 
