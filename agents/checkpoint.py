@@ -416,7 +416,11 @@ def _network_prefixes(names: Any) -> list[str]:
 
 
 def read_checkpoint(
-    path: str | Path, *, rules: Rules | None = None, check_obs_version: bool = True
+    path: str | Path,
+    *,
+    rules: Rules | None = None,
+    check_obs_version: bool = True,
+    arch: dict[str, Any] | None = None,
 ) -> Checkpoint:
     """Read and verify a checkpoint.
 
@@ -424,7 +428,8 @@ def read_checkpoint(
     safetensors tensor table (dtypes, shapes, offsets within the file), the piquet metadata (format
     and version), the observation version (when ``check_obs_version``), the rules (against
     ``rules`` when given), the declared architecture (bounded, against the observation size and
-    action count of the checkpoint's rules, and against the shapes of every network's tensors).
+    action count of the checkpoint's rules, against the shapes of every network's tensors, and
+    against ``arch`` when given: the network the caller will load the weights into).
     Then the tensors are read and the SHA-256 of the metadata and the tensors is compared.
     Every refusal is a :class:`CheckpointError` naming the file and the field.
     """
@@ -473,11 +478,17 @@ def read_checkpoint(
         raise _fail(path, "metadata.rules", "missing: the checkpoint does not say its rules")
     prefixes = _network_prefixes(table)
     if "arch" in meta or prefixes:
-        arch = check_arch(meta.get("arch"), path)
+        declared = check_arch(meta.get("arch"), path)
         if ckpt_rules is not None and check_obs_version:
-            _check_for_rules(arch, ckpt_rules, path)
+            _check_for_rules(declared, ckpt_rules, path)
         for prefix in prefixes:
-            _check_section(table, prefix, arch, path)
+            _check_section(table, prefix, declared, path)
+    if arch is not None and meta.get("arch") != arch:
+        raise _fail(
+            path,
+            "metadata.arch",
+            f"network {_show(meta.get('arch'), 200)} differs from the one expected, {arch}",
+        )
     try:
         tensors = load_file(str(path))
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:

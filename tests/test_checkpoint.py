@@ -51,6 +51,20 @@ def test_policy_round_trip_gives_identical_outputs(saved: tuple[Path, ActorCriti
     assert meta["obs_version"] == OBS_VERSION and meta["config"] == {"seed": 7}
 
 
+def test_a_checkpoint_of_another_network_is_refused_where_one_is_expected(
+    saved: tuple[Path, ActorCritic],
+) -> None:
+    path, m = saved
+    assert ck.read_checkpoint(path, arch=m.arch()).meta["arch"] == m.arch()
+    wider = ActorCritic(ENC.size, ENC.n_actions, hidden=(32, 8), activation="tanh").arch()
+    with pytest.raises(ck.CheckpointError) as info:
+        ck.read_checkpoint(path, arch=wider)
+    assert info.value.field == "metadata.arch" and str(info.value).startswith(
+        f"{path}: metadata.arch: network {{'obs_size': {ENC.size}, "
+    )
+    assert "'hidden': [16, 8]" in str(info.value) and "'hidden': [32, 8]" in str(info.value)
+
+
 def test_policy_agent_loads_a_file_or_a_run_directory(saved: tuple[Path, ActorCritic]) -> None:
     path, _ = saved
     agent = PolicyAgent.load(path)

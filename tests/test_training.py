@@ -301,6 +301,16 @@ def test_a_second_run_in_the_same_folder_is_refused(
     assert (out / ck.POLICY_FILE).read_bytes() != before
 
 
+def test_initial_weights_of_another_network_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    narrow = ck.save_policy(tmp_path / "narrow.safetensors", tiny_model(), STANDARD)  # hidden 16
+    assert run_cli(tmp_path / "run", f"init_from={narrow}") == 2  # TINY: hidden 32
+    err = capsys.readouterr().err
+    assert f"{narrow}: metadata.arch: network" in err and "'hidden': [16]" in err, err
+    assert not (tmp_path / "run" / ck.POLICY_FILE).exists()
+
+
 def test_train_takes_the_shared_rules_options(tmp_path: Path) -> None:
     out = tmp_path / "classic"
     args = ["train", "--rules", "classic", "--variant", "orbis", "--seed", "3"]

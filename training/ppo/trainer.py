@@ -281,13 +281,15 @@ def training_opponents(
     ``"target"``, frozen: the exploiter's target), or self-play and snapshots beside
     ``heuristic_weight``'s heuristic, ``random_weight``'s random agent and ``opponents``' specs."""
     if cfg.opponent:
-        target = resolve_opponent(cfg.opponent, rules, device=device, seed=cfg.seed)
-        return {"target": 1.0}, {"target": target}
-    weights = {"self": cfg.self_play_weight, "snapshot": cfg.snapshot_weight}
+        weights: dict[str, float] = {}
+        wanted = [("target", cfg.opponent, 1.0)]
+    else:
+        weights = {"self": cfg.self_play_weight, "snapshot": cfg.snapshot_weight}
+        wanted = [(spec, spec, weight) for spec, weight in cfg.agent_opponents()]
     opponents = {}
-    for spec, weight in cfg.agent_opponents():
-        opponents[spec] = resolve_opponent(spec, rules, device=device, seed=cfg.seed)
-        weights[spec] = weight
+    for label, spec, weight in wanted:  # the specs first, then each resolved once
+        opponents[label] = resolve_opponent(spec, rules, device=device, seed=cfg.seed)
+        weights[label] = weight
     return weights, opponents
 
 
@@ -346,8 +348,8 @@ def start(run: Run, resume: str | Path | None) -> None:
     cfg, model = run.cfg, run.model
     if resume is not None:
         path = Path(resume)
-        ckpt = ck.read_checkpoint(path / ck.LATEST_FILE if path.is_dir() else path, rules=run.rules)
-        _check_arch(ckpt, model, resume)
+        latest = path / ck.LATEST_FILE if path.is_dir() else path
+        ckpt = ck.read_checkpoint(latest, rules=run.rules, arch=model.arch())
         run.counters = restore_training_checkpoint(ckpt, model, run.optimizer, run.pool, run.np_rng)
         if run.magnet is not None and run.magnet.state_tensors():
             try:
@@ -373,8 +375,7 @@ def start(run: Run, resume: str | Path | None) -> None:
         return
     run.logger.truncate(0, keep_start=False)
     if cfg.init_from:
-        init = ck.read_checkpoint(cfg.init_from, rules=run.rules)
-        _check_arch(init, model, cfg.init_from)
+        init = ck.read_checkpoint(cfg.init_from, rules=run.rules, arch=model.arch())
         model.load_state_dict(init.section("model"))
         run.console.say(f"initial weights from {cfg.init_from}")
     elif cfg.bc_games > 0:
@@ -387,16 +388,6 @@ def start(run: Run, resume: str | Path | None) -> None:
             f"evaluating the starting policy ({cfg.eval_deals} pairs vs {cfg.eval_opponents})..."
         )
         run.evaluate("start", cfg.eval_deals, seed=seeds.START_EVAL)
-
-
-def _check_arch(ckpt: ck.Checkpoint, model: ActorCritic, source: str | Path) -> None:
-    if ckpt.meta.get("arch") != model.arch():
-        raise ck.CheckpointError(
-            f"{source}: arch: network {ckpt.meta.get('arch')} differs from the config's "
-            f"{model.arch()}",
-            path=ckpt.path,
-            field="arch",
-        )
 
 
 def warm_start(run: Run) -> None:
