@@ -139,6 +139,7 @@ def exact_report(
     start = time.perf_counter()
     check_size(rules)
     agent = make_agent(target, rules, seed=seed)
+    pure = pure_spec(target, agent, seed)
     built = time.perf_counter()
     tree = tree_for(rules, progress=(lambda d, n: progress("tree", d, n)) if progress else None)
     tree_s = time.perf_counter() - built
@@ -160,7 +161,7 @@ def exact_report(
             "best responses": round(t2 - t1, 2),
             "total": round(t2 - start, 2),
         },
-        pure=pure_spec(target, agent, seed),
+        pure=pure,
     )
 
 
