@@ -3,6 +3,8 @@ masks, critic states and rewards as :func:`piquet_env.rewards.reward_due` says."
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -183,6 +185,38 @@ def test_values_are_the_critics_and_points_are_labelled():
     assert out.deals == 8
 
 
+@pytest.mark.parametrize("critic", [False, True])
+def test_the_values_are_the_critics_of_the_rows_as_recorded(critic: bool) -> None:
+    """The value pass reads the rows where they lie, in the order they were recorded, and the
+    values through the rollout's order: never gathered for it, and the same whether the wide
+    columns are indexed or copied into trajectory order."""
+    torch.manual_seed(6)
+    state_size = ENC.state_size if critic else 0
+    model = ActorCritic(ENC.size, ENC.n_actions, (32,), "tanh", state_size).eval()
+    pool = OpponentPool(model, {"self": 1.0, "random": 1.0})
+    outs = []
+    for index_rows in (True, False):
+        col = VectorCollector(
+            Collection(RULES, "deal", 8, record_states=critic),
+            np.random.default_rng(6),
+            index_rows=index_rows,
+        )
+        torch.manual_seed(7)  # the same games: the moves are sampled from torch's generator
+        with torch.no_grad():
+            outs.append(col.collect(8, pool))
+    indexed, copied = outs
+    assert indexed.order is not None and not np.array_equal(indexed.order, np.arange(len(indexed)))
+    assert copied.order is None and np.array_equal(indexed.values, copied.values)
+    raw = col.rows()  # the copying collector's rows, as recorded
+    wide = raw["states"] if critic else raw["obs"]
+    assert wide is not None
+    with torch.no_grad():
+        trunk = model.critic_trunk if critic else model.trunk
+        recorded = model.value_head(trunk(torch.from_numpy(wide))).squeeze(-1).numpy()
+    order = np.argsort(raw["keys"], kind="stable")
+    assert np.array_equal(copied.values, recorded[order])  # one pass, as the collector's
+
+
 def test_concat_keeps_trajectories():
     weights = {"self": 1.0}
     a, _, _ = _collect("deal", "deal_points", True, 1.0, False, weights, n=2, seed=4)
@@ -275,7 +309,6 @@ def test_indexed_and_copied_rows_train_alike(tmp_path, monkeypatch):
 def test_a_sampled_target_samples_in_batch(tmp_path):
     """``opponent=PATH:sample``: the target network acts in the batch, sampling from its
     probabilities (not its most probable action)."""
-    import dataclasses
 
     from piquet_agents import checkpoint as ck
     from piquet_training.ppo.pool import resolve_opponent

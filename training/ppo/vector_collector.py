@@ -79,6 +79,10 @@ def concat_rollouts(parts: list[Rollout]) -> Rollout:
     )
 
 
+VALUE_CHUNK = 16384
+"""Rows a pass of the critic over an update's decisions."""
+
+
 class _RowStore:
     """Columns of rows kept from one collection to the next and grown as needed.
 
@@ -333,10 +337,11 @@ class VectorCollector(Collector):
             counts.deals += p.counts.deals
             for label, points in p.counts.points.items():
                 counts.points.setdefault(label, []).extend(points)
-        batched = self._rollout(sum(p.batched_games for p in played), counts)
-        out = concat_rollouts([*(r for p in played for r in p.agent_parts), batched])
-        out.values = self.values(learner, out)
-        return out
+        batched = self._rollout(sum(p.batched_games for p in played), counts, learner)
+        parts = [r for p in played for r in p.agent_parts]
+        for part in parts:  # the games against agents that cannot act in batch
+            part.values = self.values(learner, part)
+        return concat_rollouts([*parts, batched])
 
     def _agent_games(self, n: int, pool: OpponentPool, kind: str) -> Rollout:
         """``n`` games against the pool's opponent labelled ``kind``, an agent that cannot act in
@@ -351,21 +356,31 @@ class VectorCollector(Collector):
 
         return super().collect(n, matchup, num_envs=n)
 
+    def values(self, model: ActorCritic, rollout: Rollout, chunk: int = VALUE_CHUNK) -> np.ndarray:
+        """The critic's values of a rollout's decisions in trajectory order, ``chunk`` rows a
+        pass (in the collector's ``precision``)."""
+        obs, states = rollout.wide()
+        return self._critic(model, obs, states, chunk)
+
     @torch.no_grad()
-    def values(self, model: ActorCritic, rollout: Rollout, chunk: int = 16384) -> np.ndarray:
-        """The critic's values of a rollout's decisions, in batched passes (in the collector's
-        ``precision``)."""
-        out = np.empty(len(rollout), dtype=np.float32)
+    def _critic(
+        self,
+        model: ActorCritic,
+        obs: np.ndarray,
+        states: np.ndarray | None,
+        chunk: int = VALUE_CHUNK,
+    ) -> np.ndarray:
+        """The critic's value of each row, in the order given (its critic state where the
+        network has a critic of its own, else its observation), ``chunk`` rows a pass."""
+        wide = states if model.critic_trunk is not None else obs
+        assert wide is not None, "a network with a critic of its own needs the critic states"
+        trunk = model.critic_trunk if model.critic_trunk is not None else model.trunk
+        out = np.empty(len(wide), dtype=np.float32)
         dev = self.device
-        for a in range(0, len(rollout), chunk):
-            obs, states = rollout.wide(slice(a, a + chunk))
-            o = torch.from_numpy(obs).to(dev)
-            s = None if states is None else torch.from_numpy(states).to(dev)
+        for a in range(0, len(wide), chunk):
+            x = torch.from_numpy(wide[a : a + chunk]).to(dev)
             with autocast(dev, self.precision):
-                if model.critic_trunk is not None:
-                    v = model.value_head(model.critic_trunk(s)).squeeze(-1)
-                else:
-                    v = model.value_head(model.trunk(o)).squeeze(-1)
+                v = model.value_head(trunk(x)).squeeze(-1)
             out[a : a + chunk] = v.float().cpu().numpy()
         return out
 
@@ -530,12 +545,19 @@ class VectorCollector(Collector):
                 if mine.any():
                     counts.points.setdefault(slots.labels[k], []).extend(diff[mine, p].tolist())
 
-    def _rollout(self, n_games: int, counts: CollectionCounts) -> Rollout:
+    def _rollout(self, n_games: int, counts: CollectionCounts, learner: ActorCritic) -> Rollout:
         """The stored rows, trajectory by trajectory in time order, gathered into the output
-        store (so the rollout's columns are views that the next collection overwrites)."""
+        store (so the rollout's columns are views that the next collection overwrites), with
+        the learner's values. The values are computed where the rows lie, in the order they
+        were recorded, and read through the order: the wide rows (about 4 KB each) are never
+        gathered for them, and a run's values are the same whether its wide columns are indexed
+        or copied (a row's value may differ in its last bits with its place in a pass)."""
         raw, dst = self._raw, self._out
         n = raw.n
         order = np.argsort(raw["keys"][:n], kind="stable")
+        recorded_obs = raw["states"][:n, : self.size] if self.record_states else raw["obs"][:n]
+        recorded_states = raw["states"][:n] if self.record_states else None
+        values = self._critic(learner, recorded_obs, recorded_states)[order]
         dst.n = 0
         dst.reserve(n, slack=0.1)
         for key in dst.columns:
@@ -549,7 +571,7 @@ class VectorCollector(Collector):
             masks=dst["masks"][:n],
             actions=dst["actions"][:n],
             logprobs=dst["logprobs"][:n],
-            values=np.zeros(n, dtype=np.float32),
+            values=values,
             rewards=dst["rewards"][:n].astype(np.float32),
             dones=dones,
             states=wide["states"][:n] if self.record_states else None,
