@@ -1,6 +1,6 @@
 """``piquet train``: self-play training of a policy, from the embedded default or a config.
 
-    piquet train                                   # the default run (15 min on 2 idle cores)
+    piquet train                                   # the default run (15-25 min on 2 idle cores)
     piquet train --config my.toml --set seed=3 --set updates=400
     piquet train --config wide                     # a shipped recipe (--list-configs lists them)
     piquet train --rules classic --variant normand --seed 3 --set out_dir=runs/classic
